@@ -1,0 +1,3 @@
+from stableval.cli import main
+
+main()

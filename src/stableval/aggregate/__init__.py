@@ -1,0 +1,10 @@
+"""Aggregators: turn disagreeing judgments into one distribution over levels per response.
+
+>>> from stableval.aggregate import MajorityVote, DawidSkene, Stableval
+"""
+
+from stableval.aggregate.dawid_skene import DawidSkene
+from stableval.aggregate.majority_vote import MajorityVote
+from stableval.aggregate.stableval import Stableval
+
+__all__ = ["DawidSkene", "MajorityVote", "Stableval"]

@@ -1,0 +1,220 @@
+"""The shared EM kernel of Dawid–Skene (maximum likelihood) and STABLEVAL (MAP with Dirichlet priors).
+
+Model (Dawid & Skene 1979, "Maximum Likelihood Estimation of Observer Error-Rates Using the EM Algorithm",
+JRSS C 28(1)): each response i has a latent level z_i ~ Categorical(mu); rater r reports level o with
+probability pi_r[c, o] when z_i = c, independently given z_i. STABLEVAL (Bonagiri et al. 2026, Algorithm 1)
+adds Dirichlet(alpha_mu) on mu and Dirichlet(alpha_pi) on every row of every pi_r and runs MAP EM.
+
+Everything runs on the sparse count matrix ``X`` (responses × rater·K + label) built once by
+:meth:`AnnotationTable.response_matrix`:
+
+* E-step: ``logits = X @ log(pi) + log(mu)`` — one sparse × dense product, O(judgments · K);
+  the posterior is its row-wise softmax, and the marginal log-likelihood is the sum of its log-normalisers,
+  so the convergence criterion costs nothing extra.
+* M-step: expected counts ``N[c, r·K+o] = gamma @ X`` — a second sparse product; mu from row sums.
+
+Posteriors are kept class-major, shape (K, N), so the per-class operations stream over contiguous memory. The
+matrix is cut into row blocks; for each block the E-step and the M-step counts run back to back while the block
+is in cache, and blocks run on all cores (scipy and numpy release the GIL). The exponential runs in single
+precision (about 5x faster than double on AVX2), so posteriors carry ~1e-7 relative error; everything else,
+the log-likelihood included, is accumulated in double precision.
+
+>>> import numpy as np, scipy.sparse as sp
+>>> X = sp.csr_matrix(np.array([[1., 0, 1, 0], [0, 1, 0, 1], [1, 0, 1, 0]]))  # 2 raters, K=2
+>>> result = run_em(X, n_raters=2, n_levels=2, init_posteriors=np.array([[1., 0, 1], [0, 1, 0]]))
+>>> bool(result.converged), result.posteriors.round(3).tolist()
+(True, [[1.0, 0.0, 1.0], [0.0, 1.0, 0.0]])
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+
+
+@dataclass(frozen=True)
+class EMResult:
+    """Output of :func:`run_em`. ``posteriors`` is class-major (K, N); ``confusion`` is (R, K, K) [r, true, given]."""
+
+    posteriors: np.ndarray
+    priors: np.ndarray
+    confusion: np.ndarray
+    log_likelihood: np.ndarray
+    objective: np.ndarray
+    n_iter: int
+    converged: bool
+
+
+#: target number of stored judgments per row block: big enough to amortise Python overhead, small enough that
+#: a block's matrix and posteriors stay in cache while the E-step and the M-step counts are computed on it
+BLOCK_NNZ = 1 << 19
+
+
+def log_confusion_table(confusion: np.ndarray) -> np.ndarray:
+    """(R·K, K) table whose row r·K+o holds log pi_r[c, o] for every c (meets column r·K+o of X)."""
+    n_raters, k, _ = confusion.shape
+    log_conf = np.log(np.maximum(confusion, 1e-300))
+    return np.ascontiguousarray(log_conf.transpose(0, 2, 1).reshape(n_raters * k, k))
+
+
+def parameters_from_counts(
+    mass: np.ndarray,
+    counts: np.ndarray,
+    n_raters: int,
+    alpha_mu: float = 1.0,
+    alpha_pi: float = 1.0,
+) -> tuple[np.ndarray, np.ndarray]:
+    """M-step: class priors (K,) and confusion matrices (R, K, K) [r, true, given] from expected counts.
+
+    ``mass`` (K,) is the posterior mass per class; ``counts`` (K, R·K) holds sum_i gamma_ic X[i, r·K+o].
+    With ``alpha = 1`` this is the maximum-likelihood update; larger alphas add ``alpha - 1`` pseudo-counts
+    (the MAP update of Algorithm 1, lines 8–10). A confusion row with no mass at all (a rater who never judged
+    a response of that class) is uniform.
+    """
+    k = mass.size
+    priors = (mass + alpha_mu - 1.0) / (mass.sum() + k * (alpha_mu - 1.0))
+    confusion = counts.reshape(k, n_raters, k).transpose(1, 0, 2) + (alpha_pi - 1.0)  # [r, c, o]
+    totals = confusion.sum(axis=2, keepdims=True)
+    empty = totals[..., 0] <= 0
+    confusion = confusion / np.where(totals > 0, totals, 1.0)
+    if empty.any():
+        confusion[empty] = 1.0 / k
+    return priors, confusion
+
+
+class ResponseBlocks:
+    """The response matrix cut into row blocks, each E-stepped (and M-step counted) by a worker thread.
+
+    scipy's sparse products and numpy's ufuncs release the GIL, so blocks run in parallel on all cores.
+    """
+
+    def __init__(self, X: sp.csr_matrix, gold: np.ndarray | None = None, threads: int | None = None) -> None:
+        X = X.tocsr()
+        self.X = X
+        self.n_responses = X.shape[0]
+        cuts = np.searchsorted(X.indptr, np.arange(0, X.nnz, BLOCK_NNZ)[1:]) if X.nnz else np.array([], int)
+        bounds = np.unique(np.concatenate([[0], cuts, [self.n_responses]])).astype(int)
+        self.blocks = [(int(a), int(b), X[a:b]) for a, b in itertools.pairwise(bounds)]
+        self.gold = gold if gold is not None and (gold >= 0).any() else None
+        self.threads = max(1, min(threads or os.cpu_count() or 1, len(self.blocks)))
+
+    def e_step(
+        self, priors: np.ndarray, confusion: np.ndarray, out: np.ndarray
+    ) -> tuple[float, np.ndarray, np.ndarray]:
+        """Posteriors into ``out`` (K, N); returns the log-likelihood and, for the next M-step, the posterior
+        mass per class (K,) and the expected counts (K, R·K) of those posteriors."""
+        table = log_confusion_table(confusion)
+        log_priors = np.log(np.maximum(priors, 1e-300))[:, None]
+
+        def work(block: tuple[int, int, sp.csr_matrix]) -> tuple[float, np.ndarray, np.ndarray]:
+            start, stop, Xb = block
+            logits = np.empty((table.shape[1], stop - start))  # class-major (K, Nb)
+            np.add((Xb @ table).T, log_priors, out=logits)
+            if self.gold is not None:
+                _clamp(logits, self.gold[start:stop])
+            top = logits.max(axis=0)
+            logits -= top
+            # single-precision exp: ~5x faster than double on AVX2; posteriors keep ~1e-7 relative accuracy
+            weights = np.exp(logits.astype(np.float32))
+            norm = weights.sum(axis=0, dtype=np.float64)
+            block_out = out[:, start:stop]
+            np.divide(weights, norm, out=block_out)
+            # M-step counts while the block is in cache; X_b^T @ (row-major posteriors) is scipy's fastest path
+            counts = np.asarray(Xb.T @ np.ascontiguousarray(block_out.T)).T
+            return float(top.sum() + np.log(norm).sum()), block_out.sum(axis=1), counts
+
+        if self.threads == 1:
+            results = [work(block) for block in self.blocks]
+        else:
+            with ThreadPoolExecutor(self.threads) as pool:
+                results = list(pool.map(work, self.blocks))
+        k = out.shape[0]
+        log_likelihood = float(sum(r[0] for r in results))
+        mass = np.sum([r[1] for r in results], axis=0) if results else np.zeros(k)
+        counts = np.sum([r[2] for r in results], axis=0) if results else np.zeros((k, self.X.shape[1]))
+        return log_likelihood, mass, counts
+
+
+def _clamp(logits: np.ndarray, gold: np.ndarray) -> None:
+    """Clamp responses with a known level (gold >= 0) to that level, in place."""
+    known = np.flatnonzero(gold >= 0)
+    if known.size:
+        keep = logits[gold[known], known]
+        logits[:, known] = -np.inf
+        logits[gold[known], known] = keep
+
+
+def log_prior(priors: np.ndarray, confusion: np.ndarray, alpha_mu: float, alpha_pi: float) -> float:
+    """Log density (up to a constant) of the Dirichlet priors; 0 when both alphas are 1."""
+    total = 0.0
+    if alpha_mu != 1.0:
+        total += (alpha_mu - 1.0) * float(np.log(np.maximum(priors, 1e-300)).sum())
+    if alpha_pi != 1.0:
+        total += (alpha_pi - 1.0) * float(np.log(np.maximum(confusion, 1e-300)).sum())
+    return total
+
+
+def run_em(
+    X: sp.csr_matrix,
+    *,
+    n_raters: int,
+    n_levels: int,
+    init_posteriors: np.ndarray | None = None,
+    init_params: tuple[np.ndarray, np.ndarray] | None = None,
+    alpha_mu: float = 1.0,
+    alpha_pi: float = 1.0,
+    max_iter: int = 500,
+    tol: float = 1e-8,
+    gold: np.ndarray | None = None,
+    threads: int | None = None,
+) -> EMResult:
+    """EM from initial posteriors (K, N) (an M-step comes first) or initial (priors, confusion).
+
+    Each iteration is one E-step (posteriors, marginal log-likelihood and the expected counts, fused per row
+    block) and one M-step on those counts. Stops when the objective (log-likelihood plus log prior) improves
+    by less than ``tol * max(1, |objective|)``, or after ``max_iter`` E-steps.
+    """
+    if (init_posteriors is None) == (init_params is None):
+        raise ValueError("give exactly one of init_posteriors and init_params")
+    blocks = ResponseBlocks(X, gold, threads)
+    if init_posteriors is not None:
+        counts = np.asarray(init_posteriors @ blocks.X)
+        priors, confusion = parameters_from_counts(init_posteriors.sum(axis=1), counts, n_raters,
+                                                   alpha_mu, alpha_pi)
+    else:
+        assert init_params is not None
+        priors, confusion = init_params
+    likelihoods: list[float] = []
+    objectives: list[float] = []
+    converged = False
+    posteriors = np.empty((n_levels, blocks.n_responses))
+    for _ in range(max(1, max_iter)):
+        log_likelihood, mass, counts = blocks.e_step(priors, confusion, posteriors)
+        objective = log_likelihood + log_prior(priors, confusion, alpha_mu, alpha_pi)
+        likelihoods.append(log_likelihood)
+        objectives.append(objective)
+        if len(objectives) > 1 and abs(objectives[-1] - objectives[-2]) <= tol * max(1.0, abs(objective)):
+            converged = True
+            break
+        priors, confusion = parameters_from_counts(mass, counts, n_raters, alpha_mu, alpha_pi)
+    return EMResult(
+        posteriors=posteriors,
+        priors=priors,
+        confusion=confusion,
+        log_likelihood=np.asarray(likelihoods),
+        objective=np.asarray(objectives),
+        n_iter=len(objectives),
+        converged=converged,
+    )
+
+
+def vote_counts(X: sp.csr_matrix, n_levels: int) -> np.ndarray:
+    """(N, K) label counts per response from the response matrix (column r·K+o holds level o)."""
+    X = X.tocsr()
+    levels = sp.csr_matrix((X.data, X.indices % n_levels, X.indptr), shape=(X.shape[0], n_levels))
+    return np.asarray(levels.toarray())

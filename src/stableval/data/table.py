@@ -1,0 +1,237 @@
+"""The annotation table: one row per judgment, integer-coded once into contiguous numpy arrays.
+
+The unit of latent correctness is the *response*: one (item, agent) pair. Every algorithm in stableval works
+on the arrays of an :class:`AnnotationTable` (or on its sparse :meth:`AnnotationTable.response_matrix`), never
+on a DataFrame.
+
+>>> import pandas as pd
+>>> frame = pd.DataFrame({"item": ["q1", "q1", "q2"], "agent": ["A", "A", "B"],
+...                       "rater": ["r1", "r2", "r1"], "label": [1, 0, 1]})
+>>> table = AnnotationTable.from_frame(frame, levels=("bad", "good"))
+>>> table.n_judgments, table.n_responses, table.n_raters
+(3, 2, 2)
+>>> table.response_matrix().toarray()
+array([[0., 1., 1., 0.],
+       [0., 1., 0., 0.]])
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
+
+import numpy as np
+import pandas as pd
+import scipy.sparse as sp
+
+from stableval.errors import InputError
+
+
+def default_credit(n_levels: int) -> np.ndarray:
+    """Evenly spaced credit 0..1 over ``n_levels`` ordered levels (``[0, 0.5, 1]`` for three)."""
+    return np.linspace(0.0, 1.0, n_levels)
+
+
+@dataclass(frozen=True, eq=False)
+class AnnotationTable:
+    """Integer-coded judgments.
+
+    Attributes:
+        response: (M,) int32, the response (item, agent) each judgment is about, 0..N-1.
+        rater: (M,) int32, who judged, 0..R-1.
+        label: (M,) int16, the judged level, 0..K-1 (ordered: 0 is the worst level).
+        response_item: (N,) int32, the item of each response.
+        response_agent: (N,) int32, the agent of each response.
+        items, agents, raters: the names behind the codes (sorted, so row order never matters).
+        levels: the K ordered level names.
+        credit: (K,) float credit per level, ``v(c)`` in the spec.
+        source: where the table came from (a file name, or ``"<DataFrame>"``).
+        notes: what reading did to the input (rows dropped and why), for the user to see.
+    """
+
+    response: np.ndarray
+    rater: np.ndarray
+    label: np.ndarray
+    response_item: np.ndarray
+    response_agent: np.ndarray
+    items: pd.Index
+    agents: pd.Index
+    raters: pd.Index
+    levels: tuple[str, ...]
+    credit: np.ndarray
+    source: str = "<DataFrame>"
+    notes: tuple[str, ...] = field(default=())
+
+    def __post_init__(self) -> None:
+        k = len(self.levels)
+        if k < 2:
+            raise InputError("need at least 2 levels", file=self.source, column="label",
+                             value=list(self.levels), allowed="two or more ordered level names")
+        if len(set(self.levels)) != k:
+            raise InputError("level names must be distinct", file=self.source, value=list(self.levels))
+        if self.credit.shape != (k,):
+            raise InputError(f"credit needs one number per level ({k} levels: {', '.join(self.levels)})",
+                             value=self.credit.tolist(), allowed=f"{k} comma-separated numbers")
+        if not np.all(np.isfinite(self.credit)):
+            raise InputError("credit must be finite numbers", value=self.credit.tolist())
+
+    # ---------------------------------------------------------------- construction
+    @classmethod
+    def from_frame(
+        cls,
+        frame: pd.DataFrame,
+        *,
+        levels: Sequence[str],
+        credit: Sequence[float] | np.ndarray | None = None,
+        source: str = "<DataFrame>",
+        notes: Sequence[str] = (),
+    ) -> AnnotationTable:
+        """Encode a clean frame with columns ``item, agent, rater, label`` (label = integer level code).
+
+        Use :func:`stableval.read_annotations` for files and anything that needs validating; this is the
+        low-level constructor for frames whose labels are already codes 0..K-1.
+        """
+        k = len(levels)
+        label = frame["label"].to_numpy()
+        if label.size and (label.min() < 0 or label.max() >= k):
+            raise InputError("label code out of range", file=source, column="label",
+                             value=int(label.max() if label.max() >= k else label.min()),
+                             allowed=f"integers 0..{k - 1}")
+        item_code, items = pd.factorize(frame["item"].astype(str), sort=True)
+        agent_code, agents = pd.factorize(frame["agent"].astype(str), sort=True)
+        rater_code, raters = pd.factorize(frame["rater"].astype(str), sort=True)
+        # response = (item, agent) pair, coded in sorted (item, agent) order
+        pair = item_code.astype(np.int64) * max(len(agents), 1) + agent_code
+        response, pair_values = pd.factorize(pair, sort=True)
+        pair_values = np.asarray(pair_values, dtype=np.int64)
+        return cls(
+            response=response.astype(np.int32),
+            rater=rater_code.astype(np.int32),
+            label=label.astype(np.int16),
+            response_item=(pair_values // max(len(agents), 1)).astype(np.int32),
+            response_agent=(pair_values % max(len(agents), 1)).astype(np.int32),
+            items=pd.Index(items, dtype=object),
+            agents=pd.Index(agents, dtype=object),
+            raters=pd.Index(raters, dtype=object),
+            levels=tuple(str(level) for level in levels),
+            credit=default_credit(k) if credit is None else np.asarray(credit, dtype=float),
+            source=source,
+            notes=tuple(notes),
+        )
+
+    # ---------------------------------------------------------------- sizes
+    @property
+    def n_judgments(self) -> int:
+        return int(self.response.size)
+
+    @property
+    def n_responses(self) -> int:
+        return int(self.response_item.size)
+
+    @property
+    def n_items(self) -> int:
+        return len(self.items)
+
+    @property
+    def n_agents(self) -> int:
+        return len(self.agents)
+
+    @property
+    def n_raters(self) -> int:
+        return len(self.raters)
+
+    @property
+    def n_levels(self) -> int:
+        return len(self.levels)
+
+    # ---------------------------------------------------------------- derived arrays
+    def response_matrix(self) -> sp.csr_matrix:
+        """Sparse counts, responses x (rater·K + label): entry = how often rater r gave label o to response i.
+
+        Built once and cached; every EM-based aggregator runs on it.
+        """
+        return self._response_matrix
+
+    @cached_property
+    def _response_matrix(self) -> sp.csr_matrix:
+        k = self.n_levels
+        columns = self.rater.astype(np.int64) * k + self.label
+        data = np.ones(self.n_judgments, dtype=np.float64)
+        matrix = sp.csr_matrix((data, (self.response, columns)), shape=(self.n_responses, self.n_raters * k))
+        matrix.sum_duplicates()
+        return matrix
+
+    def vote_counts(self) -> np.ndarray:
+        """(N, K) number of judgments of each level per response."""
+        counts = np.zeros((self.n_responses, self.n_levels))
+        np.add.at(counts, (self.response, self.label), 1.0)
+        return counts
+
+    def judgments_per_response(self) -> np.ndarray:
+        """(N,) number of judgments of each response."""
+        return np.bincount(self.response, minlength=self.n_responses)
+
+    def responses_per_agent(self) -> np.ndarray:
+        """(A,) number of responses (items) of each agent."""
+        return np.bincount(self.response_agent, minlength=self.n_agents)
+
+    # ---------------------------------------------------------------- views
+    def to_frame(self) -> pd.DataFrame:
+        """Back to a long DataFrame ``item, agent, rater, label`` with level names."""
+        return pd.DataFrame({
+            "item": self.items.to_numpy()[self.response_item[self.response]],
+            "agent": self.agents.to_numpy()[self.response_agent[self.response]],
+            "rater": self.raters.to_numpy()[self.rater],
+            "label": np.asarray(self.levels, dtype=object)[self.label],
+        })
+
+    def response_frame(self) -> pd.DataFrame:
+        """One row per response: ``item, agent, judgments``."""
+        return pd.DataFrame({
+            "item": self.items.to_numpy()[self.response_item],
+            "agent": self.agents.to_numpy()[self.response_agent],
+            "judgments": self.judgments_per_response(),
+        })
+
+    def subset(self, keep: np.ndarray) -> AnnotationTable:
+        """A table with only the judgments where ``keep`` is true.
+
+        Responses and raters left without judgments drop out (they are re-coded); agents and levels are kept
+        as they are, so scores stay comparable with the full table.
+        """
+        keep = np.asarray(keep, dtype=bool)
+        response_code, kept_responses = pd.factorize(self.response[keep], sort=True)
+        rater_code, kept_raters = pd.factorize(self.rater[keep], sort=True)
+        kept_responses = np.asarray(kept_responses, dtype=np.int64)
+        items_used, item_code = np.unique(self.response_item[kept_responses], return_inverse=True)
+        return AnnotationTable(
+            response=response_code.astype(np.int32),
+            rater=rater_code.astype(np.int32),
+            label=self.label[keep],
+            response_item=item_code.astype(np.int32),
+            response_agent=self.response_agent[kept_responses],
+            items=self.items[items_used],
+            agents=self.agents,
+            raters=self.raters[np.asarray(kept_raters, dtype=np.int64)],
+            levels=self.levels,
+            credit=self.credit,
+            source=self.source,
+            notes=self.notes,
+        )
+
+    def summary(self) -> dict[str, object]:
+        """Counts a user wants to see first (JSON-ready)."""
+        per_response = self.judgments_per_response()
+        return {
+            "source": self.source,
+            "judgments": self.n_judgments,
+            "responses": self.n_responses,
+            "items": self.n_items,
+            "agents": self.n_agents,
+            "raters": self.n_raters,
+            "levels": list(self.levels),
+            "credit": self.credit.tolist(),
+            "mean_judgments_per_response": float(per_response.mean()) if per_response.size else 0.0,
+            "notes": list(self.notes),
+        }

@@ -1,0 +1,328 @@
+"""Agent scores with bootstrap confidence intervals, rank intervals and pairwise win probabilities.
+
+The score of an agent is the mean item credit over its responses (Bonagiri et al. 2026, Section 3.5). Its
+uncertainty comes from the percentile bootstrap over the agent's responses (Efron & Tibshirani 1993, ch. 13;
+Algorithm 1, lines 18–21): every replicate resamples each agent's responses with replacement. By default the
+fitted credits are resampled (fast, fully vectorised); ``refit=True`` re-runs each aggregation on every
+replicate's judgments, so the uncertainty of the rater model is included too.
+
+Bootstrap draws are reproducible from ``seed`` and do not depend on row order or on the names of items and
+raters: each agent's responses are put in the order of their credits before drawing.
+
+>>> import pandas as pd
+>>> from stableval.data.table import AnnotationTable
+>>> frame = pd.DataFrame({"item": [1, 1, 2, 2, 1, 1, 2, 2], "agent": list("AABBCCDD"), "rater": list("abababab"),
+...                       "label": [1, 1, 0, 0, 1, 0, 1, 1]})
+>>> result = score_agents(AnnotationTable.from_frame(frame, levels=("no", "yes")), methods=["mv"], bootstrap=200)
+>>> result.scores[["agent", "score", "rank"]].to_dict("list")
+{'agent': ['A', 'B', 'C', 'D'], 'score': [1.0, 0.0, 0.5, 1.0], 'rank': [1, 4, 3, 1]}
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from scipy.stats import rankdata
+
+from stableval.aggregate._base import Aggregator
+from stableval.data.table import AnnotationTable
+from stableval.evaluate.credit import (
+    METHOD_LABELS,
+    MethodOptions,
+    check_methods,
+    credits_by_method,
+    fit_matrix,
+)
+from stableval.progress import progress_bar
+
+#: upper bound on resampled indices held in memory at once (per chunk of replicates)
+_CHUNK_CELLS = 4_000_000
+
+
+@dataclass(frozen=True)
+class AgentScores:
+    """Result of :func:`score_agents`.
+
+    Attributes:
+        scores: one row per (method, agent): ``method, agent, score, ci_low, ci_high, rank, rank_low,
+            rank_high, responses, judgments``. Rank 1 is best; tied scores share the best rank; the rank
+            interval is the central ``confidence`` interval of the agent's rank over bootstrap replicates.
+        win_probability: per method, an agents × agents frame: P(row agent scores above column agent) over
+            the bootstrap replicates (exact ties count one half).
+        replicates: per method, the (B, A) bootstrap scores (columns in ``agents`` order).
+        item_credit: one row per response: ``item, agent, judgments`` and a credit column per method.
+        agents: agent names, in the column order of ``replicates``.
+        dataset: counts from :meth:`AnnotationTable.summary`.
+        fits: per EM method: ``n_iter``, ``converged``, final ``log_likelihood`` and ``objective``.
+        settings: bootstrap size, seed, confidence, refit flag and method options.
+    """
+
+    scores: pd.DataFrame
+    win_probability: dict[str, pd.DataFrame]
+    replicates: dict[str, np.ndarray]
+    item_credit: pd.DataFrame
+    agents: list[str]
+    dataset: dict[str, Any]
+    fits: dict[str, dict[str, Any]]
+    settings: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def methods(self) -> list[str]:
+        return list(self.replicates)
+
+    def leaderboard(self) -> pd.DataFrame:
+        """Wide table: one row per agent, ``score/ci_low/ci_high/rank`` per method, best first."""
+        wide = self.scores.pivot(index="agent", columns="method",
+                                 values=["score", "ci_low", "ci_high", "rank", "rank_low", "rank_high"])
+        wide.columns = pd.Index([f"{pair[1]}_{pair[0]}" for pair in wide.columns.to_flat_index()])
+        counts = self.scores.drop_duplicates("agent").set_index("agent")[["responses", "judgments"]]
+        wide = counts.join(wide)
+        sort_method = "stableval" if "stableval" in self.methods else self.methods[0]
+        ordered = wide.sort_values([f"{sort_method}_score"], ascending=False, kind="stable")
+        return ordered.reset_index()
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready dictionary of everything but the raw replicates and item credits."""
+        return {
+            "dataset": self.dataset,
+            "settings": self.settings,
+            "fits": self.fits,
+            "scores": _records(self.scores),
+            "win_probability": {
+                method: {str(a): {str(b): _finite(v) for b, v in row.items()} for a, row in frame.iterrows()}
+                for method, frame in self.win_probability.items()
+            },
+        }
+
+
+def _finite(value: Any) -> Any:
+    if isinstance(value, float | np.floating):
+        return None if not np.isfinite(value) else float(value)
+    if isinstance(value, np.integer):
+        return int(value)
+    return value
+
+
+def _records(frame: pd.DataFrame) -> list[dict[str, Any]]:
+    return [{str(key): _finite(value) for key, value in row.items()} for row in frame.to_dict("records")]
+
+
+def agent_means(credits: np.ndarray, agent: np.ndarray, n_agents: int) -> np.ndarray:
+    """(A, m) mean credit per agent for an (N, m) credit matrix; NaN for agents without responses."""
+    counts = np.bincount(agent, minlength=n_agents).astype(float)
+    sums = np.stack([np.bincount(agent, weights=credits[:, j], minlength=n_agents)
+                     for j in range(credits.shape[1])], axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return sums / counts[:, None]
+
+
+def competition_ranks(scores: np.ndarray) -> np.ndarray:
+    """Rank 1 = highest score along the last axis; ties share the best rank; NaN scores rank last."""
+    filled = np.where(np.isnan(scores), -np.inf, scores)
+    return np.asarray(rankdata(-filled, method="min", axis=-1), dtype=np.int64)
+
+
+def _agent_orders(credits: np.ndarray, agent: np.ndarray, n_agents: int) -> list[np.ndarray]:
+    """For each agent, its response indices ordered by their credits (so draws ignore names and row order)."""
+    keys = [np.round(credits[:, j], 12) for j in reversed(range(credits.shape[1]))]
+    order = np.lexsort((*keys, agent))
+    bounds = np.searchsorted(agent[order], np.arange(n_agents + 1))
+    return [order[bounds[a]:bounds[a + 1]] for a in range(n_agents)]
+
+
+def _agent_streams(seed: int | None, point_scores: np.ndarray) -> list[np.random.Generator]:
+    """One independent random stream per agent, assigned in order of the agents' point scores."""
+    order = np.lexsort(tuple(np.nan_to_num(point_scores[:, j], nan=-1.0)
+                             for j in reversed(range(point_scores.shape[1]))))
+    children = np.random.SeedSequence(seed).spawn(len(order))
+    streams: list[np.random.Generator] = [np.random.default_rng(0)] * len(order)
+    for position, agent in enumerate(order):
+        streams[agent] = np.random.default_rng(children[position])
+    return streams
+
+
+def _draw_indices(stream: np.random.Generator, n: int, rows: int) -> np.ndarray:
+    return stream.integers(0, n, size=(rows, n)) if n else np.zeros((rows, 0), dtype=np.int64)
+
+
+def bootstrap_fixed(credits: np.ndarray, agent: np.ndarray, n_agents: int, n_boot: int,
+                    seed: int | None, *, progress: bool = False) -> np.ndarray:
+    """(B, A, m) replicate agent means, resampling each agent's response credits with replacement."""
+    m = credits.shape[1]
+    point = agent_means(credits, agent, n_agents)
+    orders = _agent_orders(credits, agent, n_agents)
+    streams = _agent_streams(seed, point)
+    out = np.full((n_boot, n_agents, m), np.nan)
+    with progress_bar("bootstrap", total=n_agents, enabled=progress) as bar:
+        for a in range(n_agents):
+            values = credits[orders[a]]
+            n = len(values)
+            if n:
+                rows = max(1, _CHUNK_CELLS // n)
+                for start in range(0, n_boot, rows):
+                    stop = min(n_boot, start + rows)
+                    idx = _draw_indices(streams[a], n, stop - start)
+                    out[start:stop, a, :] = values[idx].mean(axis=1)
+            bar.advance()
+    return out
+
+
+def bootstrap_refit(table: AnnotationTable, methods: Sequence[str], options: MethodOptions,
+                    credits: np.ndarray, n_boot: int, seed: int | None, *,
+                    progress: bool = False) -> np.ndarray:
+    """(B, A, m) replicate agent means, re-fitting every method on each replicate's resampled responses."""
+    n_agents = table.n_agents
+    point = agent_means(credits, table.response_agent, n_agents)
+    orders = _agent_orders(credits, table.response_agent, n_agents)
+    streams = _agent_streams(seed, point)
+    X = table.response_matrix()
+    out = np.full((n_boot, n_agents, len(methods)), np.nan)
+    with progress_bar("bootstrap (refit)", total=n_boot, enabled=progress) as bar:
+        for b in range(n_boot):
+            rows = np.concatenate([orders[a][_draw_indices(streams[a], len(orders[a]), 1)[0]]
+                                   for a in range(n_agents)])
+            X_b = X[rows]
+            fitted = {method: fit_matrix(options.build(method), X_b, table.n_raters, table.n_levels)
+                      for method in methods}
+            replicate_credit = credits_by_method(fitted, table.credit)
+            out[b] = agent_means(replicate_credit, table.response_agent[rows], n_agents)
+            bar.advance()
+    return out
+
+
+def _fit_summary(model: Aggregator) -> dict[str, Any]:
+    if not hasattr(type(model), "fit_matrix") or not hasattr(model, "max_iter"):
+        return {}
+    return {
+        "n_iter": int(model.n_iter_),
+        "converged": bool(model.converged_),
+        "log_likelihood": float(model.log_likelihood_[-1]),
+        "objective": float(model.objective_[-1]),
+    }
+
+
+def score_agents(
+    table: AnnotationTable,
+    methods: Sequence[str] = ("mv", "ds", "stableval"),
+    *,
+    bootstrap: int = 1000,
+    seed: int | None = 0,
+    confidence: float = 0.95,
+    refit: bool = False,
+    options: MethodOptions | None = None,
+    progress: bool = False,
+) -> AgentScores:
+    """Score every agent under each method, with bootstrap CIs, rank intervals and win probabilities.
+
+    Args:
+        table: the annotation table.
+        methods: any of ``"mv"``, ``"ds"``, ``"stableval"``.
+        bootstrap: number of bootstrap replicates B (0 = no intervals).
+        seed: seed of the bootstrap (and of random tie-breaking).
+        confidence: level of the percentile intervals.
+        refit: re-run the aggregation on every replicate (slower; includes rater-model uncertainty).
+        options: hyper-parameters of the methods (tie policy, Dirichlet priors, EM tolerance, ...).
+        progress: show progress bars on stderr.
+    """
+    chosen = check_methods(methods)
+    if not 0 < confidence < 1:
+        raise ValueError(f"confidence must be between 0 and 1, got {confidence}")
+    if bootstrap < 0:
+        raise ValueError(f"bootstrap must be >= 0, got {bootstrap}")
+    options = options or MethodOptions()
+    with progress_bar("fitting", total=len(chosen), enabled=progress) as bar:
+        fitted = {}
+        for method in chosen:
+            fitted[method] = options.build(method).fit(table)
+            bar.advance()
+    credits = credits_by_method(fitted, table.credit)
+    n_agents = table.n_agents
+    point = agent_means(credits, table.response_agent, n_agents)
+    if bootstrap:
+        if refit:
+            reps = bootstrap_refit(table, chosen, options, credits, bootstrap, seed, progress=progress)
+        else:
+            reps = bootstrap_fixed(credits, table.response_agent, n_agents, bootstrap, seed, progress=progress)
+    else:
+        reps = np.full((0, n_agents, len(chosen)), np.nan)
+
+    agents = [str(a) for a in table.agents]
+    responses = table.responses_per_agent()
+    judgments = np.bincount(table.response_agent[table.response], minlength=n_agents)
+    tail = (1.0 - confidence) / 2.0
+    rows: list[pd.DataFrame] = []
+    win_probability: dict[str, pd.DataFrame] = {}
+    replicates: dict[str, np.ndarray] = {}
+    for j, method in enumerate(chosen):
+        rep = reps[:, :, j]
+        replicates[method] = rep
+        ranks = competition_ranks(point[:, j])
+        if bootstrap:
+            low, high = _nanquantile_columns(rep, tail), _nanquantile_columns(rep, 1 - tail)
+            rep_ranks = competition_ranks(rep)
+            rank_low, rank_high = np.quantile(rep_ranks, [tail, 1 - tail], axis=0, method="nearest")
+            win = win_probabilities(rep)
+        else:
+            low = high = np.full(n_agents, np.nan)
+            rank_low = rank_high = ranks
+            win = np.full((n_agents, n_agents), np.nan)
+        rows.append(pd.DataFrame({
+            "method": method, "agent": agents, "score": point[:, j], "ci_low": low, "ci_high": high,
+            "rank": ranks, "rank_low": np.asarray(rank_low, dtype=np.int64),
+            "rank_high": np.asarray(rank_high, dtype=np.int64), "responses": responses, "judgments": judgments,
+        }))
+        win_probability[method] = pd.DataFrame(win, index=agents, columns=agents)
+
+    item_frame = table.response_frame()
+    for j, method in enumerate(chosen):
+        item_frame[method] = credits[:, j]
+    return AgentScores(
+        scores=pd.concat(rows, ignore_index=True),
+        win_probability=win_probability,
+        replicates=replicates,
+        item_credit=item_frame,
+        agents=agents,
+        dataset=table.summary(),
+        fits={method: _fit_summary(model) for method, model in fitted.items() if _fit_summary(model)},
+        settings={
+            "methods": [METHOD_LABELS[m] for m in chosen],
+            "bootstrap": bootstrap,
+            "seed": seed,
+            "confidence": confidence,
+            "refit": refit,
+            "ties": options.ties,
+            "alpha_mu": options.alpha_mu,
+            "alpha_pi": options.alpha_pi,
+            "epsilon": options.epsilon,
+            "tol": options.tol,
+            "max_iter": options.max_iter,
+        },
+    )
+
+
+def win_probabilities(replicates: np.ndarray) -> np.ndarray:
+    """(A, A) share of replicates in which row agent scores above column agent (ties count 1/2; NaN diagonal).
+
+    >>> win_probabilities(np.array([[1.0, 0.0], [1.0, 1.0]])).tolist()
+    [[nan, 0.75], [0.25, nan]]
+    """
+    n_agents = replicates.shape[1]
+    win = np.empty((n_agents, n_agents))
+    for a in range(n_agents):
+        column = replicates[:, [a]]
+        win[a] = (column > replicates).mean(axis=0) + 0.5 * (column == replicates).mean(axis=0)
+    np.fill_diagonal(win, np.nan)
+    return win
+
+
+def _nanquantile_columns(rep: np.ndarray, q: float) -> np.ndarray:
+    """Quantile per column, NaN for all-NaN columns (agents without responses) without warnings."""
+    out = np.full(rep.shape[1], np.nan)
+    valid = ~np.isnan(rep).all(axis=0)
+    if valid.any():
+        out[valid] = np.nanquantile(rep[:, valid], q, axis=0)
+    return out
