@@ -133,3 +133,12 @@ def test_console_script_and_version() -> None:
     done = subprocess.run([sys.executable, "-m", "stableval", "score", "/no/such/file.csv"], capture_output=True,
                           text=True)
     assert done.returncode == 1 and "/no/such/file.csv" in done.stderr
+
+
+def test_every_public_name_resolves() -> None:
+    import stableval
+
+    for name in stableval.__all__:
+        assert getattr(stableval, name) is not None
+    with pytest.raises(AttributeError):
+        _ = stableval.no_such_name  # type: ignore[attr-defined]

@@ -1,8 +1,85 @@
-"""stableval: disagreement-aware, stable evaluation of AI systems from human and LLM-judge ratings."""
+"""stableval: disagreement-aware, stable evaluation of AI systems from human and LLM-judge ratings.
 
-from stableval.aggregate import DawidSkene, MajorityVote, Stableval
-from stableval.data.table import AnnotationTable
+The public names load lazily, so ``import stableval`` and ``stableval --help`` stay fast.
 
-__version__ = "0.1.0"
+>>> import stableval
+>>> table = stableval.read_any(stableval.example_path("mt_bench"), duplicates="keep")
+>>> result = stableval.score_agents(table, ["mv", "stableval"], bootstrap=100)
+>>> result.leaderboard()["agent"].iloc[0]
+'gpt-4'
+"""
 
-__all__ = ["AnnotationTable", "DawidSkene", "MajorityVote", "Stableval", "__version__"]
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+from stableval._version import __version__
+
+if TYPE_CHECKING:  # pragma: no cover
+    from stableval.aggregate import DawidSkene, MajorityVote, Stableval
+    from stableval.data import (
+        AnnotationTable,
+        PairwiseTable,
+        annotations_from_frame,
+        example_path,
+        pairwise_to_annotations,
+        read_annotations,
+        read_any,
+        read_pairwise,
+    )
+    from stableval.errors import InputError, NotFittedError, StableValError
+    from stableval.evaluate import AgentScores, MethodOptions, score_agents
+
+_HOME = {
+    "DawidSkene": "stableval.aggregate",
+    "MajorityVote": "stableval.aggregate",
+    "Stableval": "stableval.aggregate",
+    "AnnotationTable": "stableval.data",
+    "PairwiseTable": "stableval.data",
+    "annotations_from_frame": "stableval.data",
+    "example_path": "stableval.data",
+    "pairwise_to_annotations": "stableval.data",
+    "read_annotations": "stableval.data",
+    "read_any": "stableval.data",
+    "read_pairwise": "stableval.data",
+    "InputError": "stableval.errors",
+    "NotFittedError": "stableval.errors",
+    "StableValError": "stableval.errors",
+    "AgentScores": "stableval.evaluate",
+    "MethodOptions": "stableval.evaluate",
+    "score_agents": "stableval.evaluate",
+}
+
+__all__ = [
+    "AgentScores",
+    "AnnotationTable",
+    "DawidSkene",
+    "InputError",
+    "MajorityVote",
+    "MethodOptions",
+    "NotFittedError",
+    "PairwiseTable",
+    "StableValError",
+    "Stableval",
+    "__version__",
+    "annotations_from_frame",
+    "example_path",
+    "pairwise_to_annotations",
+    "read_annotations",
+    "read_any",
+    "read_pairwise",
+    "score_agents",
+]
+
+
+def __getattr__(name: str) -> Any:
+    if name in _HOME:
+        value = getattr(importlib.import_module(_HOME[name]), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'stableval' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return __all__

@@ -20,7 +20,7 @@ from typing import Annotated, Any
 
 import typer
 
-from stableval import __version__
+from stableval._version import __version__
 
 app = typer.Typer(
     name="stableval",
@@ -104,7 +104,16 @@ RaterCol = Annotated[str | None, typer.Option("--rater-col", help="Column holdin
 LabelCol = Annotated[str | None, typer.Option("--label-col", help="Column holding the label.",
                                               rich_help_panel="Input")]
 AgentOpt = Annotated[str | None, typer.Option(
-    "--agent", help="Agent name for every row when the file has no agent column.", rich_help_panel="Input")]
+    "--default-agent", help="Agent name for every row when the file has no agent column.",
+    rich_help_panel="Input")]
+AgentACol = Annotated[str | None, typer.Option("--agent-a-col", help="Pairwise votes: column of the first agent.",
+                                               rich_help_panel="Input")]
+AgentBCol = Annotated[str | None, typer.Option("--agent-b-col", help="Pairwise votes: column of the second agent.",
+                                               rich_help_panel="Input")]
+WinnerCol = Annotated[str | None, typer.Option("--winner-col", help="Pairwise votes: column of the winner "
+                                               "(a, b or tie).", rich_help_panel="Input")]
+CriterionCol = Annotated[str | None, typer.Option("--criterion-col", help="Pairwise votes: column of the "
+                                                  "criterion, if any.", rich_help_panel="Input")]
 PairwiseOpt = Annotated[bool | None, typer.Option(
     "--pairwise/--no-pairwise", help="Treat the file as pairwise votes (default: detected from the columns).",
     rich_help_panel="Input", show_default=False)]
@@ -112,14 +121,12 @@ InputFormatOpt = Annotated[str | None, typer.Option(
     "--input-format", help="csv, tsv, jsonl or parquet (default: from the file suffix).", rich_help_panel="Input")]
 
 
-def _read(file: Path, *, levels: str | None, credit: str | None, duplicates: Duplicates, item_col: str | None,
-          agent_col: str | None, rater_col: str | None, label_col: str | None, agent: str | None,
-          pairwise: bool | None, input_format: str | None) -> Any:
+def _read(file: Path, *, levels: str | None, credit: str | None, duplicates: Duplicates,
+          columns: dict[str, str | None], agent: str | None, pairwise: bool | None, input_format: str | None) -> Any:
     from stableval.data import read_any
 
-    columns = {role: name for role, name in (("item", item_col), ("agent", agent_col), ("rater", rater_col),
-                                             ("label", label_col)) if name}
-    return read_any(file, pairwise=pairwise, columns=columns or None, levels=levels, credit=credit,
+    chosen = {role: name for role, name in columns.items() if name}
+    return read_any(file, pairwise=pairwise, columns=chosen or None, levels=levels, credit=credit,
                     duplicates=duplicates.value, format=input_format, default_agent=agent)
 
 
@@ -161,7 +168,11 @@ def score(
     agent_col: AgentCol = None,
     rater_col: RaterCol = None,
     label_col: LabelCol = None,
-    agent: AgentOpt = None,
+    default_agent: AgentOpt = None,
+    agent_a_col: AgentACol = None,
+    agent_b_col: AgentBCol = None,
+    winner_col: WinnerCol = None,
+    criterion_col: CriterionCol = None,
     pairwise: PairwiseOpt = None,
     input_format: InputFormatOpt = None,
 ) -> None:
@@ -171,9 +182,10 @@ def score(
 
     methods = _parse_methods(method)
     try:
-        table = _read(file, levels=levels, credit=credit, duplicates=duplicates, item_col=item_col,
-                      agent_col=agent_col, rater_col=rater_col, label_col=label_col, agent=agent,
-                      pairwise=pairwise, input_format=input_format)
+        columns = {"item": item_col, "agent": agent_col, "rater": rater_col, "label": label_col,
+                   "agent_a": agent_a_col, "agent_b": agent_b_col, "winner": winner_col, "criterion": criterion_col}
+        table = _read(file, levels=levels, credit=credit, duplicates=duplicates, columns=columns,
+                      agent=default_agent, pairwise=pairwise, input_format=input_format)
         options = MethodOptions(ties=ties.value, seed=seed, alpha_mu=alpha_mu, alpha_pi=alpha_pi, epsilon=epsilon,
                                 max_iter=max_iter, tol=tol)
         result = score_agents(table, methods, bootstrap=bootstrap, seed=seed, confidence=confidence, refit=refit,
@@ -201,8 +213,8 @@ def demo(
     score(file=path, duplicates=Duplicates.KEEP, bootstrap=bootstrap, output_format=output_format,
           method="mv,ds,stableval", levels=None, credit=None, seed=0, confidence=0.95, refit=False,
           ties=Ties.SPLIT, alpha_mu=1.01, alpha_pi=1.01, epsilon=0.1, max_iter=500, tol=1e-8, output=None,
-          item_col=None, agent_col=None, rater_col=None, label_col=None, agent=None, pairwise=None,
-          input_format=None)
+          item_col=None, agent_col=None, rater_col=None, label_col=None, default_agent=None, agent_a_col=None,
+          agent_b_col=None, winner_col=None, criterion_col=None, pairwise=None, input_format=None)
 
 
 # ------------------------------------------------------------------ output

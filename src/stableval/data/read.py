@@ -151,7 +151,7 @@ def _format_of(path: Path, format: str | None) -> str:
     if suffix not in FORMATS:
         raise InputError("cannot tell the file format from its suffix", file=str(path),
                          value=path.suffix or "",
-                         allowed=f"{_ALLOWED_FORMATS}; or pass format= (CLI: --format)")
+                         allowed=f"{_ALLOWED_FORMATS}; or pass format= (CLI: --input-format)")
     return FORMATS[suffix]
 
 

@@ -26,7 +26,6 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy.stats import rankdata
 
 from stableval.aggregate._base import Aggregator
 from stableval.data.table import AnnotationTable
@@ -122,6 +121,8 @@ def agent_means(credits: np.ndarray, agent: np.ndarray, n_agents: int) -> np.nda
 
 def competition_ranks(scores: np.ndarray) -> np.ndarray:
     """Rank 1 = highest score along the last axis; ties share the best rank; NaN scores rank last."""
+    from scipy.stats import rankdata  # lazy: scipy.stats is slow to import
+
     filled = np.where(np.isnan(scores), -np.inf, scores)
     return np.asarray(rankdata(-filled, method="min", axis=-1), dtype=np.int64)
 
