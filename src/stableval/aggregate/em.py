@@ -30,8 +30,10 @@ from __future__ import annotations
 
 import itertools
 import os
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from typing import TypeVar
 
 import numpy as np
 import scipy.sparse as sp
@@ -49,6 +51,8 @@ class EMResult:
     n_iter: int
     converged: bool
 
+
+T = TypeVar("T")
 
 #: target number of stored judgments per row block: big enough to amortise Python overhead, small enough that
 #: a block's matrix and posteriors stay in cache while the E-step and the M-step counts are computed on it
@@ -99,9 +103,27 @@ class ResponseBlocks:
         self.n_responses = X.shape[0]
         cuts = np.searchsorted(X.indptr, np.arange(0, X.nnz, BLOCK_NNZ)[1:]) if X.nnz else np.array([], int)
         bounds = np.unique(np.concatenate([[0], cuts, [self.n_responses]])).astype(int)
-        self.blocks = [(int(a), int(b), X[a:b]) for a, b in itertools.pairwise(bounds)]
+        # row blocks share X's data and indices (views, no copy)
+        self.blocks = [
+            (int(a), int(b), sp.csr_matrix(
+                (X.data[X.indptr[a]:X.indptr[b]], X.indices[X.indptr[a]:X.indptr[b]], X.indptr[a:b + 1] - X.indptr[a]),
+                shape=(int(b - a), X.shape[1])))
+            for a, b in itertools.pairwise(bounds)
+        ]
         self.gold = gold if gold is not None and (gold >= 0).any() else None
         self.threads = max(1, min(threads or os.cpu_count() or 1, len(self.blocks)))
+
+    def _map(self, work: Callable[[tuple[int, int, sp.csr_matrix]], T]) -> list[T]:
+        if self.threads == 1:
+            return [work(block) for block in self.blocks]
+        with ThreadPoolExecutor(self.threads) as pool:
+            return list(pool.map(work, self.blocks))
+
+    def counts(self, posteriors: np.ndarray) -> np.ndarray:
+        """Expected counts (K, R·K) = posteriors (K, N) @ X, block by block on all cores."""
+        parts = self._map(lambda block: np.asarray(
+            block[2].T @ np.ascontiguousarray(posteriors[:, block[0]:block[1]].T)).T)
+        return np.sum(parts, axis=0) if parts else np.zeros((posteriors.shape[0], self.X.shape[1]))
 
     def e_step(
         self, priors: np.ndarray, confusion: np.ndarray, out: np.ndarray
@@ -128,11 +150,7 @@ class ResponseBlocks:
             counts = np.asarray(Xb.T @ np.ascontiguousarray(block_out.T)).T
             return float(top.sum() + np.log(norm).sum()), block_out.sum(axis=1), counts
 
-        if self.threads == 1:
-            results = [work(block) for block in self.blocks]
-        else:
-            with ThreadPoolExecutor(self.threads) as pool:
-                results = list(pool.map(work, self.blocks))
+        results = self._map(work)
         k = out.shape[0]
         log_likelihood = float(sum(r[0] for r in results))
         mass = np.sum([r[1] for r in results], axis=0) if results else np.zeros(k)
@@ -183,7 +201,7 @@ def run_em(
         raise ValueError("give exactly one of init_posteriors and init_params")
     blocks = ResponseBlocks(X, gold, threads)
     if init_posteriors is not None:
-        counts = np.asarray(init_posteriors @ blocks.X)
+        counts = blocks.counts(init_posteriors)
         priors, confusion = parameters_from_counts(init_posteriors.sum(axis=1), counts, n_raters,
                                                    alpha_mu, alpha_pi)
     else:

@@ -120,11 +120,16 @@ def agent_means(credits: np.ndarray, agent: np.ndarray, n_agents: int) -> np.nda
 
 
 def competition_ranks(scores: np.ndarray) -> np.ndarray:
-    """Rank 1 = highest score along the last axis; ties share the best rank; NaN scores rank last."""
-    from scipy.stats import rankdata  # lazy: scipy.stats is slow to import
+    """Rank 1 = highest score along the last axis; ties share the best rank; NaN scores share the last rank.
 
+    >>> competition_ranks(np.array([0.5, 0.9, 0.5, np.nan])).tolist()
+    [2, 1, 2, 4]
+    """
     filled = np.where(np.isnan(scores), -np.inf, scores)
-    return np.asarray(rankdata(-filled, method="min", axis=-1), dtype=np.int64)
+    ranks = np.ones(filled.shape, dtype=np.int64)
+    for a in range(filled.shape[-1]):  # one vectorised comparison per agent: 1 + how many score higher
+        ranks[..., a] += (filled > filled[..., a:a + 1]).sum(axis=-1)
+    return ranks
 
 
 def _agent_orders(credits: np.ndarray, agent: np.ndarray, n_agents: int) -> list[np.ndarray]:
@@ -147,12 +152,25 @@ def _agent_streams(seed: int | None, point_scores: np.ndarray) -> list[np.random
 
 
 def _draw_indices(stream: np.random.Generator, n: int, rows: int) -> np.ndarray:
-    return stream.integers(0, n, size=(rows, n)) if n else np.zeros((rows, 0), dtype=np.int64)
+    return stream.integers(0, n, size=(rows, n), dtype=np.int32 if n < 2**31 else np.int64)
+
+
+def _resampled_means(stream: np.random.Generator, values: np.ndarray, rows: int) -> np.ndarray:
+    """(rows, m) means of ``rows`` with-replacement resamples of ``values`` (n, m), via draw counts."""
+    n = len(values)
+    idx = _draw_indices(stream, n, rows).astype(np.int64)
+    idx += np.arange(rows, dtype=np.int64)[:, None] * n
+    counts = np.bincount(idx.ravel(), minlength=rows * n).reshape(rows, n).astype(np.float64)
+    return np.asarray(counts @ values) / n
 
 
 def bootstrap_fixed(credits: np.ndarray, agent: np.ndarray, n_agents: int, n_boot: int,
                     seed: int | None, *, progress: bool = False) -> np.ndarray:
-    """(B, A, m) replicate agent means, resampling each agent's response credits with replacement."""
+    """(B, A, m) replicate agent means, resampling each agent's response credits with replacement.
+
+    Each chunk of replicates is one bincount of the draws and one BLAS product of the draw counts with the
+    credits, so no (B, n, m) array is ever built.
+    """
     m = credits.shape[1]
     point = agent_means(credits, agent, n_agents)
     orders = _agent_orders(credits, agent, n_agents)
@@ -166,8 +184,7 @@ def bootstrap_fixed(credits: np.ndarray, agent: np.ndarray, n_agents: int, n_boo
                 rows = max(1, _CHUNK_CELLS // n)
                 for start in range(0, n_boot, rows):
                     stop = min(n_boot, start + rows)
-                    idx = _draw_indices(streams[a], n, stop - start)
-                    out[start:stop, a, :] = values[idx].mean(axis=1)
+                    out[start:stop, a, :] = _resampled_means(streams[a], values, stop - start)
             bar.advance()
     return out
 
