@@ -131,6 +131,7 @@ class ResponseBlocks:
         """Posteriors into ``out`` (K, N); returns the log-likelihood and, for the next M-step, the posterior
         mass per class (K,) and the expected counts (K, R·K) of those posteriors."""
         table = log_confusion_table(confusion)
+        k = confusion.shape[1]
         log_priors = np.log(np.maximum(priors, 1e-300))[:, None]
 
         def work(block: tuple[int, int, sp.csr_matrix]) -> tuple[float, np.ndarray, np.ndarray]:
@@ -148,14 +149,28 @@ class ResponseBlocks:
             np.divide(weights, norm, out=block_out)
             # M-step counts while the block is in cache; X_b^T @ (row-major posteriors) is scipy's fastest path
             counts = np.asarray(Xb.T @ np.ascontiguousarray(block_out.T)).T
-            return float(top.sum() + np.log(norm).sum()), block_out.sum(axis=1), counts
+            return float(top.sum() + sum_of_logs(norm, upper=k)), block_out.sum(axis=1), counts
 
         results = self._map(work)
-        k = out.shape[0]
         log_likelihood = float(sum(r[0] for r in results))
         mass = np.sum([r[1] for r in results], axis=0) if results else np.zeros(k)
         counts = np.sum([r[2] for r in results], axis=0) if results else np.zeros((k, self.X.shape[1]))
         return log_likelihood, mass, counts
+
+
+def sum_of_logs(values: np.ndarray, upper: float) -> float:
+    """sum(log(values)) for values in [1, upper], as logs of chunked products: exact to double precision and
+    several times faster than one log per value.
+
+    >>> round(sum_of_logs(np.array([1.0, 2.0, 3.0, 1.5]), upper=3.0), 12) == round(float(np.log(9.0)), 12)
+    True
+    """
+    if values.size == 0:
+        return 0.0
+    chunk = max(1, int(700.0 // np.log(max(upper, 2.0))))  # a chunk's product stays below e^700
+    pad = (-values.size) % chunk
+    padded = np.concatenate([values, np.ones(pad)]) if pad else values
+    return float(np.log(padded.reshape(-1, chunk).prod(axis=1)).sum())
 
 
 def _clamp(logits: np.ndarray, gold: np.ndarray) -> None:
