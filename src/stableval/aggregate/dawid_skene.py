@@ -22,6 +22,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 import numpy as np
+import pandas as pd
 import scipy.sparse as sp
 
 from stableval.aggregate._base import Aggregator
@@ -45,13 +46,15 @@ def gold_codes(table: AnnotationTable, gold: GoldLabels | None) -> np.ndarray | 
                              allowed=f"shape ({table.n_responses},), values -1..{table.n_levels - 1}")
         return codes
     codes = np.full(table.n_responses, -1, dtype=np.int64)
-    position = {
-        (str(table.items[i]), str(table.agents[a])): n
-        for n, (i, a) in enumerate(zip(table.response_item, table.response_agent, strict=True))
-    }
-    for key, level in gold.items():
-        response = position.get((str(key[0]), str(key[1])))
-        if response is None:
+    if not gold:
+        return codes
+    responses = pd.MultiIndex.from_arrays([table.items.to_numpy()[table.response_item],
+                                           table.agents.to_numpy()[table.response_agent]])
+    keys = list(gold)
+    positions = responses.get_indexer(pd.MultiIndex.from_tuples([(str(k[0]), str(k[1])) for k in keys]))
+    for key, response in zip(keys, positions, strict=True):
+        level = gold[key]
+        if response < 0:
             raise InputError("gold label for a response that has no judgments", column="gold", value=key,
                              allowed="(item, agent) pairs present in the table")
         if isinstance(level, str) and level in table.levels:
