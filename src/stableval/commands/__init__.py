@@ -17,6 +17,7 @@ MODULES: tuple[str, ...] = (
     "diagnose",
     "agreement",
     "reliability",
+    "convert",
     "simulate",
     "ablate",
     "rater_bootstrap",
