@@ -82,6 +82,8 @@ WinnerCol = Annotated[str | None, typer.Option("--winner-col", help="Pairwise vo
                                                "(a, b or tie).", rich_help_panel="Input")]
 CriterionCol = Annotated[str | None, typer.Option("--criterion-col", help="Pairwise votes: column of the "
                                                   "criterion, if any.", rich_help_panel="Input")]
+WeightCol = Annotated[str | None, typer.Option("--weight-col", help="Pairwise votes: column of the vote weight "
+                                              "(a number >= 0; default 1).", rich_help_panel="Input")]
 PairwiseOpt = Annotated[bool | None, typer.Option(
     "--pairwise/--no-pairwise", help="Treat the file as pairwise votes (default: detected from the columns).",
     rich_help_panel="Input", show_default=False)]

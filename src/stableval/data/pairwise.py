@@ -57,6 +57,7 @@ PAIRWISE_ALIASES: dict[str, tuple[str, ...]] = {
     "rater": ROLE_ALIASES["rater"],
     "winner": ("winner", "preference", "choice"),
     "criterion": ("criterion",),
+    "weight": ("weight", "vote_weight"),
 }
 
 #: Accepted winner values (case-insensitive) → normalised value. The winning agent's own name is accepted too.
@@ -80,7 +81,8 @@ class PairwiseTable:
 
     Attributes:
         frame: one row per vote, columns ``item, agent_a, agent_b, rater, winner`` (``winner`` in
-            ``{"a", "b", "tie"}``), plus ``criterion`` when the input has one. Ids are stripped text.
+            ``{"a", "b", "tie"}``), plus ``criterion`` and ``weight`` (float >= 0) when the input has them.
+            Ids are stripped text. ``agent_a`` is taken to be the answer shown first (left).
         source: where the votes came from (a file name, or ``"<DataFrame>"``).
         notes: what reading did to the input (rows dropped and why).
     """
@@ -143,7 +145,7 @@ def pairwise_from_frame(
     _check_policy(duplicates)
     if len(frame) == 0:
         raise InputError("no rows", file=source, allowed="one row per vote")
-    found = _resolve_columns(frame, PAIRWISE_ALIASES, columns, source=source, optional=("criterion",))
+    found = _resolve_columns(frame, PAIRWISE_ALIASES, columns, source=source, optional=("criterion", "weight"))
     offset = _line_offset(frame)
     item = _id_column(frame, str(found["item"]), source=source, role="item")
     agent_a = _id_column(frame, str(found["agent_a"]), source=source, role="agent_a")
@@ -180,6 +182,17 @@ def pairwise_from_frame(
                          offset=offset, column=winner_col, value=None if pd.isna(value) else str(value),
                          has_value=True, allowed=_WINNER_ALLOWED)
 
+    weight = None
+    if found["weight"] is not None:
+        weight_col = str(found["weight"])
+        weight = pd.to_numeric(frame[weight_col].astype(str).str.strip(), errors="coerce").to_numpy(float)
+        bad = ~np.isfinite(weight) | (weight < 0)
+        if bad.any():
+            pos = int(np.flatnonzero(bad)[0])
+            raise _row_error(f"vote weight is not a number >= 0 ({int(bad.sum()):,} row(s) in all)", source=source,
+                             row=pos + 1, offset=offset, column=weight_col, value=str(frame[weight_col].iloc[pos]),
+                             allowed="a finite number >= 0")
+
     both = pd.factorize(pd.concat([agent_a, agent_b], ignore_index=True))[0]
     code_a, code_b = both[: len(agent_a)], both[len(agent_a):]
     low, high = np.minimum(code_a, code_b), np.maximum(code_a, code_b)
@@ -201,6 +214,8 @@ def pairwise_from_frame(
                           "winner": winner})
     if criterion is not None:
         clean["criterion"] = criterion
+    if weight is not None:
+        clean["weight"] = weight
     if keep is not None:
         clean = clean.loc[keep].reset_index(drop=True)
     return PairwiseTable(frame=clean, source=source, notes=tuple(notes))

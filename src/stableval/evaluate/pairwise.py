@@ -1,0 +1,169 @@
+"""Pairwise leaderboards: Bradley–Terry ratings with bootstrap intervals, win rates and position bias.
+
+For each criterion (or once, when the votes carry none) the agents are rated by Bradley–Terry maximum likelihood
+(:class:`~stableval.aggregate.BradleyTerry`); the percentile bootstrap over votes (B = 1000 by default, seeded)
+gives each rating a confidence interval and each agent a rank interval. The empirical win-rate matrix counts a tie
+as half a win. Position bias: ``agent_a`` is taken to be the answer shown first (on the left); the share of
+decisive votes won by the left side, with a Wilson interval, tells whether raters favour a position (0.5 = none).
+
+>>> import pandas as pd
+>>> from stableval.data import pairwise_from_frame
+>>> votes = pairwise_from_frame(pd.DataFrame({
+...     "item": list("abcdefgh"), "agent_a": ["A", "B"] * 4, "agent_b": ["B", "C"] * 4,
+...     "rater": "r", "winner": ["a", "a", "a", "b", "tie", "a", "b", "a"]}))
+>>> board = pairwise_leaderboard(votes, bootstrap=50)
+>>> board.ratings["agent"].tolist()
+['A', 'B', 'C']
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from stableval.aggregate.bradley_terry import BradleyTerry, count_matrices, vote_codes, vote_counts
+from stableval.data.pairwise import PairwiseTable
+from stableval.evaluate.intervals import wilson_interval
+from stableval.evaluate.scores import competition_ranks
+from stableval.progress import progress_bar
+
+ALL = "all"
+
+
+@dataclass(frozen=True)
+class PairwiseLeaderboard:
+    """Result of :func:`pairwise_leaderboard`.
+
+    Attributes:
+        ratings: one row per (criterion, agent), best first within a criterion: ``criterion, agent, rating,
+            ci_low, ci_high, rank, rank_low, rank_high, strength, games, wins, losses, ties`` (wins/losses/ties
+            are weighted vote counts; rank 1 is best).
+        win_rate: per criterion, agents × agents: (wins + ties / 2) / games of the row agent against the column
+            agent (NaN where they never met).
+        win_probability: per criterion, the fitted model's P(row agent beats column agent).
+        position_bias: per criterion: ``left_wins, right_wins, ties, share_left, ci_low, ci_high`` (Wilson).
+        tie_parameter: per criterion, Davidson's nu (NaN for ``ties="half"``).
+        settings: ties model, prior, bootstrap size, seed, confidence, notes.
+    """
+
+    ratings: pd.DataFrame
+    win_rate: dict[str, pd.DataFrame]
+    win_probability: dict[str, pd.DataFrame]
+    position_bias: pd.DataFrame
+    tie_parameter: dict[str, float]
+    settings: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready dictionary."""
+        def clean(value: Any) -> Any:
+            if isinstance(value, float | np.floating):
+                return None if not np.isfinite(value) else float(value)
+            if isinstance(value, np.integer):
+                return int(value)
+            return value
+
+        def records(frame: pd.DataFrame) -> list[dict[str, Any]]:
+            return [{str(k): clean(v) for k, v in row.items()} for row in frame.to_dict("records")]
+
+        def matrix(frame: pd.DataFrame) -> dict[str, dict[str, Any]]:
+            return {str(a): {str(b): clean(v) for b, v in row.items()} for a, row in frame.iterrows()}
+
+        return {
+            "settings": self.settings,
+            "ratings": records(self.ratings),
+            "win_rate": {c: matrix(f) for c, f in self.win_rate.items()},
+            "win_probability": {c: matrix(f) for c, f in self.win_probability.items()},
+            "position_bias": records(self.position_bias),
+            "tie_parameter": {c: clean(v) for c, v in self.tie_parameter.items()},
+        }
+
+
+def _bootstrap_ratings(frame: pd.DataFrame, agents: list[str], model: BradleyTerry, n_boot: int,
+                       rng: np.random.Generator, bar: Any) -> np.ndarray:
+    """(B, A) ratings refitted on votes resampled with replacement (draw counts reweight the votes)."""
+    n_votes = len(frame)
+    base = frame["weight"].to_numpy(float) if "weight" in frame.columns else np.ones(n_votes)
+    side_a, side_b, outcome, _ = vote_codes(frame, agents)
+    out = np.full((n_boot, len(agents)), np.nan)
+    start = np.log(model.strengths_)
+    refit = BradleyTerry(ties=model.ties, prior=model.prior, scale=model.scale, base=model.base,
+                         max_iter=model.max_iter, tol=model.tol)
+    for replicate in range(n_boot):
+        counts = np.bincount(rng.integers(0, n_votes, n_votes), minlength=n_votes)
+        wins, ties = count_matrices(side_a, side_b, outcome, base * counts, len(agents))
+        try:
+            out[replicate] = refit.fit_counts(wins, ties, agents, start=start).ratings_
+        except ValueError:  # a resample where some agent never lost: leave the replicate out (counted)
+            pass
+        bar.advance()
+    return out
+
+
+def pairwise_leaderboard(
+    votes: PairwiseTable,
+    *,
+    ties: str = "half",
+    prior: float = 0.0,
+    bootstrap: int = 1000,
+    seed: int | None = 0,
+    confidence: float = 0.95,
+    progress: bool = False,
+) -> PairwiseLeaderboard:
+    """Bradley–Terry leaderboard per criterion with bootstrap CIs, rank intervals, win rates and position bias."""
+    frame = votes.frame
+    criteria = sorted(frame["criterion"].unique()) if "criterion" in frame.columns else [ALL]
+    tail = (1 - confidence) / 2
+    rng = np.random.default_rng(seed)
+    rows, win_rate, win_prob, bias, nus = [], {}, {}, [], {}
+    notes: list[str] = list(votes.notes)
+    with progress_bar("bootstrap", total=bootstrap * len(criteria), enabled=progress) as bar:
+        for criterion in criteria:
+            part = frame if criterion == ALL else frame[frame["criterion"] == criterion]
+            wins, tie_counts, agents = vote_counts(part)
+            model = BradleyTerry(ties=ties, prior=prior).fit_counts(wins, tie_counts, agents)
+            games = wins + wins.T + tie_counts
+            reps = _bootstrap_ratings(part, agents, model, bootstrap, rng, bar) if bootstrap else np.empty((0, 0))
+            if bootstrap:
+                failed = int(np.isnan(reps).any(axis=1).sum())
+                if failed:
+                    notes.append(f"{criterion}: {failed} of {bootstrap} bootstrap resamples had no finite estimate "
+                                 "(some agent never lost) and were left out of the intervals")
+                reps = reps[~np.isnan(reps).any(axis=1)]
+            if len(reps):
+                low, high = np.quantile(reps, [tail, 1 - tail], axis=0)
+                rank_low, rank_high = np.quantile(competition_ranks(reps), [tail, 1 - tail], axis=0,
+                                                  method="nearest")
+            else:
+                low = high = np.full(len(agents), np.nan)
+                rank_low = rank_high = competition_ranks(model.ratings_)
+            rows.append(pd.DataFrame({
+                "criterion": criterion, "agent": agents, "rating": model.ratings_, "ci_low": low, "ci_high": high,
+                "rank": competition_ranks(model.ratings_), "rank_low": np.asarray(rank_low, dtype=np.int64),
+                "rank_high": np.asarray(rank_high, dtype=np.int64), "strength": model.strengths_,
+                "games": games.sum(axis=1), "wins": wins.sum(axis=1), "losses": wins.sum(axis=0),
+                "ties": tie_counts.sum(axis=1),
+            }).sort_values("rating", ascending=False, kind="stable"))
+            with np.errstate(invalid="ignore", divide="ignore"):
+                rate = (wins + 0.5 * tie_counts) / games
+            np.fill_diagonal(rate, np.nan)
+            win_rate[criterion] = pd.DataFrame(rate, index=agents, columns=agents)
+            win_prob[criterion] = pd.DataFrame(model.win_probability(), index=agents, columns=agents)
+            nus[criterion] = model.tie_parameter_
+            winner = part["winner"].to_numpy()
+            left, right, tied = int((winner == "a").sum()), int((winner == "b").sum()), int((winner == "tie").sum())
+            share_low, share_high = wilson_interval(left, left + right, confidence)
+            bias.append({"criterion": criterion, "left_wins": left, "right_wins": right, "ties": tied,
+                         "share_left": left / (left + right) if left + right else float("nan"),
+                         "ci_low": float(share_low), "ci_high": float(share_high)})
+    return PairwiseLeaderboard(
+        ratings=pd.concat(rows, ignore_index=True),
+        win_rate=win_rate,
+        win_probability=win_prob,
+        position_bias=pd.DataFrame(bias),
+        tie_parameter=nus,
+        settings={"source": votes.source, "votes": votes.n_votes, "ties": ties, "prior": prior,
+                  "bootstrap": bootstrap, "seed": seed, "confidence": confidence, "notes": notes},
+    )
