@@ -68,7 +68,7 @@ class BradleyTerry:
         """Fit on a :class:`~stableval.data.PairwiseTable` (or its frame); ``weights`` per vote (default 1,
         or the table's ``weight`` column)."""
         frame = getattr(votes, "frame", votes)
-        wins, ties, agents = vote_counts(frame, weights)  # type: ignore[arg-type]
+        wins, ties, agents = vote_counts(frame, weights)
         return self.fit_counts(wins, ties, agents)
 
     def fit_counts(self, wins: np.ndarray, ties: np.ndarray, agents: Sequence[str],
@@ -119,7 +119,8 @@ def vote_codes(frame: object, agents: Sequence[str] | None = None) -> tuple[np.n
         agents = sorted(set(frame["agent_a"]) | set(frame["agent_b"]))
     index = pd.Index(list(agents))
     outcome = pd.Categorical(frame["winner"], categories=["a", "b", "tie"]).codes.astype(np.int64)
-    return index.get_indexer(frame["agent_a"]), index.get_indexer(frame["agent_b"]), outcome, list(index)
+    return (index.get_indexer(pd.Index(frame["agent_a"])), index.get_indexer(pd.Index(frame["agent_b"])), outcome,
+            list(index))
 
 
 def count_matrices(a: np.ndarray, b: np.ndarray, outcome: np.ndarray, weights: np.ndarray,
@@ -155,7 +156,7 @@ def _check_connected(wins: np.ndarray, ties: np.ndarray, agents: Sequence[str], 
     n_comp, labels = connected_components(beats, directed=True, connection="strong")
     if n_comp > 1:
         sizes = np.bincount(labels)
-        loner = [agents[i] for i in np.flatnonzero(labels == labels[np.argmin(sizes[labels])])]
+        loner = [agents[int(i)] for i in np.flatnonzero(labels == labels[np.argmin(sizes[labels])])]
         raise InputError(
             "the Bradley–Terry estimate does not exist: some agents never lost (or never won) against the others, "
             "so their strengths would be infinite",

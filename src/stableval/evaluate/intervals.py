@@ -1,7 +1,7 @@
 """Confidence intervals for proportions.
 
 >>> low, high = wilson_interval(656, 1284)
->>> round(low, 4), round(high, 4)
+>>> round(float(low), 4), round(float(high), 4)
 (0.4836, 0.5382)
 """
 
