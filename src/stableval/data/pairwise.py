@@ -274,6 +274,8 @@ def pairwise_to_annotations(
     })
     notes = [*table.notes, f"{table.n_votes:,} pairwise votes converted to {2 * table.n_votes:,} judgments: "
                            "win=2, tie=1, loss=0"]
+    if "weight" in frame.columns:
+        notes.append("vote weights are not used by the conversion to levels (stableval pairwise uses them)")
     if "criterion" in frame.columns:
         n_criteria = frame["criterion"].nunique()
         if n_criteria > 1:
