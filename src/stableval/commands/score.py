@@ -138,12 +138,6 @@ def _emit(result: Any, output_format: OutputFormat, output: Path | None, *, comm
     write_output(text, output)
 
 
-def _interval(low: float, high: float, digits: int = 3) -> str:
-    if low != low or high != high:  # NaN: no bootstrap
-        return ""
-    return f"[{low:.{digits}f}, {high:.{digits}f}]"
-
-
 def _render_table(result: Any, *, to_file: bool) -> str:
     from rich import box
     from rich.console import Console
@@ -167,23 +161,14 @@ def _render_table(result: Any, *, to_file: bool) -> str:
         console.print(f"  note: {note}")
     settings = result.settings
     board = result.leaderboard()
-    table = Table(box=box.SIMPLE_HEAVY, title="Leaderboard (best first)", title_justify="left", show_edge=False)
-    table.add_column("Agent", style="bold")
-    table.add_column("Responses", justify="right")
     confidence = round(settings["confidence"] * 100)
-    ci = f" [{confidence}% CI]" if settings["bootstrap"] else ""
-    for method in result.methods:
-        label = METHOD_LABELS[method]
-        table.add_column(f"{label}{ci}", justify="right")
-        table.add_column("rank", justify="right")
-    for row in board.itertuples(index=False):
-        cells = [str(row.agent), f"{row.responses:,}"]
-        for method in result.methods:
-            interval = _interval(getattr(row, f"{method}_ci_low"), getattr(row, f"{method}_ci_high"))
-            cells.append(f"{getattr(row, f'{method}_score'):.3f} {interval}".strip())
-            rank, low, high = (int(getattr(row, f"{method}_{k}")) for k in ("rank", "rank_low", "rank_high"))
-            cells.append(f"{rank}" + (f" ({low}–{high})" if settings["bootstrap"] and low != high else ""))
-        table.add_row(*cells)
+    table = Table(box=box.SIMPLE_HEAVY, title="Leaderboard (best first)", title_justify="left", show_edge=False)
+    display = result.display_frame()
+    for k, column in enumerate(display.columns):
+        table.add_column("rank" if column.endswith(" rank") else column, justify="left" if k == 0 else "right",
+                         style="bold" if k == 0 else None)
+    for row in display.itertuples(index=False):
+        table.add_row(*row)
     console.print(table)
     lines = []
     if settings["bootstrap"]:

@@ -84,6 +84,25 @@ class AgentScores:
         ordered = wide.sort_values([f"{sort_method}_score"], ascending=False, kind="stable")
         return ordered.reset_index()
 
+    def display_frame(self) -> pd.DataFrame:
+        """The leaderboard as text cells for people: ``Agent, Responses``, then per method
+        ``"0.804 [0.733, 0.861]"`` and ``"1 (1–2)"`` (rank and rank interval), best first."""
+        board = self.leaderboard()
+        confidence = round(self.settings.get("confidence", 0.95) * 100)
+        boot = bool(self.settings.get("bootstrap"))
+        out = pd.DataFrame({"Agent": board["agent"].astype(str), "Responses": board["responses"].map("{:,}".format)})
+        for method in self.methods:
+            label = METHOD_LABELS[method]
+            score = board[f"{method}_score"].map("{:.3f}".format)
+            if boot:
+                score = score + " [" + board[f"{method}_ci_low"].map("{:.3f}".format) + ", " + board[
+                    f"{method}_ci_high"].map("{:.3f}".format) + "]"
+            out[f"{label} [{confidence}% CI]" if boot else label] = score
+            rank, low, high = (board[f"{method}_{k}"].astype(int) for k in ("rank", "rank_low", "rank_high"))
+            interval = " (" + low.astype(str) + "–" + high.astype(str) + ")"
+            out[f"{label} rank"] = rank.astype(str) + interval.where(boot & (low != high), "")
+        return out
+
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dictionary of everything but the raw replicates and item credits."""
         return {

@@ -1,0 +1,223 @@
+"""The self-contained HTML report: every analysis, its figure (inline SVG) and one or two plain sentences.
+
+>>> import stableval, tempfile, pathlib
+>>> html = build_report(stableval.example_path(), quick=True, duplicates="keep", sections=("summary",))
+>>> "<svg" in html or "Dataset" in html
+True
+"""
+
+from __future__ import annotations
+
+import hashlib
+import html as html_lib
+import platform
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from stableval._version import __version__
+from stableval.progress import progress_bar
+
+
+@dataclass(frozen=True)
+class Section:
+    """One part of the report: an anchor id, a title, a plain-language explanation and the HTML body."""
+
+    id: str
+    title: str
+    explanation: str
+    body: str
+
+
+def table_html(frame: pd.DataFrame, *, digits: int = 3) -> str:
+    """A DataFrame as an escaped HTML table."""
+    return frame.to_html(index=False, escape=True, border=0, na_rep="",
+                         float_format=lambda v: f"{v:.{digits}f}")
+
+
+def figure_html(fig: Any, caption: str) -> str:
+    """A matplotlib figure as inline SVG inside <figure>, with a caption (the figure is closed)."""
+    from stableval.report.plots import figure_to_svg
+
+    svg = figure_to_svg(fig)
+    return f"<figure>{svg}<figcaption class='note'>{html_lib.escape(caption)}</figcaption></figure>"
+
+
+def sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+@dataclass
+class ReportContext:
+    """Everything the section builders share (the table is read once, analyses are cached)."""
+
+    path: Path
+    table: Any
+    votes: Any | None
+    seed: int
+    bootstrap: int
+    quick: bool
+    command: str
+    options: dict[str, Any]
+    cache: dict[str, Any]
+
+    def scores(self) -> Any:
+        if "scores" not in self.cache:
+            from stableval.evaluate import score_agents
+
+            self.cache["scores"] = score_agents(self.table, bootstrap=self.bootstrap, seed=self.seed)
+        return self.cache["scores"]
+
+
+def _summary(ctx: ReportContext) -> Section:
+    data = ctx.table.summary()
+    rows = pd.DataFrame({
+        "quantity": ["judgments", "responses (item × agent)", "items", "agents", "raters",
+                     "mean judgments per response", "levels (worst → best)", "credit per level"],
+        "value": [f"{data['judgments']:,}", f"{data['responses']:,}", f"{data['items']:,}", str(data["agents"]),
+                  f"{data['raters']:,}", f"{data['mean_judgments_per_response']:.2f}", " < ".join(data["levels"]),
+                  ", ".join(f"{c:g}" for c in data["credit"])],
+    })
+    notes = "".join(f"<li>{html_lib.escape(n)}</li>" for n in data["notes"])
+    body = table_html(rows) + (f"<p class='note'>Input notes:</p><ul class='note'>{notes}</ul>" if notes else "")
+    return Section("summary", "Dataset", "What was rated, by whom, and how often: the size of the evidence behind "
+                   "every number below.", body)
+
+
+def _leaderboard(ctx: ReportContext) -> Section:
+    from stableval.report.plots import forest_plot
+
+    result = ctx.scores()
+    body = figure_html(forest_plot(result), "Dots: scores; bars: 95% percentile bootstrap intervals over each "
+                       "agent's responses.") + table_html(result.display_frame())
+    fits = "; ".join(f"{m.upper()}: {'converged' if f['converged'] else 'NOT converged'} in {f['n_iter']} EM "
+                     "iterations" for m, f in result.fits.items())
+    body += f"<p class='note'>{html_lib.escape(fits)}</p>"
+    return Section("leaderboard", "Leaderboard", "Each agent's score is the average credit of its responses. "
+                   "Majority vote counts votes; Dawid–Skene and STABLEVAL first learn how strict or reliable each "
+                   "rater is. Overlapping bars mean the data cannot separate the agents.", body)
+
+
+def _win_probability(ctx: ReportContext) -> Section:
+    from stableval.report.plots import win_heatmap
+
+    result = ctx.scores()
+    method = "stableval" if "stableval" in result.methods else result.methods[0]
+    board = result.leaderboard()
+    order = board["agent"].tolist()
+    matrix = result.win_probability[method].loc[order, order]
+    body = figure_html(win_heatmap(matrix, f"P(row agent scores above column agent) — {method.upper()}"),
+                       "Share of bootstrap replicates in which the row agent scored above the column agent.")
+    return Section("win-probability", "How sure is the ranking?", "Each cell is the probability that the row agent "
+                   "really scores above the column agent. Values near 0.5 mean the order of those two agents is "
+                   "a coin flip on this data.", body)
+
+
+def _pairwise(ctx: ReportContext) -> Section:
+    from stableval.evaluate.pairwise import pairwise_leaderboard
+    from stableval.report.plots import rating_plot, win_heatmap
+
+    assert ctx.votes is not None
+    board = pairwise_leaderboard(ctx.votes, bootstrap=ctx.bootstrap, seed=ctx.seed)
+    body = figure_html(rating_plot(board), "Bradley–Terry ratings (1000 + 400·log10 strength) with 95% bootstrap "
+                       "intervals over votes.")
+    body += table_html(board.ratings.drop(columns=["strength"]), digits=1)
+    for criterion, rate in board.win_rate.items():
+        order = board.ratings[board.ratings["criterion"] == criterion]["agent"].tolist()
+        body += figure_html(win_heatmap(rate.loc[order, order], f"Observed win rate (ties = ½) — {criterion}"),
+                            "Share of head-to-head votes won by the row agent (ties count one half).")
+    body += table_html(board.position_bias)
+    return Section("pairwise", "Pairwise ratings (Bradley–Terry)", "The votes read directly as matches: an agent "
+                   "that wins more head-to-head votes gets a higher rating; 400 points means 10:1 odds. Position "
+                   "bias: if the first-shown answer wins clearly more than half of the decisive votes, raters "
+                   "favour a side.", body)
+
+
+def _reproducibility(ctx: ReportContext) -> Section:
+    import matplotlib
+    import numpy
+    import scipy
+
+    rows = pd.DataFrame({
+        "what": ["command", "stableval", "python", "numpy / scipy / pandas / matplotlib", "seed",
+                 "bootstrap replicates", "input file", "input sha256"],
+        "value": [ctx.command, __version__, platform.python_version(),
+                  f"{numpy.__version__} / {scipy.__version__} / {pd.__version__} / {matplotlib.__version__}",
+                  str(ctx.seed), f"{ctx.bootstrap:,}", str(ctx.path), sha256(ctx.path)],
+    })
+    return Section("reproducibility", "Reproducibility", "Everything needed to recompute this report exactly.",
+                   table_html(rows))
+
+
+#: section name -> builder, in report order
+BUILDERS: dict[str, Callable[[ReportContext], Section]] = {
+    "summary": _summary,
+    "leaderboard": _leaderboard,
+    "win-probability": _win_probability,
+    "pairwise": _pairwise,
+    "reproducibility": _reproducibility,
+}
+
+
+def build_report(
+    path: str | Path,
+    *,
+    quick: bool = False,
+    seed: int = 0,
+    bootstrap: int | None = None,
+    duplicates: str = "error",
+    sections: Sequence[str] | None = None,
+    command: str = "",
+    progress: bool = False,
+    read_options: dict[str, Any] | None = None,
+    options: dict[str, Any] | None = None,
+) -> str:
+    """Read ``path`` once, run every analysis and return the report as one self-contained HTML string."""
+    from jinja2 import Environment, PackageLoader, select_autoescape
+    from markupsafe import Markup
+
+    from stableval.data import (
+        annotations_from_frame,
+        is_pairwise_frame,
+        pairwise_from_frame,
+        pairwise_to_annotations,
+        read_table_file,
+    )
+
+    path = Path(path)
+    opts = dict(read_options or {})
+    frame = read_table_file(path, format=opts.get("format"))
+    pairwise = opts.get("pairwise")
+    votes = None
+    if pairwise or (pairwise is None and is_pairwise_frame(frame, opts.get("columns"))):
+        votes = pairwise_from_frame(frame, columns=opts.get("columns"), duplicates=duplicates, source=str(path))
+        table = pairwise_to_annotations(votes, credit=opts.get("credit"))
+    else:
+        table = annotations_from_frame(frame, columns=opts.get("columns"), levels=opts.get("levels"),
+                                       credit=opts.get("credit"), duplicates=duplicates, source=str(path),
+                                       default_agent=opts.get("default_agent"))
+    ctx = ReportContext(path=path, table=table, votes=votes, seed=seed,
+                        bootstrap=bootstrap if bootstrap is not None else (200 if quick else 1000), quick=quick,
+                        command=command, options=dict(options or {}), cache={})
+    chosen = [name for name in (sections or BUILDERS) if name in BUILDERS and (name != "pairwise" or votes)]
+    built = []
+    with progress_bar("report", total=len(chosen), enabled=progress) as bar:
+        for name in chosen:
+            built.append(BUILDERS[name](ctx))
+            bar.advance()
+    env = Environment(loader=PackageLoader("stableval.report", "templates"), autoescape=select_autoescape())
+    template = env.get_template("report.html.j2")
+    return template.render(
+        title=f"stableval report — {path.name}",
+        subtitle=f"{table.n_judgments:,} judgments of {table.n_responses:,} responses by {table.n_raters:,} raters; "
+                 f"{table.n_agents} agents. Generated by stableval {__version__}.",
+        sections=[{"id": s.id, "title": s.title, "explanation": s.explanation, "body": Markup(s.body)}
+                  for s in built],
+    )

@@ -1,0 +1,107 @@
+"""The HTML report and the figures: self-contained, every section present, renders in headless chromium."""
+
+from __future__ import annotations
+
+import io
+import re
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+import stableval
+from stableval.cli import app
+from stableval.report import build_report, forest_plot, rating_plot, win_heatmap
+
+EXAMPLE = stableval.example_path()
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+
+
+@pytest.fixture(scope="module")
+def report_html() -> str:
+    return build_report(EXAMPLE, bootstrap=40, duplicates="keep", command="stableval report test")
+
+
+def test_every_section_is_there_and_nothing_loads_from_the_network(report_html: str) -> None:
+    for section in ("summary", "leaderboard", "win-probability", "pairwise", "reproducibility"):
+        assert f'<section id="{section}">' in report_html
+    assert not re.search(r"<(script|link|img)[^>]+(src|href)=\"https?:", report_html)
+    assert "<svg" in report_html and "input sha256" in report_html
+    assert "stableval report test" in report_html
+    import hashlib
+
+    assert hashlib.sha256(EXAMPLE.read_bytes()).hexdigest() in report_html
+
+
+def test_untrusted_names_are_escaped(tmp_path: Path) -> None:
+    path = tmp_path / "x.csv"
+    path.write_text("item,agent,rater,label\nq1,<script>alert(1)</script>,r1,1\nq1,B,r1,0\nq2,B,r2,1\n"
+                    "q2,<script>alert(1)</script>,r2,0\n")
+    html = build_report(path, bootstrap=10)
+    assert "<script>alert(1)</script>" not in html and "&lt;script&gt;" in html
+
+
+def test_figures_have_titles_and_axis_labels() -> None:
+    table = stableval.read_any(EXAMPLE, duplicates="keep")
+    result = stableval.score_agents(table, bootstrap=30)
+    from stableval.evaluate.pairwise import pairwise_leaderboard
+
+    board = pairwise_leaderboard(stableval.read_pairwise(EXAMPLE, duplicates="keep"), bootstrap=20)
+    figures = [forest_plot(result), win_heatmap(result.win_probability["stableval"]), rating_plot(board)]
+    for fig in figures:
+        for ax in fig.axes:
+            if ax.get_label() == "<colorbar>":
+                assert ax.get_ylabel()  # the colour bar names its unit
+                continue
+            assert ax.get_title() and ax.get_xlabel() and ax.get_ylabel()
+
+
+def test_plot_command_writes_images(tmp_path: Path) -> None:
+    runner = CliRunner()
+    for kind, suffix in (("forest", ".png"), ("ratings", ".svg"), ("win-rate", ".png")):
+        out = tmp_path / f"fig{suffix}"
+        result = runner.invoke(app, ["plot", kind, str(EXAMPLE), "--duplicates", "keep", "-B", "20", "-o", str(out)])
+        assert result.exit_code == 0, result.output
+        assert out.stat().st_size > 1000
+    assert runner.invoke(app, ["plot", "pie", str(EXAMPLE)]).exit_code == 2
+    assert runner.invoke(app, ["plot", "forest", str(EXAMPLE), "-o", str(tmp_path / "x.gif")]).exit_code == 2
+
+
+def test_report_command(tmp_path: Path) -> None:
+    out = tmp_path / "report.html"
+    result = CliRunner().invoke(app, ["report", str(EXAMPLE), "--duplicates", "keep", "--quick", "-B", "20",
+                                      "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    assert out.read_text().startswith("<!DOCTYPE html>")
+    bad = CliRunner().invoke(app, ["report", str(tmp_path / "missing.csv")])
+    assert bad.exit_code == 1 and "missing.csv" in bad.output
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed (apt-get install chromium)")
+def test_report_renders_in_headless_chromium_without_errors(report_html: str, tmp_path: Path) -> None:
+    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright (Python) not installed")
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from matplotlib import image
+
+    page_file = tmp_path / "report.html"
+    page_file.write_text(report_html, encoding="utf-8")
+    errors: list[str] = []
+    args = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+            "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+    with sync_api.sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=args)
+        page = browser.new_page(viewport={"width": 1200, "height": 900})
+        page.on("console", lambda message: errors.append(message.text) if message.type == "error" else None)
+        page.on("pageerror", lambda error: errors.append(str(error)))
+        page.goto(page_file.as_uri())
+        sections = page.locator("section")
+        assert sections.count() == 5
+        for k in range(sections.count()):
+            shot = image.imread(io.BytesIO(sections.nth(k).screenshot()), format="png")
+            assert shot.shape[0] > 50 and np.std(shot[..., :3]) > 0.01  # not blank
+        browser.close()
+    assert errors == []
