@@ -142,3 +142,20 @@ def test_every_public_name_resolves() -> None:
         assert getattr(stableval, name) is not None
     with pytest.raises(AttributeError):
         _ = stableval.no_such_name  # type: ignore[attr-defined]
+
+
+def test_score_reports_accuracy_against_gold(tmp_path: Path) -> None:
+    ratings = tmp_path / "answers.csv"
+    ratings.write_text("item,rater,label\n" + "".join(
+        f"q{i},r{r},{(i + (r == 2 and i % 3 == 0)) % 2}\n" for i in range(12) for r in range(3)))
+    gold = tmp_path / "truth.csv"
+    gold.write_text("question,truth\n" + "".join(f"q{i},{i % 2}\n" for i in range(12)))
+    out = tmp_path / "s.json"
+    result = runner.invoke(app, ["score", str(ratings), "--default-agent", "bot", "--gold", str(gold), "-B", "0",
+                                 "-f", "json", "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    accuracy = {row["method"]: row["accuracy"] for row in json.loads(out.read_text())["gold_accuracy"]
+                if row["agent"] == "(all)"}
+    assert accuracy["mv"] == pytest.approx(1.0)  # two of three raters are always right
+    text = runner.invoke(app, ["score", str(ratings), "--default-agent", "bot", "--gold", str(gold), "-B", "0"])
+    assert "Accuracy against gold" in text.output and "MV: 1.0000 on 12 responses" in text.output

@@ -85,6 +85,9 @@ def score(
     criterion_col: CriterionCol = None,
     pairwise: PairwiseOpt = None,
     input_format: InputFormatOpt = None,
+    gold: Annotated[Path | None, typer.Option("--gold", help="Gold labels (item[,agent],gold), e.g. a truth.csv: "
+                                              "also report each method's accuracy against them.",
+                                              rich_help_panel="Input")] = None,
 ) -> None:
     """Score every agent under MV, Dawid–Skene and STABLEVAL, with bootstrap CIs and rank intervals."""
     from stableval.errors import StableValError
@@ -100,9 +103,17 @@ def score(
                                 max_iter=max_iter, tol=tol)
         result = score_agents(table, methods, bootstrap=bootstrap, seed=seed, confidence=confidence, refit=refit,
                               options=options, progress=True)
+        accuracy = _gold_accuracy(table, result, gold) if gold is not None else None
     except StableValError as error:
         raise fail(str(error)) from None
-    _emit(result, output_format, output, command=["stableval", *sys.argv[1:]])
+    _emit(result, output_format, output, command=["stableval", *sys.argv[1:]], accuracy=accuracy)
+
+
+def _gold_accuracy(table: Any, result: Any, path: Path) -> Any:
+    from stableval.datasets import gold_accuracy, read_gold
+
+    labels = read_gold(path, default_agent=str(table.agents[0]) if table.n_agents == 1 else None)
+    return gold_accuracy(table, result.posteriors, labels)
 
 
 def demo(
@@ -127,15 +138,33 @@ def demo(
 
 
 # ------------------------------------------------------------------ output
-def _emit(result: Any, output_format: OutputFormat, output: Path | None, *, command: list[str]) -> None:
+def _emit(result: Any, output_format: OutputFormat, output: Path | None, *, command: list[str],
+          accuracy: Any = None) -> None:
     if output_format is OutputFormat.JSON:
         payload = {"command": " ".join(command), "version": __version__, **result.to_dict()}
+        if accuracy is not None:
+            payload["gold_accuracy"] = json.loads(accuracy.to_json(orient="records"))
+            payload["gold_notes"] = list(accuracy.attrs.get("notes", []))
         text = json.dumps(payload, indent=2) + "\n"
     elif output_format is OutputFormat.CSV:
         text = result.scores.to_csv(index=False)
     else:
         text = _render_table(result, to_file=output is not None)
+        if accuracy is not None:
+            text += _render_accuracy(accuracy)
     write_output(text, output)
+
+
+def _render_accuracy(accuracy: Any) -> str:
+    from stableval.evaluate.credit import METHOD_LABELS
+
+    overall = accuracy[accuracy["agent"] == "(all)"]
+    lines = ["Accuracy against gold (argmax level; ties split):"]
+    for row in overall.itertuples(index=False):
+        lines.append(f"  {METHOD_LABELS.get(row.method, row.method)}: {row.accuracy:.4f} on {row.gold_responses:,} "
+                     f"responses with gold (expected accuracy {row.expected_accuracy:.4f})")
+    lines += [f"  note: {note}" for note in accuracy.attrs.get("notes", [])]
+    return "\n".join(lines) + "\n"
 
 
 def _render_table(result: Any, *, to_file: bool) -> str:

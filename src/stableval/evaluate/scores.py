@@ -58,6 +58,8 @@ class AgentScores:
         dataset: counts from :meth:`AnnotationTable.summary`.
         fits: per EM method: ``n_iter``, ``converged``, final ``log_likelihood`` and ``objective``.
         settings: bootstrap size, seed, confidence, refit flag and method options.
+        posteriors: per method, the fitted (N, K) distribution over levels per response (majority vote: the
+            vote shares), rows in ``item_credit`` order — for accuracy against gold labels and diagnostics.
     """
 
     scores: pd.DataFrame
@@ -68,6 +70,7 @@ class AgentScores:
     dataset: dict[str, Any]
     fits: dict[str, dict[str, Any]]
     settings: dict[str, Any] = field(default_factory=dict)
+    posteriors: dict[str, np.ndarray] = field(default_factory=dict)
 
     @property
     def methods(self) -> list[str]:
@@ -325,6 +328,8 @@ def score_agents(
         agents=agents,
         dataset=table.summary(),
         fits={method: _fit_summary(model) for method, model in fitted.items() if _fit_summary(model)},
+        posteriors={method: np.asarray(getattr(model, "vote_shares_", model.posteriors_))
+                    for method, model in fitted.items()},
         settings={
             "methods": [METHOD_LABELS[m] for m in chosen],
             "bootstrap": bootstrap,

@@ -1,0 +1,99 @@
+"""Helpers shared by the dataset loaders: finding the file, checking columns and ids, the ``Dataset`` record.
+
+>>> import pandas as pd
+>>> require_columns(pd.DataFrame(columns=["a", "b"]), ("a",), source="x.csv")
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from stableval.data.table import AnnotationTable
+from stableval.errors import InputError
+
+#: Gold labels: (item, agent) → level name.
+GoldMap = Mapping[tuple[str, str], str]
+
+
+@dataclass(frozen=True, eq=False)
+class Dataset:
+    """A loaded public dataset.
+
+    Attributes:
+        name: the registry name (``"convabuse"``, ``"qags"``, ...).
+        table: the judgments as an :class:`~stableval.data.table.AnnotationTable`.
+        gold: known true level name per response ``(item, agent)``, or ``None`` when the dataset has no gold.
+        description: one paragraph: what the data are, where they come from, their license, the conversion.
+    """
+
+    name: str
+    table: AnnotationTable
+    gold: GoldMap | None
+    description: str
+
+
+def resolve_file(path: str | os.PathLike[str], candidates: Sequence[str], *, what: str) -> Path:
+    """``path`` itself when it is a file; else the first of ``candidates`` (relative paths) inside the folder.
+
+    A missing path, or a folder holding none of the candidates, raises :class:`InputError` naming it.
+    """
+    path = Path(path)
+    if not path.exists():
+        raise InputError("file not found", file=str(path),
+                         allowed=f"an existing {what} file, or its dataset folder (holding "
+                                 f"{' or '.join(candidates)})")
+    if path.is_file():
+        if path.stat().st_size == 0:
+            raise InputError("file is empty (0 bytes)", file=str(path), allowed=f"the {what} file")
+        return path
+    for candidate in candidates:
+        found = path / candidate
+        if found.is_file():
+            return found
+    raise InputError(f"folder holds no {what} file", file=str(path),
+                     allowed=f"a folder holding {' or '.join(candidates)}, or the file itself")
+
+
+def require_columns(frame: pd.DataFrame, names: Sequence[str], *, source: str) -> None:
+    """Raise :class:`InputError` naming the first of ``names`` the frame lacks and the columns it has."""
+    present = [str(c) for c in frame.columns]
+    for name in names:
+        if name not in present:
+            raise InputError(f"missing column {name!r}", file=source, column=name,
+                             allowed="columns " + ", ".join(names) + "; present: " + ", ".join(present))
+
+
+def stripped_ids(frame: pd.DataFrame, name: str, *, source: str, role: str, line_offset: int | None = 1) -> pd.Series:
+    """Stripped text of an id column; the first empty id raises with its data row (and file line)."""
+    text = frame[name].astype(str).str.strip().reset_index(drop=True)
+    empty = (text == "").to_numpy(dtype=bool, na_value=True)
+    if empty.any():
+        pos = int(np.flatnonzero(empty)[0])
+        raise row_error(f"empty {role} ({int(empty.sum()):,} row(s) in all)", source=source, pos=pos,
+                        line_offset=line_offset, column=name, value=str(frame[name].iloc[pos]),
+                        allowed=f"a non-empty {role} on every row")
+    return text
+
+
+def row_error(problem: str, *, source: str, pos: int, line_offset: int | None, column: str | None,
+              value: object, allowed: str) -> InputError:
+    """An InputError at 0-based position ``pos``: data row ``pos + 1``, and the file line when known."""
+    if line_offset is not None:
+        problem = f"{problem} (line {pos + 1 + line_offset})"
+    return InputError(problem, file=source, row=pos + 1, column=column, value=value, allowed=allowed,
+                      has_value=True)
+
+
+def plural(count: int, noun: str) -> str:
+    """``'1 row'``, ``'12,768 rows'``.
+
+    >>> plural(12768, "row"), plural(1, "vote")
+    ('12,768 rows', '1 vote')
+    """
+    return f"{count:,} {noun}" + ("" if count == 1 else "s")

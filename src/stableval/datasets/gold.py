@@ -1,0 +1,220 @@
+"""Accuracy of aggregated labels against known gold labels, and gold files (``item, agent, gold``).
+
+Accuracy is the standard truth-inference measure (Zheng et al. 2017, "Truth Inference in Crowdsourcing: Is the
+Problem Solved?", PVLDB 10(5), section 6.1): the share of gold responses whose inferred label equals the gold
+label. From posteriors the inferred label is the most probable level; when several levels tie for the maximum
+(e.g. a majority-vote tie split evenly) the response counts ``1 / (number of tied levels)`` if gold is among them,
+the expected accuracy of breaking the tie at random. ``expected_accuracy`` is the mean posterior mass on the gold
+level (equal to ``accuracy`` for hard labels). In the example: accuracy (1 + 1/2 + 0) / 3, expected accuracy
+(0.9 + 0.5 + 0.2) / 3.
+
+>>> import numpy as np, pandas as pd
+>>> from stableval.data.table import AnnotationTable
+>>> frame = pd.DataFrame({"item": ["q1", "q2", "q3"], "agent": "A", "rater": "r", "label": [0, 1, 1]})
+>>> table = AnnotationTable.from_frame(frame, levels=("no", "yes"))
+>>> post = np.array([[0.9, 0.1], [0.5, 0.5], [0.2, 0.8]])
+>>> gold = {("q1", "A"): "no", ("q2", "A"): "yes", ("q3", "A"): "no"}
+>>> gold_accuracy(table, post, gold)[["agent", "gold_responses", "accuracy", "expected_accuracy"]].round(3
+...     ).values.tolist()
+[['A', 3, 0.5, 0.533], ['(all)', 3, 0.5, 0.533]]
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from stableval.data.read import ROLE_ALIASES, read_table_file
+from stableval.data.table import AnnotationTable
+from stableval.datasets._common import plural, row_error
+from stableval.errors import InputError
+
+__all__ = ["GOLD_ALIASES", "gold_accuracy", "gold_array", "read_gold", "write_gold"]
+
+#: Header names accepted for the gold column of a gold file (case-insensitive).
+GOLD_ALIASES: tuple[str, ...] = ("gold", "truth", "gold_label", "true_label", "label")
+_ITEM_ALIASES = (*ROLE_ALIASES["item"], "id", "q")
+_ALL = "(all)"
+
+
+def gold_array(table: AnnotationTable, gold: Mapping[tuple[str, str], Any] | np.ndarray) -> tuple[np.ndarray, int]:
+    """(N,) gold level code per response (-1 = no gold), and the number of gold entries matching no response.
+
+    ``gold`` maps ``(item, agent)`` to a level name (``str``) or a level code (``int``), or is already an (N,)
+    code array. A value that is neither raises :class:`InputError`.
+    """
+    if isinstance(gold, np.ndarray):
+        codes = np.asarray(gold, dtype=np.int64)
+        if codes.shape != (table.n_responses,) or (codes.size and (codes.min() < -1 or codes.max() >= table.n_levels)):
+            raise InputError("gold array needs one level code (or -1) per response", value=codes.shape,
+                             allowed=f"shape ({table.n_responses},), values -1..{table.n_levels - 1}")
+        return codes, 0
+    codes = np.full(table.n_responses, -1, dtype=np.int64)
+    if not gold:
+        return codes, 0
+    keys = list(gold)
+    responses = pd.MultiIndex.from_arrays([table.items.to_numpy()[table.response_item],
+                                           table.agents.to_numpy()[table.response_agent]])
+    wanted = pd.MultiIndex.from_arrays([[str(k[0]) for k in keys], [str(k[1]) for k in keys]])
+    position = responses.get_indexer(wanted)
+    values = pd.Series(list(gold.values()), dtype=object)
+    by_name = pd.Series(np.arange(table.n_levels), index=pd.Index(table.levels, dtype=object))
+    level = values.map(lambda v: by_name.get(v, -1) if isinstance(v, str)
+                       else int(v) if isinstance(v, int | np.integer) and not isinstance(v, bool)
+                       and 0 <= int(v) < table.n_levels else -1).to_numpy(dtype=np.int64)
+    bad = level < 0
+    if bad.any():
+        pos = int(np.flatnonzero(bad)[0])
+        raise InputError(f"gold level not among the levels ({plural(int(bad.sum()), 'entry')} in all)",
+                         column="gold", value=values.iloc[pos],
+                         allowed=f"level names {', '.join(table.levels)} or codes 0..{table.n_levels - 1} "
+                                 f"(for {keys[pos]!r})")
+    matched = position >= 0
+    codes[position[matched]] = level[matched]
+    return codes, int((~matched).sum())
+
+
+def _distribution(prediction: Any, table: AnnotationTable, name: str) -> np.ndarray:
+    """(N, K) distribution from posteriors, hard codes, or a fitted aggregator (``posteriors_``)."""
+    array = np.asarray(getattr(prediction, "posteriors_", prediction))
+    n, k = table.n_responses, table.n_levels
+    if array.shape == (n, k):
+        return array.astype(float)
+    if array.shape == (n,) and np.issubdtype(array.dtype, np.integer):
+        if array.size and (array.min() < 0 or array.max() >= k):
+            raise ValueError(f"{name}: label codes must be 0..{k - 1}")
+        return np.eye(k)[array]
+    raise ValueError(f"{name}: expected ({n}, {k}) posteriors or ({n},) integer labels, got shape {array.shape}")
+
+
+def gold_accuracy(
+    table: AnnotationTable,
+    predictions: Any,
+    gold: Mapping[tuple[str, str], Any] | np.ndarray,
+) -> pd.DataFrame:
+    """Accuracy against gold per agent and overall, for one prediction or several methods.
+
+    Args:
+        table: the table the predictions are for.
+        predictions: (N, K) posteriors, (N,) integer level codes, a fitted aggregator (its ``posteriors_``),
+            or a mapping method name → any of these (e.g. the result of
+            :func:`stableval.evaluate.credit.fit_methods`).
+        gold: ``{(item, agent): level name or code}`` or an (N,) code array with -1 for "no gold".
+
+    Returns:
+        One row per (method, agent) plus an ``(all)`` row per method, columns ``method, agent,
+        gold_responses`` (responses with gold), ``correct`` (argmax matches, ties split), ``accuracy``,
+        ``expected_accuracy`` (mean posterior mass on the gold level). Agents without gold responses are left
+        out. ``frame.attrs["notes"]`` says how many gold entries matched no response (they are not counted).
+    """
+    if isinstance(predictions, Mapping):
+        named = {str(name): _distribution(p, table, str(name)) for name, p in predictions.items()}
+    else:
+        named = {"prediction": _distribution(predictions, table, "prediction")}
+    codes, unmatched = gold_array(table, gold)
+    has = codes >= 0
+    agent = table.response_agent[has]
+    n_agents = table.n_agents
+    count = np.bincount(agent, minlength=n_agents).astype(float)
+    present = count > 0
+    names = np.append(table.agents.to_numpy(dtype=object)[present], _ALL)
+    frames = []
+    for method, dist in named.items():
+        rows = dist[has]
+        at_gold = rows[np.arange(rows.shape[0]), codes[has]]
+        top = rows.max(axis=1, keepdims=True)
+        is_top = np.isclose(rows, top, rtol=0.0, atol=1e-12)
+        correct = np.where(is_top[np.arange(rows.shape[0]), codes[has]], 1.0 / is_top.sum(axis=1), 0.0)
+        correct_by = np.bincount(agent, weights=correct, minlength=n_agents)
+        mass_by = np.bincount(agent, weights=at_gold, minlength=n_agents)
+        total = np.append(count[present], count.sum())
+        right = np.append(correct_by[present], correct_by.sum())
+        mass = np.append(mass_by[present], mass_by.sum())
+        with np.errstate(invalid="ignore", divide="ignore"):
+            frames.append(pd.DataFrame({"method": method, "agent": names, "gold_responses": total.astype(np.int64),
+                                        "correct": right, "accuracy": right / total,
+                                        "expected_accuracy": mass / total}))
+    out = pd.concat(frames, ignore_index=True)
+    notes = [f"gold for {plural(int(has.sum()), 'response')} of {table.n_responses:,}"]
+    if unmatched:
+        notes.append(f"{plural(unmatched, 'gold entry')} matched no response in the table and were not counted")
+    out.attrs["notes"] = notes
+    out.attrs["unmatched_gold"] = unmatched
+    return out
+
+
+def read_gold(path: str | os.PathLike[str], *, default_agent: str | None = None) -> dict[tuple[str, str], str]:
+    """Read a gold file (CSV/TSV/JSONL/Parquet): an item column, an optional agent column, and a gold column.
+
+    Item columns: ``item``, ``question``, ``task``, ``id``, ... ; agent: ``agent``, ``system``, ``model``, ... ;
+    gold: ``gold``, ``truth``, ``gold_label``, ``true_label`` or ``label``. Without an agent column every row is
+    of ``default_agent`` (CLI: the table's only agent). The ``truth.csv`` files of the truth-inference format
+    (``question,truth``) read as they are. Values are returned as text (level names).
+
+    >>> import pathlib, tempfile
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "truth.csv"
+    >>> _ = path.write_text("question,truth\\nq1,1\\nq2,0\\n")
+    >>> read_gold(path, default_agent="A")
+    {('q1', 'A'): '1', ('q2', 'A'): '0'}
+    """
+    frame = read_table_file(path)
+    source = str(path)
+    offset = frame.attrs.get("stableval.line_offset")
+    lowered = {str(c).strip().lower(): str(c) for c in frame.columns}
+
+    def find(aliases: tuple[str, ...]) -> str | None:
+        return next((lowered[a] for a in aliases if a in lowered), None)
+
+    item_col, agent_col, gold_col = find(_ITEM_ALIASES), find(ROLE_ALIASES["agent"]), find(GOLD_ALIASES)
+    if item_col is None or gold_col is None:
+        raise InputError("gold file needs an item column and a gold column", file=source,
+                         value=[str(c) for c in frame.columns],
+                         allowed=f"item: {', '.join(_ITEM_ALIASES)}; gold: {', '.join(GOLD_ALIASES)}; "
+                                 f"optional agent: {', '.join(ROLE_ALIASES['agent'])}")
+    if agent_col is None and default_agent is None:
+        raise InputError("gold file has no agent column and no default agent was given", file=source,
+                         allowed="an agent column, or default_agent= (the CLI uses the table's agent when it has "
+                                 "only one)")
+    text = {}
+    for role, column in (("item", item_col), ("gold", gold_col), ("agent", agent_col)):
+        if column is None:
+            continue
+        values = frame[column].astype(str).str.strip()
+        empty = (values == "").to_numpy()
+        if empty.any():
+            pos = int(np.flatnonzero(empty)[0])
+            raise row_error(f"empty {role} ({plural(int(empty.sum()), 'row')} in all)", source=source, pos=pos,
+                            line_offset=offset, column=column, value=frame[column].iloc[pos],
+                            allowed=f"a {role} on every row")
+        text[role] = values
+    agent = text["agent"] if "agent" in text else pd.Series(str(default_agent), index=frame.index)
+    pairs = pd.DataFrame({"item": text["item"], "agent": agent, "gold": text["gold"]})
+    first = pairs.drop_duplicates(["item", "agent"], keep="first")
+    check = pairs.merge(first, on=["item", "agent"], suffixes=("", "_first"))
+    conflict = (check["gold"] != check["gold_first"]).to_numpy()
+    if conflict.any():
+        row = check.loc[conflict].iloc[0]
+        raise InputError("two different gold labels for one response", file=source, column=gold_col,
+                         value=(row["item"], row["agent"]), allowed="one gold label per (item, agent)")
+    return dict(zip(zip(first["item"], first["agent"], strict=True), first["gold"], strict=True))
+
+
+def write_gold(gold: Mapping[tuple[str, str], Any], path: str | os.PathLike[str]) -> Path:
+    """Write gold labels as ``item,agent,gold`` (CSV, or by suffix TSV/JSONL/Parquet); readable by :func:`read_gold`.
+
+    >>> import pathlib, tempfile
+    >>> path = write_gold({("q1", "A"): "1"}, pathlib.Path(tempfile.mkdtemp()) / "gold.csv")
+    >>> path.read_text()
+    'item,agent,gold\\nq1,A,1\\n'
+    """
+    from stableval.datasets.export import write_frame
+
+    keys = list(gold)
+    frame = pd.DataFrame({"item": [str(k[0]) for k in keys], "agent": [str(k[1]) for k in keys],
+                          "gold": [str(v) for v in gold.values()]})
+    return write_frame(frame, path)

@@ -1,0 +1,282 @@
+"""Rater and item diagnostics from a fitted confusion-matrix model (STABLEVAL by default, or Dawid–Skene).
+
+Per rater r, from its confusion matrix ``pi_r[c, o]`` = P(rater gives level o | true level c) and the class priors
+``mu`` (the model's estimate of the distribution of the true level):
+
+* ``accuracy`` (class-balanced) = mean_c pi_r[c, c]; ``weighted_accuracy`` = sum_c mu_c pi_r[c, c];
+* ``leniency`` = mean_c pi_r[c, K-1] (how often the top level is given, whatever the truth) and
+  ``strictness`` = mean_c pi_r[c, 0] (Bonagiri et al. 2026, arXiv:2605.02122, Section 5.3);
+* ``over_rating`` = P(label > truth) = sum_c mu_c sum_{o > c} pi_r[c, o] and ``under_rating`` = P(label < truth)
+  = sum_c mu_c sum_{o < c} pi_r[c, o], with the truth distributed as mu (so weighted accuracy + over + under = 1);
+* ``spammer_score`` (Raykar & Yu 2012, "Eliminating spammers and ranking annotators for crowdsourced labeling
+  tasks", JMLR 13:491–518): the squared Frobenius distance of pi_r to the closest rank-one matrix (all rows
+  equal: labels independent of the truth), normalised to [0, 1]:
+  S_r = 1 / (K (K-1)) · sum_{c < c'} sum_o (pi_r[c, o] − pi_r[c', o])². 0 = a spammer, 1 = a perfect rater; for
+  K = 2 it is (sensitivity + specificity − 1)².
+
+Per response: the posterior over levels, the predicted (most probable) level, ``confidence`` = max posterior,
+``ambiguity`` = 1 − confidence and the posterior ``entropy`` in nats (natural logarithm; divide by ln 2 for bits).
+
+>>> import numpy as np
+>>> confusion = np.array([[[0.8, 0.2], [0.3, 0.7]]])          # one rater, K = 2
+>>> frame = rater_metrics(confusion, np.array([0.5, 0.5]))
+>>> frame[["accuracy", "leniency", "strictness", "spammer_score"]].round(4).to_dict("records")
+[{'accuracy': 0.75, 'leniency': 0.45, 'strictness': 0.55, 'spammer_score': 0.25}]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from stableval.data.table import AnnotationTable
+from stableval.evaluate.credit import METHOD_LABELS, MethodOptions
+
+#: methods that estimate a confusion matrix per rater
+DIAGNOSE_METHODS = ("stableval", "ds")
+#: default: responses whose ambiguity (1 − max posterior) exceeds this are listed
+AMBIGUITY_THRESHOLD = 0.3
+#: default: raters whose spammer score is below this are flagged as near-uniform (labels nearly independent of
+#: the truth); 0.05 ≈ a chance-corrected accuracy (K·p − 1)/(K − 1) of 0.22 for a rater with symmetric errors
+SPAMMER_THRESHOLD = 0.05
+
+RATER_COLUMNS = ("accuracy", "weighted_accuracy", "leniency", "strictness", "over_rating", "under_rating",
+                 "spammer_score")
+
+
+# ====================================================================================== the metrics
+def spammer_score(confusion: np.ndarray) -> np.ndarray:
+    """(R,) Raykar & Yu (2012) spammer score of (R, K, K) confusion matrices [rater, true, given].
+
+    Uses sum_{c<c'} ||row_c − row_c'||² = K · sum_c ||row_c − mean row||², so it is one vectorised pass.
+
+    >>> spammer_score(np.array([np.eye(3), np.full((3, 3), 1 / 3)])).tolist()
+    [1.0, 0.0]
+    """
+    confusion = np.asarray(confusion, dtype=float)
+    k = confusion.shape[-1]
+    centred = confusion - confusion.mean(axis=1, keepdims=True)
+    return np.asarray(k * (centred ** 2).sum(axis=(1, 2)) / (k * (k - 1)))
+
+
+def rater_metrics(confusion: np.ndarray, priors: np.ndarray) -> pd.DataFrame:
+    """One row per rater: ``accuracy, weighted_accuracy, leniency, strictness, over_rating, under_rating,
+    spammer_score`` from (R, K, K) confusion matrices [rater, true, given] and (K,) class priors."""
+    confusion = np.asarray(confusion, dtype=float)
+    priors = np.asarray(priors, dtype=float)
+    k = confusion.shape[-1]
+    diagonal = np.diagonal(confusion, axis1=1, axis2=2)  # (R, K)
+    above = np.triu(np.ones((k, k), dtype=bool), 1)        # o > c
+    below = np.tril(np.ones((k, k), dtype=bool), -1)       # o < c
+    return pd.DataFrame({
+        "accuracy": diagonal.mean(axis=1),
+        "weighted_accuracy": diagonal @ priors,
+        "leniency": confusion[:, :, k - 1].mean(axis=1),
+        "strictness": confusion[:, :, 0].mean(axis=1),
+        "over_rating": (confusion * above).sum(axis=2) @ priors,
+        "under_rating": (confusion * below).sum(axis=2) @ priors,
+        "spammer_score": spammer_score(confusion),
+    })
+
+
+def posterior_entropy(posteriors: np.ndarray) -> np.ndarray:
+    """(N,) entropy in nats of each row of an (N, K) distribution (0 · log 0 = 0).
+
+    >>> posterior_entropy(np.array([[0.5, 0.5], [1.0, 0.0]])).round(4).tolist()
+    [0.6931, 0.0]
+    """
+    p = np.asarray(posteriors, dtype=float)
+    logs = np.log(np.where(p > 0, p, 1.0))
+    return np.asarray(-(p * logs).sum(axis=1)) + 0.0  # + 0.0 turns -0.0 into 0.0
+
+
+# ====================================================================================== result
+@dataclass(frozen=True)
+class Diagnostics:
+    """Result of :func:`diagnose`.
+
+    Attributes:
+        raters: one row per rater, best class-balanced accuracy first: ``rater, ratings, responses, accuracy,
+            weighted_accuracy, leniency, strictness, over_rating, under_rating, spammer_score, below_chance``
+            (accuracy <= 1/K) ``, near_uniform`` (spammer score < ``spammer_threshold``).
+        responses: one row per response (table order): ``item, agent, judgments``, ``n_<level>`` (judgments per
+            level), ``p_<level>`` (posterior), ``predicted`` (level name), ``confidence, ambiguity, entropy``
+            (nats), ``ambiguous`` (ambiguity > threshold).
+        ambiguous: the ambiguous responses, most ambiguous first, with ``details``: every judgment as
+            ``rater=level`` (sorted by rater).
+        confusion: (R, K, K) confusion matrices [rater, true, given], rater order of ``raters_order``.
+        raters_order: rater names in the order of ``confusion``'s first axis.
+        priors: (K,) estimated class priors mu.
+        levels: the level names.
+        method: ``"stableval"`` or ``"ds"``.
+        fit: ``n_iter, converged, log_likelihood, objective`` of the EM fit.
+        dataset: counts from :meth:`AnnotationTable.summary`.
+        settings: thresholds and method options.
+    """
+
+    raters: pd.DataFrame
+    responses: pd.DataFrame
+    ambiguous: pd.DataFrame
+    confusion: np.ndarray
+    raters_order: list[str]
+    priors: np.ndarray
+    levels: tuple[str, ...]
+    method: str
+    fit: dict[str, Any]
+    dataset: dict[str, Any]
+    settings: dict[str, Any] = field(default_factory=dict)
+
+    def confusion_frame(self, rater: str) -> pd.DataFrame:
+        """One rater's confusion matrix as a frame: rows = true level, columns = given level."""
+        index = self.raters_order.index(str(rater))
+        return pd.DataFrame(self.confusion[index], index=pd.Index(self.levels, name="true"),
+                            columns=pd.Index(self.levels, name="given"))
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready: settings, priors, raters (each with its confusion matrix), ambiguous responses."""
+        position = {name: i for i, name in enumerate(self.raters_order)}
+        raters = _records(self.raters)
+        for row in raters:
+            row["confusion"] = np.round(self.confusion[position[str(row["rater"])]], 6).tolist()
+        return {
+            "dataset": self.dataset,
+            "settings": self.settings,
+            "method": METHOD_LABELS[self.method],
+            "fit": self.fit,
+            "levels": list(self.levels),
+            "priors": {level: float(p) for level, p in zip(self.levels, self.priors, strict=True)},
+            "confusion_axes": "confusion[true level][given level] = P(rater gives the given level | true level)",
+            "raters": raters,
+            "responses_total": len(self.responses),
+            "ambiguous_count": len(self.ambiguous),
+            "ambiguous": _records(self.ambiguous),
+        }
+
+
+def _finite(value: Any) -> Any:
+    if isinstance(value, float | np.floating):
+        return float(value) if np.isfinite(value) else None
+    if isinstance(value, np.integer):
+        return int(value)
+    if isinstance(value, np.bool_):
+        return bool(value)
+    return value
+
+
+def _records(frame: pd.DataFrame) -> list[dict[str, Any]]:
+    return [{str(k): _finite(v) for k, v in row.items()} for row in frame.to_dict("records")]
+
+
+# ====================================================================================== diagnose
+def _judgment_details(table: AnnotationTable, responses: np.ndarray) -> list[str]:
+    """For each response in ``responses``, its judgments as ``rater=level; ...`` (sorted by rater)."""
+    if responses.size == 0:
+        return []
+    position = np.full(table.n_responses, -1, dtype=np.int64)
+    position[responses] = np.arange(responses.size)
+    keep = np.flatnonzero(position[table.response] >= 0)
+    order = keep[np.lexsort((table.label[keep], table.rater[keep], position[table.response[keep]]))]
+    names = np.asarray(table.raters, dtype=object)[table.rater[order]]
+    levels = np.asarray(table.levels, dtype=object)[table.label[order]]
+    pieces = names.astype(str).astype(object) + "=" + levels.astype(str).astype(object)
+    bounds = np.searchsorted(position[table.response[order]], np.arange(responses.size + 1))
+    return ["; ".join(pieces[bounds[i]:bounds[i + 1]]) for i in range(responses.size)]
+
+
+def diagnose(
+    table: AnnotationTable,
+    method: str = "stableval",
+    *,
+    ambiguity_threshold: float = AMBIGUITY_THRESHOLD,
+    spammer_threshold: float = SPAMMER_THRESHOLD,
+    options: MethodOptions | None = None,
+) -> Diagnostics:
+    """Fit ``method`` (``"stableval"`` or ``"ds"``) and derive rater and response diagnostics.
+
+    Args:
+        table: the annotation table.
+        method: the confusion-matrix model: ``"stableval"`` (default) or ``"ds"``.
+        ambiguity_threshold: responses with ambiguity (1 − max posterior) above it are listed (0 <= t < 1).
+        spammer_threshold: raters with a spammer score below it are flagged near-uniform.
+        options: hyper-parameters of the method (priors, EM tolerance, ...).
+
+    A rater who never judged a response of some true level has no evidence for that row of pi_r; the model
+    then leaves the row uniform (DS) or at its prior (STABLEVAL), and the class-balanced metrics average it in.
+
+    >>> import pandas as pd
+    >>> frame = pd.DataFrame({"item": [1, 1, 1, 2, 2, 2, 3, 3, 3], "agent": "A", "rater": list("abcabcabc"),
+    ...                       "label": [1, 1, 0, 0, 0, 1, 1, 1, 1]})
+    >>> result = diagnose(AnnotationTable.from_frame(frame, levels=("no", "yes")), "ds")
+    >>> result.raters["rater"].tolist(), int(result.raters["ratings"].sum())
+    (['a', 'b', 'c'], 9)
+    """
+    name = method.strip().lower()
+    if name not in DIAGNOSE_METHODS:
+        raise ValueError(f"diagnostics need a model with rater confusion matrices: got {method!r}; "
+                         f"allowed: {', '.join(DIAGNOSE_METHODS)}")
+    if not 0.0 <= ambiguity_threshold < 1.0:
+        raise ValueError(f"ambiguity threshold must be in [0, 1), got {ambiguity_threshold}")
+    if not 0.0 <= spammer_threshold <= 1.0:
+        raise ValueError(f"spammer threshold must be in [0, 1], got {spammer_threshold}")
+    options = options or MethodOptions()
+    model = options.build(name).fit(table)
+    confusion = np.asarray(model.confusion_, dtype=float)
+    priors = np.asarray(model.priors_, dtype=float)
+    posteriors = np.asarray(model.posteriors_, dtype=float)
+    k = table.n_levels
+
+    # ---- raters
+    metrics = rater_metrics(confusion, priors)
+    pairs = np.unique(table.rater.astype(np.int64) * table.n_responses + table.response)
+    raters = pd.concat([pd.DataFrame({
+        "rater": [str(r) for r in table.raters],
+        "ratings": np.bincount(table.rater, minlength=table.n_raters),
+        "responses": np.bincount(pairs // max(table.n_responses, 1), minlength=table.n_raters),
+    }), metrics], axis=1)
+    raters["below_chance"] = chance_flags(raters["accuracy"].to_numpy(), k)
+    raters["near_uniform"] = raters["spammer_score"] < spammer_threshold
+    raters = raters.sort_values(["accuracy", "rater"], ascending=[False, True], kind="stable").reset_index(drop=True)
+
+    # ---- responses
+    confidence = posteriors.max(axis=1)
+    responses = table.response_frame()
+    counts = table.vote_counts().astype(np.int64)
+    for c, level in enumerate(table.levels):
+        responses[f"n_{level}"] = counts[:, c]
+    for c, level in enumerate(table.levels):
+        responses[f"p_{level}"] = posteriors[:, c]
+    responses["predicted"] = np.asarray(table.levels, dtype=object)[posteriors.argmax(axis=1)]
+    responses["confidence"] = confidence
+    responses["ambiguity"] = 1.0 - confidence
+    responses["entropy"] = posterior_entropy(posteriors)
+    responses["ambiguous"] = responses["ambiguity"] > ambiguity_threshold
+    flagged = np.flatnonzero(responses["ambiguous"].to_numpy())
+    flagged = flagged[np.lexsort((flagged, -responses["ambiguity"].to_numpy()[flagged]))]
+    ambiguous = responses.iloc[flagged].drop(columns="ambiguous").reset_index(drop=True)
+    ambiguous["details"] = _judgment_details(table, flagged)
+
+    fit = {"n_iter": int(model.n_iter_), "converged": bool(model.converged_),
+           "log_likelihood": float(model.log_likelihood_[-1]), "objective": float(model.objective_[-1])}
+    settings: dict[str, Any] = {"method": METHOD_LABELS[name], "ambiguity_threshold": ambiguity_threshold,
+                                "spammer_threshold": spammer_threshold, "chance_accuracy": 1.0 / k,
+                                "entropy_unit": "nats", "tol": options.tol, "max_iter": options.max_iter}
+    if name == "stableval":
+        settings.update(alpha_mu=options.alpha_mu, alpha_pi=options.alpha_pi, epsilon=options.epsilon)
+    return Diagnostics(
+        raters=raters, responses=responses, ambiguous=ambiguous, confusion=confusion,
+        raters_order=[str(r) for r in table.raters], priors=priors, levels=table.levels, method=name, fit=fit,
+        dataset=table.summary(), settings=settings,
+    )
+
+
+def chance_flags(accuracy: Sequence[float] | np.ndarray, n_levels: int) -> np.ndarray:
+    """Whether each class-balanced accuracy is at or below chance, 1/K.
+
+    >>> chance_flags([0.5, 0.25, 0.9], 3).tolist()
+    [False, True, False]
+    """
+    return np.asarray(accuracy, dtype=float) <= 1.0 / n_levels + 1e-12
