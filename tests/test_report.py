@@ -21,11 +21,12 @@ CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 
 @pytest.fixture(scope="module")
 def report_html() -> str:
-    return build_report(EXAMPLE, bootstrap=40, duplicates="keep", command="stableval report test")
+    return build_report(EXAMPLE, quick=True, bootstrap=40, duplicates="keep", command="stableval report test")
 
 
 def test_every_section_is_there_and_nothing_loads_from_the_network(report_html: str) -> None:
-    for section in ("summary", "leaderboard", "win-probability", "pairwise", "reproducibility"):
+    for section in ("summary", "leaderboard", "win-probability", "stability", "raters", "ambiguous", "pairwise",
+                    "reproducibility"):
         assert f'<section id="{section}">' in report_html
     assert not re.search(r"<(script|link|img)[^>]+(src|href)=\"https?:", report_html)
     assert "<svg" in report_html and "input sha256" in report_html
@@ -39,7 +40,7 @@ def test_untrusted_names_are_escaped(tmp_path: Path) -> None:
     path = tmp_path / "x.csv"
     path.write_text("item,agent,rater,label\nq1,<script>alert(1)</script>,r1,1\nq1,B,r1,0\nq2,B,r2,1\n"
                     "q2,<script>alert(1)</script>,r2,0\n")
-    html = build_report(path, bootstrap=10)
+    html = build_report(path, bootstrap=10, quick=True)
     assert "<script>alert(1)</script>" not in html and "&lt;script&gt;" in html
 
 
@@ -49,7 +50,12 @@ def test_figures_have_titles_and_axis_labels() -> None:
     from stableval.evaluate.pairwise import pairwise_leaderboard
 
     board = pairwise_leaderboard(stableval.read_pairwise(EXAMPLE, duplicates="keep"), bootstrap=20)
-    figures = [forest_plot(result), win_heatmap(result.win_probability["stableval"]), rating_plot(board)]
+    from stableval.evaluate import diagnose
+    from stableval.report.plots import confusion_grid, rater_scatter
+
+    diagnostics = diagnose(table)
+    figures = [forest_plot(result), win_heatmap(result.win_probability["stableval"]), rating_plot(board),
+               rater_scatter(diagnostics), confusion_grid(diagnostics)]
     for fig in figures:
         for ax in fig.axes:
             if ax.get_label() == "<colorbar>":
@@ -99,7 +105,7 @@ def test_report_renders_in_headless_chromium_without_errors(report_html: str, tm
         page.on("pageerror", lambda error: errors.append(str(error)))
         page.goto(page_file.as_uri())
         sections = page.locator("section")
-        assert sections.count() == 5
+        assert sections.count() == 8
         for k in range(sections.count()):
             shot = image.imread(io.BytesIO(sections.nth(k).screenshot()), format="png")
             assert shot.shape[0] > 50 and np.std(shot[..., :3]) > 0.01  # not blank

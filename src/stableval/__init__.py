@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from stableval._version import __version__
 
 if TYPE_CHECKING:  # pragma: no cover
-    from stableval.aggregate import DawidSkene, MajorityVote, Stableval
+    from stableval.aggregate import BradleyTerry, DawidSkene, MajorityVote, Stableval
     from stableval.data import (
         AnnotationTable,
         PairwiseTable,
@@ -28,10 +28,22 @@ if TYPE_CHECKING:  # pragma: no cover
         read_any,
         read_pairwise,
     )
+    from stableval.datasets import load_dataset
     from stableval.errors import InputError, NotFittedError, StableValError
-    from stableval.evaluate import AgentScores, MethodOptions, score_agents
+    from stableval.evaluate import (
+        AgentScores,
+        Diagnostics,
+        MethodOptions,
+        PairwiseLeaderboard,
+        StabilityResult,
+        diagnose,
+        pairwise_leaderboard,
+        ranking_stability,
+        score_agents,
+    )
 
 _HOME = {
+    "BradleyTerry": "stableval.aggregate",
     "DawidSkene": "stableval.aggregate",
     "MajorityVote": "stableval.aggregate",
     "Stableval": "stableval.aggregate",
@@ -49,23 +61,38 @@ _HOME = {
     "AgentScores": "stableval.evaluate",
     "MethodOptions": "stableval.evaluate",
     "score_agents": "stableval.evaluate",
+    "Diagnostics": "stableval.evaluate",
+    "PairwiseLeaderboard": "stableval.evaluate",
+    "StabilityResult": "stableval.evaluate",
+    "diagnose": "stableval.evaluate",
+    "pairwise_leaderboard": "stableval.evaluate",
+    "ranking_stability": "stableval.evaluate",
+    "load_dataset": "stableval.datasets",
 }
 
 __all__ = [
     "AgentScores",
     "AnnotationTable",
+    "BradleyTerry",
     "DawidSkene",
+    "Diagnostics",
     "InputError",
     "MajorityVote",
     "MethodOptions",
     "NotFittedError",
+    "PairwiseLeaderboard",
     "PairwiseTable",
+    "StabilityResult",
     "StableValError",
     "Stableval",
     "__version__",
     "annotations_from_frame",
+    "diagnose",
     "example_path",
+    "load_dataset",
+    "pairwise_leaderboard",
     "pairwise_to_annotations",
+    "ranking_stability",
     "read_annotations",
     "read_any",
     "read_pairwise",

@@ -120,6 +120,63 @@ def _win_probability(ctx: ReportContext) -> Section:
                    "a coin flip on this data.", body)
 
 
+def _stability(ctx: ReportContext) -> Section:
+    from stableval.evaluate.stability import ranking_stability, stability_figure
+
+    result = ranking_stability(ctx.table, repetitions=10 if ctx.quick else 50, seed=ctx.seed,
+                               jobs=int(ctx.options.get("jobs", 1)))
+    columns = ["method", "raters", "tau_mean", "tau_ci_low", "tau_ci_high", "mean_rank_sd", "mean_rank_range",
+               "p_top_change", "responses_dropped_mean"]
+    body = figure_html(stability_figure(result), "Mean Kendall tau-b between the ranking from all raters and "
+                       "from random subsets of raters; bands: 95% intervals of the mean.")
+    body += table_html(result.summary[columns])
+    return Section("stability", "Would other raters give the same ranking?", "We re-ran every method on random "
+                   "subsets of the raters. A tau-b of 1 means the ranking never changed; lower values and a high "
+                   "chance of a new leader mean the ranking depends on who happened to rate.", body)
+
+
+def _diagnostics(ctx: ReportContext) -> Any:
+    if "diagnostics" not in ctx.cache:
+        from stableval.evaluate.diagnostics import diagnose
+
+        ctx.cache["diagnostics"] = diagnose(ctx.table)
+    return ctx.cache["diagnostics"]
+
+
+def _raters(ctx: ReportContext) -> Section:
+    from stableval.report.plots import confusion_grid, rater_scatter
+
+    result = _diagnostics(ctx)
+    body = figure_html(rater_scatter(result), "Each dot is a rater (size: number of ratings). Red crosses: at or "
+                       "below chance, or near-uniform (spammer score < threshold).")
+    body += figure_html(confusion_grid(result), "Rows: the level STABLEVAL believes is true; columns: what the "
+                        "rater said. A reliable rater has a dark diagonal.")
+    flagged = result.raters[result.raters["below_chance"] | result.raters["near_uniform"]]
+    columns = ["rater", "ratings", "accuracy", "leniency", "strictness", "over_rating", "under_rating",
+               "spammer_score"]
+    if len(flagged):
+        body += f"<p>{len(flagged)} of {len(result.raters)} raters flagged:</p>" + table_html(flagged[columns])
+    else:
+        body += (f"<p>None of the {len(result.raters)} raters is flagged; the five least accurate:</p>"
+                 + table_html(result.raters.tail(5)[columns]))
+    return Section("raters", "Which raters to trust", "Estimated from each rater's confusion matrix: accuracy "
+                   "(how often they give the true level), leniency (how often they give the top level) and "
+                   "strictness (the bottom level). Raters near chance add noise, not information.", body)
+
+
+def _ambiguous(ctx: ReportContext) -> Section:
+    result = _diagnostics(ctx)
+    top = result.ambiguous.head(20)
+    threshold = result.settings.get("ambiguity_threshold", 0.3)
+    keep = [c for c in ("item", "agent", "judgments", "predicted", "confidence", "ambiguity", "details")
+            if c in top.columns]
+    body = (f"<p>{len(result.ambiguous):,} of {len(result.responses):,} responses have ambiguity above "
+            f"{threshold:g}; the 20 most ambiguous:</p>" + table_html(top[keep]))
+    return Section("ambiguous", "The most ambiguous responses", "Responses where even after weighing each rater's "
+                   "reliability the true level stays uncertain: worth a second look, a clearer rubric, or more "
+                   "ratings.", body)
+
+
 def _pairwise(ctx: ReportContext) -> Section:
     from stableval.evaluate.pairwise import pairwise_leaderboard
     from stableval.report.plots import rating_plot, win_heatmap
@@ -161,6 +218,9 @@ BUILDERS: dict[str, Callable[[ReportContext], Section]] = {
     "summary": _summary,
     "leaderboard": _leaderboard,
     "win-probability": _win_probability,
+    "stability": _stability,
+    "raters": _raters,
+    "ambiguous": _ambiguous,
     "pairwise": _pairwise,
     "reproducibility": _reproducibility,
 }
