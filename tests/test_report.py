@@ -25,8 +25,8 @@ def report_html() -> str:
 
 
 def test_every_section_is_there_and_nothing_loads_from_the_network(report_html: str) -> None:
-    for section in ("summary", "leaderboard", "win-probability", "stability", "raters", "ambiguous", "pairwise",
-                    "reproducibility"):
+    for section in ("summary", "agreement", "leaderboard", "win-probability", "stability", "raters", "ambiguous",
+                    "pairwise", "reproducibility"):
         assert f'<section id="{section}">' in report_html
     assert not re.search(r"<(script|link|img)[^>]+(src|href)=\"https?:", report_html)
     assert "<svg" in report_html and "input sha256" in report_html
@@ -105,9 +105,22 @@ def test_report_renders_in_headless_chromium_without_errors(report_html: str, tm
         page.on("pageerror", lambda error: errors.append(str(error)))
         page.goto(page_file.as_uri())
         sections = page.locator("section")
-        assert sections.count() == 8
+        assert sections.count() == 9
         for k in range(sections.count()):
             shot = image.imread(io.BytesIO(sections.nth(k).screenshot()), format="png")
             assert shot.shape[0] > 50 and np.std(shot[..., :3]) > 0.01  # not blank
         browser.close()
     assert errors == []
+
+
+def test_report_on_ratings_with_quality_control(tmp_path: Path) -> None:
+    from synthetic import synthetic_frame
+
+    frame, _ = synthetic_frame(n_items=30, seed=2)
+    path = tmp_path / "ratings.csv"
+    frame.to_csv(path, index=False)
+    html = build_report(path, quick=True, bootstrap=20, options={"qc": {"consensus": True}})
+    for section in ("agreement", "reliability", "stability", "raters"):
+        assert f'<section id="{section}">' in html
+    assert '<section id="pairwise">' not in html  # not pairwise data
+    assert "krippendorff_alpha_ordinal" in html and "data:image/png;base64," in html

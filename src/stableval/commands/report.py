@@ -63,16 +63,31 @@ def report(
     default_agent: AgentOpt = None,
     pairwise: PairwiseOpt = None,
     input_format: InputFormatOpt = None,
+    jobs: Annotated[int, typer.Option("--jobs", "-j", min=0, help="Worker processes for the stability analysis "
+                                      "(0 = one per core).")] = 1,
+    qc_rater: Annotated[str | None, typer.Option("--qc-rater", help="Add reliability against QC: the QC rater "
+                                                 "id(s), comma-separated.", rich_help_panel="Quality control")] = None,
+    qc_file: Annotated[Path | None, typer.Option("--qc-file", help="Add reliability against QC labels from a file "
+                                                 "(item[, agent], label).", rich_help_panel="Quality control")] = None,
+    qc_consensus: Annotated[bool, typer.Option("--qc-consensus", help="Add reliability against the consensus of the "
+                                               "other raters.", rich_help_panel="Quality control")] = False,
 ) -> None:
     """Write one self-contained HTML report (inline figures, printable) of every analysis of FILE."""
     from stableval.errors import StableValError
     from stableval.report import build_report
 
     try:
+        import os
+
+        if sum(x is not None and x is not False for x in (qc_rater, qc_file, qc_consensus or None)) > 1:
+            raise typer.BadParameter("give one of --qc-rater, --qc-file, --qc-consensus", param_hint="--qc-*")
+        qc = {"rater": [r.strip() for r in qc_rater.split(",") if r.strip()] if qc_rater else None,
+              "file": qc_file, "consensus": qc_consensus} if (qc_rater or qc_file or qc_consensus) else None
         html = build_report(file, quick=quick, seed=seed, bootstrap=bootstrap, duplicates=duplicates.value,
                             command="stableval " + " ".join(sys.argv[1:]), progress=True,
                             read_options=_read_options(levels, credit, item_col, agent_col, rater_col, label_col,
-                                                       default_agent, pairwise, input_format))
+                                                       default_agent, pairwise, input_format),
+                            options={"jobs": jobs or os.cpu_count() or 1, "qc": qc})
     except StableValError as error:
         raise fail(str(error)) from None
     output.write_text(html, encoding="utf-8")

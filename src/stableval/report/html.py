@@ -91,6 +91,42 @@ def _summary(ctx: ReportContext) -> Section:
                    "every number below.", body)
 
 
+def _agreement(ctx: ReportContext) -> Section:
+    from stableval.evaluate.agreement import agreement
+
+    result = agreement(ctx.table, bootstrap=min(ctx.bootstrap, 500), seed=ctx.seed)
+    stats = result.statistics
+    keep = [c for c in ("statistic", "value", "ci_low", "ci_high", "note") if c in stats.columns]
+    body = table_html(stats[keep])
+    body += "".join(f"<p class='note'>{html_lib.escape(n)}</p>" for n in result.notes)
+    return Section("agreement", "How much do raters agree?", "Chance-corrected agreement between raters on the same "
+                   "response: 1 is perfect agreement, 0 is what random labels would give. Low agreement is why a "
+                   "model of each rater (Dawid–Skene, STABLEVAL) matters.", body)
+
+
+def _reliability(ctx: ReportContext) -> Section:
+    import base64
+    import tempfile
+
+    from stableval.evaluate.reliability import plot_reliability, read_gold, reliability_vs_qc
+
+    qc = ctx.options["qc"]
+    gold = read_gold(qc["file"], levels=list(ctx.table.levels)) if qc.get("file") else None
+    result = reliability_vs_qc(ctx.table, qc_rater=qc.get("rater"), gold=gold, consensus=bool(qc.get("consensus")),
+                               source=str(ctx.path))
+    with tempfile.TemporaryDirectory() as folder:
+        png = plot_reliability(result, Path(folder) / "reliability.png").read_bytes()
+    image = base64.b64encode(png).decode("ascii")
+    body = (f"<figure><img alt='Reliability against QC per evaluator' style='max-width:100%' "
+            f"src='data:image/png;base64,{image}'><figcaption class='note'>Share of applicable items on which each "
+            "evaluator matched QC, flag mismatches and item counts (N in each cell).</figcaption></figure>")
+    body += table_html(result.table())
+    body += "".join(f"<p class='note'>{html_lib.escape(n)}</p>" for n in result.notes)
+    return Section("reliability", "Reliability against quality control", "How often each evaluator gave the same "
+                   "label as the quality-control reference, on the items both could rate. The interval is a Wilson "
+                   "95% interval; evaluators marked * rated few items.", body)
+
+
 def _leaderboard(ctx: ReportContext) -> Section:
     from stableval.report.plots import forest_plot
 
@@ -216,12 +252,14 @@ def _reproducibility(ctx: ReportContext) -> Section:
 #: section name -> builder, in report order
 BUILDERS: dict[str, Callable[[ReportContext], Section]] = {
     "summary": _summary,
+    "agreement": _agreement,
     "leaderboard": _leaderboard,
     "win-probability": _win_probability,
     "stability": _stability,
     "raters": _raters,
     "ambiguous": _ambiguous,
     "pairwise": _pairwise,
+    "reliability": _reliability,
     "reproducibility": _reproducibility,
 }
 
@@ -239,7 +277,11 @@ def build_report(
     read_options: dict[str, Any] | None = None,
     options: dict[str, Any] | None = None,
 ) -> str:
-    """Read ``path`` once, run every analysis and return the report as one self-contained HTML string."""
+    """Read ``path`` once, run every analysis and return the report as one self-contained HTML string.
+
+    ``options``: ``jobs`` (worker processes for the stability analysis) and ``qc`` (a dict with ``rater``,
+    ``file`` or ``consensus``: adds the reliability-against-QC section).
+    """
     from jinja2 import Environment, PackageLoader, select_autoescape
     from markupsafe import Markup
 
@@ -266,7 +308,9 @@ def build_report(
     ctx = ReportContext(path=path, table=table, votes=votes, seed=seed,
                         bootstrap=bootstrap if bootstrap is not None else (200 if quick else 1000), quick=quick,
                         command=command, options=dict(options or {}), cache={})
-    chosen = [name for name in (sections or BUILDERS) if name in BUILDERS and (name != "pairwise" or votes)]
+    has_qc = bool(ctx.options.get("qc"))
+    chosen = [name for name in (sections or BUILDERS) if name in BUILDERS and (name != "pairwise" or votes)
+              and (name != "reliability" or has_qc)]
     built = []
     with progress_bar("report", total=len(chosen), enabled=progress) as bar:
         for name in chosen:
