@@ -159,3 +159,6 @@ def test_score_reports_accuracy_against_gold(tmp_path: Path) -> None:
     assert accuracy["mv"] == pytest.approx(1.0)  # two of three raters are always right
     text = runner.invoke(app, ["score", str(ratings), "--default-agent", "bot", "--gold", str(gold), "-B", "0"])
     assert "Accuracy against gold" in text.output and "MV: 1.0000 on 12 responses" in text.output
+    text = runner.invoke(app, ["diagnose", str(ratings), "--default-agent", "bot", "--gold", str(gold)])
+    assert text.exit_code == 0, text.output
+    assert "Accuracy of the predicted levels against gold: 1.0000 on 12 responses" in text.output

@@ -66,7 +66,8 @@ def test_figures_have_titles_and_axis_labels() -> None:
 
 def test_plot_command_writes_images(tmp_path: Path) -> None:
     runner = CliRunner()
-    for kind, suffix in (("forest", ".png"), ("ratings", ".svg"), ("win-rate", ".png")):
+    for kind, suffix in (("forest", ".png"), ("ratings", ".svg"), ("win-rate", ".png"), ("raters", ".png"),
+                         ("confusion", ".svg"), ("win-probability", ".pdf")):
         out = tmp_path / f"fig{suffix}"
         result = runner.invoke(app, ["plot", kind, str(EXAMPLE), "--duplicates", "keep", "-B", "20", "-o", str(out)])
         assert result.exit_code == 0, result.output

@@ -7,6 +7,7 @@ import json
 import shutil
 import sys
 from enum import StrEnum
+from pathlib import Path
 from typing import Annotated, Any
 
 import typer
@@ -96,6 +97,9 @@ def diagnose(
     criterion_col: CriterionCol = None,
     pairwise: PairwiseOpt = None,
     input_format: InputFormatOpt = None,
+    gold: Annotated[Path | None, typer.Option("--gold", help="Gold labels (item[,agent],gold), e.g. a truth.csv: "
+                                              "also report the predicted levels' accuracy against them.",
+                                              rich_help_panel="Input")] = None,
 ) -> None:
     """Rater and item diagnostics from the fitted confusion matrices and posteriors.
 
@@ -117,10 +121,19 @@ def diagnose(
         options = MethodOptions(alpha_mu=alpha_mu, alpha_pi=alpha_pi, epsilon=epsilon, max_iter=max_iter, tol=tol)
         result = run_diagnose(table, method.value, ambiguity_threshold=ambiguity_threshold,
                               spammer_threshold=spammer_threshold, options=options)
+        accuracy = None
+        if gold is not None:
+            from stableval.datasets import gold_accuracy, read_gold
+
+            labels = read_gold(gold, default_agent=str(table.agents[0]) if table.n_agents == 1 else None)
+            posteriors = result.responses[[f"p_{level}" for level in result.levels]].to_numpy(float)
+            accuracy = gold_accuracy(table, {method.value: posteriors}, labels)
     except StableValError as error:
         raise fail(str(error)) from None
     if output_format is OutputFormat.JSON:
         payload = {"command": " ".join(["stableval", *sys.argv[1:]]), "version": __version__, **result.to_dict()}
+        if accuracy is not None:
+            payload["gold_accuracy"] = json.loads(accuracy.to_json(orient="records"))
         text = json.dumps(payload, indent=2) + "\n"
     elif output_format is OutputFormat.CSV:
         frame = {CsvTable.RATERS: result.raters, CsvTable.RESPONSES: result.responses,
@@ -128,6 +141,11 @@ def diagnose(
         text = frame.to_csv(index=False)
     else:
         text = _render(result, top=top, to_file=output is not None)
+        if accuracy is not None:
+            overall = accuracy[accuracy["agent"] == "(all)"].iloc[0]
+            text += (f"Accuracy of the predicted levels against gold: {overall['accuracy']:.4f} on "
+                     f"{int(overall['gold_responses']):,} responses with gold (expected accuracy "
+                     f"{overall['expected_accuracy']:.4f}).\n")
     write_output(text, output)
 
 

@@ -28,7 +28,7 @@ from stableval.commands.common import (
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.figure import Figure
 
-PLOT_KINDS = ("forest", "win-probability", "ratings", "win-rate")
+PLOT_KINDS = ("forest", "win-probability", "stability", "raters", "confusion", "ratings", "win-rate")
 
 
 def register(app: typer.Typer) -> None:
@@ -147,6 +147,16 @@ def _make_figure(kind: str, file: Path, bootstrap: int, seed: int, duplicates: s
     from stableval.evaluate import score_agents
 
     table = read_any(file, duplicates=duplicates, **options)
+    if kind == "stability":
+        from stableval.evaluate.stability import ranking_stability, stability_figure
+
+        return stability_figure(ranking_stability(table, seed=seed, progress=True))
+    if kind in ("raters", "confusion"):
+        from stableval.evaluate.diagnostics import diagnose
+        from stableval.report.plots import confusion_grid, rater_scatter
+
+        diagnostics = diagnose(table)
+        return rater_scatter(diagnostics) if kind == "raters" else confusion_grid(diagnostics)
     result = score_agents(table, bootstrap=bootstrap, seed=seed, progress=True)
     if kind == "forest":
         return forest_plot(result)
