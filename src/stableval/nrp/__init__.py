@@ -1,0 +1,47 @@
+"""NRP: evaluate generated answers by ranking them among human-judged documents (Heineking et al. 2024).
+
+>>> from stableval.nrp import TIE_POLICIES, N_CHOICES
+>>> TIE_POLICIES, N_CHOICES
+(('optimistic', 'mid', 'pessimistic'), ('documents', 'list'))
+"""
+
+from stableval.nrp.collection import (
+    TestCollection,
+    answers_from_frame,
+    collection_from_frames,
+    read_answers,
+    read_collection,
+    read_liveqa,
+    write_collection,
+)
+from stableval.nrp.nrp import (
+    N_CHOICES,
+    TIE_POLICIES,
+    NRPResult,
+    normalized_rank_position,
+    rank_counts,
+    read_webis_rank_files,
+    score_answers,
+    summarize,
+)
+from stableval.nrp.rankers import RANKERS, make_ranker
+
+__all__ = [
+    "N_CHOICES",
+    "RANKERS",
+    "TIE_POLICIES",
+    "NRPResult",
+    "TestCollection",
+    "answers_from_frame",
+    "collection_from_frames",
+    "make_ranker",
+    "normalized_rank_position",
+    "rank_counts",
+    "read_answers",
+    "read_collection",
+    "read_liveqa",
+    "read_webis_rank_files",
+    "score_answers",
+    "summarize",
+    "write_collection",
+]

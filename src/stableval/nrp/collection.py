@@ -1,0 +1,506 @@
+"""Test collections (questions, judged documents with texts, graded judgments) and generated-answer files.
+
+A **test collection** is what NRP ranks answers against (Heineking et al. 2024, "Ranking Generated Answers",
+section 2): questions ``Q``, for each question the human-written documents ``D_q`` that were judged for it, and
+one or more graded quality dimensions (relevance, readability, credibility, ...). It is read from a directory:
+
+===========================  ===============================================================================
+file                         content
+===========================  ===============================================================================
+``queries.{csv,tsv,jsonl}``  columns ``qid, query`` (or a TREC-style ``topics.txt`` with ``<id>``/``<query>``)
+``documents.{csv,tsv,jsonl}`` columns ``docno, text``
+``qrels.txt``                TREC qrels ``qid 0 docno grade`` -> dimension ``relevance``
+``qrels-<dim>.txt``          the same for dimension ``<dim>`` (``qrels_<dim>.txt`` also accepted)
+``judgments.{csv,...}``      alternatively: columns ``qid, docno, grade`` and optionally ``dimension``
+===========================  ===============================================================================
+
+Grades are non-negative numbers used as gains; ``D_q`` is every document judged for ``q`` in any dimension.
+The LiveQA medical data (``read_liveqa``) is recognised by its three pool folders and merged per question.
+
+Generated answers (``read_answers``) are CSV/TSV/JSONL/Parquet with ``qid, model, prompt, answer_id, text``
+(``prompt`` and ``answer_id`` optional; an optional numeric ``params`` column gives the model size).
+
+>>> import pandas as pd
+>>> c = collection_from_frames(
+...     queries=pd.DataFrame({"qid": ["1"], "query": ["flu symptoms"]}),
+...     documents=pd.DataFrame({"docno": ["d1", "d2"], "text": ["fever and cough", "tax forms"]}),
+...     judgments=pd.DataFrame({"qid": ["1", "1"], "docno": ["d1", "d2"], "grade": [2, 0]}))
+>>> c.n_questions, c.n_documents, c.dimensions
+(1, 2, ('relevance',))
+"""
+
+from __future__ import annotations
+
+import html
+import re
+import xml.etree.ElementTree as ET
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from stableval.data.read import read_table_file
+from stableval.errors import InputError
+
+__all__ = [
+    "ANSWER_COLUMNS",
+    "LIVEQA_POOLS",
+    "TestCollection",
+    "answers_from_frame",
+    "collection_from_frames",
+    "read_answers",
+    "read_collection",
+    "read_liveqa",
+    "read_liveqa_references",
+    "read_qrels",
+    "write_collection",
+]
+
+_TABLE_SUFFIXES = (".csv", ".tsv", ".jsonl", ".ndjson", ".parquet")
+#: Columns of an answers frame after reading (``params`` is NaN when no size is given).
+ANSWER_COLUMNS = ("qid", "model", "prompt", "answer_id", "text", "params")
+#: LiveQA pools, by folder: TREC 2017 participants (NIST), MedQuAD (NLM), CHiQA / MEDIQA 2019 (NLM).
+LIVEQA_POOLS = {"trec": "trec2017_liveqa", "medquad": "medquad_judged", "mediqa": "mediqa2019_liveqamed"}
+
+
+@dataclass(frozen=True)
+class TestCollection:
+    """Questions, judged documents and graded judgments.
+
+    ``queries``: ``qid, query``; ``documents``: ``docno, text`` (one row per distinct docno);
+    ``judgments``: ``qid, docno, dimension, grade`` (one row per judged pair and dimension, grade >= 0);
+    ``notes``: what was merged, dropped or recoded while reading, with counts.
+    """
+
+    __test__ = False  # not a pytest class
+
+    name: str
+    queries: pd.DataFrame
+    documents: pd.DataFrame
+    judgments: pd.DataFrame
+    notes: tuple[str, ...] = field(default=())
+
+    @property
+    def dimensions(self) -> tuple[str, ...]:
+        return tuple(pd.unique(self.judgments["dimension"]))
+
+    @property
+    def n_questions(self) -> int:
+        return len(self.queries)
+
+    @property
+    def n_documents(self) -> int:
+        return len(self.documents)
+
+    def pool(self) -> pd.DataFrame:
+        """Every (question, judged document) pair once: ``qid, query, docno, text``, sorted by qid then docno."""
+        pairs = self.judgments[["qid", "docno"]].drop_duplicates()
+        out = pairs.merge(self.queries, on="qid").merge(self.documents, on="docno")
+        return out.sort_values(["qid", "docno"], kind="stable").reset_index(drop=True)[
+            ["qid", "query", "docno", "text"]]
+
+    def qrels(self, dimension: str) -> pd.DataFrame:
+        """Judgments of one dimension: ``qid, docno, grade``."""
+        if dimension not in self.dimensions:
+            raise InputError("unknown quality dimension", value=dimension,
+                             allowed=", ".join(self.dimensions))
+        part = self.judgments[self.judgments["dimension"] == dimension]
+        return part[["qid", "docno", "grade"]].reset_index(drop=True)
+
+    def subset(self, qids: Sequence[str]) -> TestCollection:
+        """The collection restricted to some questions."""
+        keep = set(map(str, qids))
+        judgments = self.judgments[self.judgments["qid"].isin(keep)].reset_index(drop=True)
+        documents = self.documents[self.documents["docno"].isin(set(judgments["docno"]))].reset_index(drop=True)
+        queries = self.queries[self.queries["qid"].isin(keep)].reset_index(drop=True)
+        return TestCollection(self.name, queries, documents, judgments, self.notes)
+
+
+# ================================================================================== building and checks
+def collection_from_frames(queries: pd.DataFrame, documents: pd.DataFrame, judgments: pd.DataFrame, *,
+                           name: str = "collection", missing_text: str = "error",
+                           notes: Sequence[str] = (), file: str | None = None) -> TestCollection:
+    """Validate and build a :class:`TestCollection`.
+
+    ``judgments`` needs ``qid, docno, grade`` (``dimension`` defaults to ``relevance``). A judged document without
+    a text is an error unless ``missing_text="drop"``, which drops its judgments and says how many in ``notes``.
+    Questions without any judged document are kept out of the pool and counted in ``notes``.
+    """
+    if missing_text not in ("error", "drop"):
+        raise ValueError(f"missing_text must be 'error' or 'drop', not {missing_text!r}")
+    notes = list(notes)
+    queries = _require(queries, ("qid", "query"), file, "queries").astype({"qid": str, "query": str})
+    documents = _require(documents, ("docno", "text"), file, "documents").astype({"docno": str})
+    judgments = _require(judgments, ("qid", "docno", "grade"), file, "judgments")
+    if "dimension" not in judgments.columns:
+        judgments = judgments.assign(dimension="relevance")
+    judgments = judgments[["qid", "docno", "dimension", "grade"]].astype(
+        {"qid": str, "docno": str, "dimension": str})
+    grade = pd.to_numeric(judgments["grade"], errors="coerce")
+    bad = ~np.isfinite(grade.to_numpy(dtype=float)) | (grade.to_numpy(dtype=float) < 0)
+    if bad.any():
+        row = int(np.flatnonzero(bad)[0])
+        raise InputError(f"grade is not a non-negative number ({int(bad.sum())} row(s) in all)", file=file,
+                         row=row + 1, column="grade", value=judgments["grade"].iloc[row],
+                         allowed="a number >= 0 (recode negative grades first)")
+    judgments = judgments.assign(grade=grade.astype(float))
+    for frame, key, what in ((queries, ["qid"], "queries"), (documents, ["docno"], "documents"),
+                             (judgments, ["qid", "docno", "dimension"], "judgments")):
+        dup = frame.duplicated(key)
+        if dup.any():
+            row = int(np.flatnonzero(dup.to_numpy())[0])
+            raise InputError(f"duplicate {'/'.join(key)} in {what} ({int(dup.sum())} row(s) in all)", file=file,
+                             row=row + 1, column=key[-1], value=frame[key[-1]].iloc[row],
+                             allowed=f"each {'/'.join(key)} once")
+    text = documents["text"]
+    empty = text.isna() | (text.astype(str).str.strip() == "")
+    if empty.any():
+        row = int(np.flatnonzero(empty.to_numpy())[0])
+        raise InputError(f"document text is empty ({int(empty.sum())} document(s) in all)", file=file,
+                         row=row + 1, column="text", value=documents["docno"].iloc[row],
+                         allowed="a non-empty text for every document")
+    documents = documents.assign(text=text.astype(str))
+    unknown_q = ~judgments["qid"].isin(set(queries["qid"]))
+    if unknown_q.any():
+        row = int(np.flatnonzero(unknown_q.to_numpy())[0])
+        raise InputError(f"judgment for a question that is not in the queries ({int(unknown_q.sum())} row(s))",
+                         file=file, row=row + 1, column="qid", value=judgments["qid"].iloc[row],
+                         allowed="a qid listed in the queries")
+    no_text = ~judgments["docno"].isin(set(documents["docno"]))
+    if no_text.any():
+        if missing_text == "error":
+            row = int(np.flatnonzero(no_text.to_numpy())[0])
+            raise InputError(f"judged document has no text ({int(no_text.sum())} judgment(s), "
+                             f"{judgments.loc[no_text, 'docno'].nunique()} document(s) in all)", file=file,
+                             row=row + 1, column="docno", value=judgments["docno"].iloc[row],
+                             allowed="a docno listed in the documents (or missing_text='drop')")
+        notes.append(f"dropped {int(no_text.sum())} judgment(s) of {judgments.loc[no_text, 'docno'].nunique()} "
+                     "document(s) without text")
+        judgments = judgments[~no_text]
+    unjudged = ~queries["qid"].isin(set(judgments["qid"]))
+    if unjudged.any():
+        notes.append(f"{int(unjudged.sum())} question(s) have no judged document and are left out")
+        queries = queries[~unjudged]
+    used = documents["docno"].isin(set(judgments["docno"]))
+    if (~used).any():
+        notes.append(f"{int((~used).sum())} document(s) are judged for no question and are left out")
+        documents = documents[used]
+    return TestCollection(name, queries.reset_index(drop=True)[["qid", "query"]],
+                          documents.reset_index(drop=True)[["docno", "text"]],
+                          judgments.reset_index(drop=True), tuple(notes))
+
+
+def _require(frame: pd.DataFrame, columns: Sequence[str], file: str | None, what: str) -> pd.DataFrame:
+    missing = [c for c in columns if c not in frame.columns]
+    if missing:
+        raise InputError(f"{what}: missing column(s) {', '.join(missing)}", file=file,
+                         value=list(map(str, frame.columns)), allowed=f"columns {', '.join(columns)}")
+    return frame
+
+
+# ================================================================================== reading a directory
+def read_qrels(path: str | Path, *, dimension: str = "relevance") -> pd.DataFrame:
+    """Read TREC qrels (``qid iter docno grade``, whitespace separated) into ``qid, docno, dimension, grade``.
+
+    >>> import tempfile, pathlib
+    >>> p = pathlib.Path(tempfile.mkdtemp()) / "qrels.txt"
+    >>> _ = p.write_text("1 0 d1 2\\n1 0 d2 0\\n")
+    >>> read_qrels(p)["grade"].tolist()
+    [2.0, 0.0]
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise InputError("qrels file not found", file=str(path), allowed="a TREC qrels file: qid 0 docno grade")
+    lines = path.read_text(encoding="utf-8").splitlines()
+    rows = [line.split() for line in lines]
+    for number, parts in enumerate(rows, start=1):
+        if parts and len(parts) != 4:
+            raise InputError(f"qrels line has {len(parts)} fields", file=str(path), row=number,
+                             value=lines[number - 1][:80], allowed="4 fields: qid iteration docno grade")
+    rows = [parts for parts in rows if parts]
+    if not rows:
+        raise InputError("qrels file has no lines", file=str(path), allowed="lines 'qid 0 docno grade'")
+    frame = pd.DataFrame(rows, columns=["qid", "iter", "docno", "grade"])
+    grade = pd.to_numeric(frame["grade"], errors="coerce")
+    if grade.isna().any():
+        row = int(np.flatnonzero(grade.isna().to_numpy())[0])
+        raise InputError("grade is not a number", file=str(path), row=row + 1, column="grade",
+                         value=frame["grade"].iloc[row], allowed="an integer grade")
+    return frame.assign(grade=grade.astype(float), dimension=dimension)[["qid", "docno", "dimension", "grade"]]
+
+
+def _find(directory: Path, stem: str) -> Path | None:
+    for suffix in _TABLE_SUFFIXES:
+        if (directory / f"{stem}{suffix}").is_file():
+            return directory / f"{stem}{suffix}"
+    return None
+
+
+def _read_topics(path: Path) -> pd.DataFrame:
+    text = path.read_text(encoding="utf-8")
+    topics = re.findall(r"<topic>.*?</topic>", text, flags=re.S)
+    rows = []
+    for number, topic in enumerate(topics, start=1):
+        qid = re.search(r"<id>(.*?)</id>", topic, flags=re.S)
+        query = re.search(r"<query>(.*?)</query>", topic, flags=re.S)
+        if qid is None or query is None:
+            raise InputError("topic without <id> or <query>", file=str(path), row=number, value=topic[:60],
+                             allowed="<topic><id>..</id><query>..</query></topic>")
+        rows.append((qid.group(1).strip(), html.unescape(" ".join(query.group(1).split()))))
+    if not rows:
+        raise InputError("no <topic> elements", file=str(path), allowed="TREC-style <topics><topic>...")
+    return pd.DataFrame(rows, columns=["qid", "query"])
+
+
+def read_collection(path: str | Path, *, pool: str = "merged", query_field: str = "paraphrase",
+                    missing_text: str = "error") -> TestCollection:
+    """Read a test collection directory (layout in the module docstring), or the LiveQA medical data.
+
+    ``pool`` and ``query_field`` apply to LiveQA only (see :func:`read_liveqa`).
+    """
+    directory = Path(path)
+    if not directory.is_dir():
+        raise InputError("test collection must be a directory", file=str(directory),
+                         allowed="a directory with queries.csv, documents.csv and qrels.txt (or judgments.csv)")
+    if all((directory / folder).is_dir() for folder in LIVEQA_POOLS.values()):
+        return read_liveqa(directory, pools=pool, query_field=query_field)
+    queries_path = _find(directory, "queries")
+    if queries_path is not None:
+        queries = read_table_file(queries_path)
+        if "query" not in queries.columns and "text" in queries.columns:
+            queries = queries.rename(columns={"text": "query"})
+    elif (directory / "topics.txt").is_file():
+        queries_path = directory / "topics.txt"
+        queries = _read_topics(queries_path)
+    else:
+        raise InputError("no queries file", file=str(directory),
+                         allowed="queries.csv|tsv|jsonl (qid, query) or topics.txt")
+    _require(queries, ("qid", "query"), str(queries_path), "queries")
+    documents_path = _find(directory, "documents")
+    if documents_path is None:
+        raise InputError("no documents file", file=str(directory), allowed="documents.csv|tsv|jsonl (docno, text)")
+    documents = read_table_file(documents_path)
+    _require(documents, ("docno", "text"), str(documents_path), "documents")
+    judgments_path = _find(directory, "judgments")
+    parts = []
+    if judgments_path is not None:
+        parts.append(read_table_file(judgments_path))
+    for qrels in sorted(directory.glob("qrels*.txt")):
+        match = re.fullmatch(r"qrels(?:[-_](.+))?\.txt", qrels.name)
+        if match:
+            parts.append(read_qrels(qrels, dimension=match.group(1) or "relevance"))
+    if not parts:
+        raise InputError("no judgments", file=str(directory),
+                         allowed="qrels.txt / qrels-<dimension>.txt (TREC) or judgments.csv (qid, docno, grade)")
+    judgments = pd.concat(parts, ignore_index=True)
+    return collection_from_frames(queries, documents, judgments, name=directory.name, missing_text=missing_text,
+                                  file=str(directory))
+
+
+def write_collection(collection: TestCollection, directory: str | Path) -> Path:
+    """Write ``collection`` in the directory layout that :func:`read_collection` reads back."""
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    collection.queries.to_csv(directory / "queries.csv", index=False)
+    collection.documents.to_csv(directory / "documents.csv", index=False)
+    collection.judgments.to_csv(directory / "judgments.csv", index=False)
+    return directory
+
+
+# ================================================================================== LiveQA medical
+def _qnum(qid: str) -> str:
+    return qid[2:] if qid.startswith("TQ") else qid
+
+
+def _read_liveqa_questions(directory: Path, query_field: str) -> tuple[pd.DataFrame, pd.DataFrame]:
+    path = directory / LIVEQA_POOLS["trec"] / "TestDataset" / "TREC-2017-LiveQA-Medical-Test-Questions-w-summaries.xml"
+    if not path.is_file():
+        raise InputError("LiveQA question file not found", file=str(path), allowed="the TREC 2017 LiveQA files")
+    fields = {"paraphrase": "NIST-PARAPHRASE", "summary": "NLM-Summary"}
+    if query_field not in (*fields, "original"):
+        raise InputError("unknown query field", value=query_field, allowed="paraphrase, summary, original")
+    root = ET.parse(path).getroot()
+    queries, references = [], []
+    for question in root.iter("NLM-QUESTION"):
+        qid = _qnum(question.get("qid", ""))
+        if query_field == "original":
+            subject = question.findtext("Original-Question/SUBJECT") or ""
+            message = question.findtext("Original-Question/MESSAGE") or ""
+            query = f"{subject} {message}"
+        else:
+            query = question.findtext(fields[query_field]) or ""
+        queries.append((qid, " ".join(query.split())))
+        for answer in [*question.iter("ReferenceAnswer"), *question.iter("RefAnswer")]:
+            text = " ".join((answer.findtext("ANSWER") or "").split())
+            if text:
+                references.append((qid, "reference", "-", answer.get("aid", ""), text))
+    refs = pd.DataFrame(references, columns=["qid", "model", "prompt", "answer_id", "text"]).assign(params=np.nan)
+    return pd.DataFrame(queries, columns=["qid", "query"]), refs
+
+
+def _liveqa_trec(directory: Path) -> tuple[pd.DataFrame, pd.DataFrame, list[str]]:
+    path = directory / LIVEQA_POOLS["trec"] / "TestDataset" / "TREC-2017-LiveQA-Medical-qrels-NIST-692.txt"
+    rows = [line.rstrip("\n").split(" ", 2) for line in path.read_text(encoding="utf-8").splitlines() if line]
+    frame = pd.DataFrame(rows, columns=["qid", "grade", "text"])
+    frame["grade"] = frame["grade"].astype(int)
+    frame["text"] = frame["text"].str.strip()
+    n = len(frame)
+    frame = frame.drop_duplicates(["qid", "text"])
+    # the line is the id; number the distinct texts per question
+    frame["docno"] = "trec-" + frame["qid"] + "-" + (frame.groupby("qid").cumcount() + 1).astype(str)
+    unintelligible = int((frame["grade"] == -2).sum())
+    notes = [f"trec: {n - len(frame)} repeated (question, text) line(s) merged (same judgment)",
+             f"trec: {unintelligible} answer(s) judged -2 (unintelligible) get gain 0"]
+    return frame[["qid", "docno", "grade"]], frame[["docno", "text"]], notes
+
+
+def _liveqa_medquad(directory: Path) -> tuple[pd.DataFrame, pd.DataFrame, list[str]]:
+    folder = directory / LIVEQA_POOLS["medquad"]
+    qrels = pd.read_csv(folder / "All-qrels_LiveQAMed2017-TestQuestions_2479_Judged-Answers.txt", sep=" ",
+                        header=None, names=["qid", "grade", "answer"], dtype=str)
+    texts = pd.read_csv(folder / "All-2479-Answers-retrieved-from-MedQuAD.csv", dtype=str)
+    qrels["grade"] = qrels["grade"].str.split("-").str[0].astype(int)
+    n = len(qrels)
+    qrels = qrels.groupby(["qid", "answer"], as_index=False, sort=False).agg(grade=("grade", "max"))
+    texts = texts.drop_duplicates("AnswerID")
+    # strip the "Question: ..." and "URL: ..." lines (the MedQuAD question would otherwise match the query)
+    body = texts["Answer"].str.replace(r"(?s)^\s*Question:.*?\bAnswer:\s*", "", regex=True).str.strip()
+    docs = pd.DataFrame({"docno": "medquad-" + texts["AnswerID"], "text": body})
+    qrels["docno"] = "medquad-" + qrels["answer"]
+    notes = [f"medquad: {n - len(qrels)} (question, answer) pair(s) judged twice with different grades: "
+             "the higher grade is kept"]
+    return qrels[["qid", "docno", "grade"]], docs, notes
+
+
+def _liveqa_mediqa(directory: Path) -> tuple[pd.DataFrame, pd.DataFrame, list[str]]:
+    path = directory / LIVEQA_POOLS["mediqa"] / "MEDIQA2019-Task3-QA-TrainingSet1-LiveQAMed.xml"
+    root = ET.parse(path).getroot()
+    rows = []
+    for question in root.iter("Question"):
+        qid = question.get("QID", "")
+        for answer in question.iter("Answer"):
+            rows.append((qid, "mediqa-" + answer.get("AID", ""), int(answer.get("ReferenceScore", "0")),
+                         " ".join((answer.findtext("AnswerText") or "").split())))
+    frame = pd.DataFrame(rows, columns=["qid", "docno", "grade", "text"])
+    return frame[["qid", "docno", "grade"]], frame[["docno", "text"]], []
+
+
+def read_liveqa(path: str | Path, *, pools: str | Sequence[str] = "merged", query_field: str = "paraphrase",
+                ) -> TestCollection:
+    """Read the LiveQA medical questions with one or more judged pools, merged per question.
+
+    The 104 TREC 2017 LiveQA medical test questions (Ben Abacha et al. 2017) were judged in three pools, all on
+    1 Incorrect, 2 Related, 3 Incomplete, 4 Excellent: ``trec`` (participants' answers, NIST), ``medquad``
+    (MedQuAD answers, Ben Abacha & Demner-Fushman 2019) and ``mediqa`` (CHiQA answers, MEDIQA 2019).
+    Gain = max(grade - 1, 0), so Incorrect and the TREC "-2 unintelligible" give 0 and Excellent 3. Repeated TREC
+    texts are merged, MedQuAD pairs judged twice keep the higher grade, and MedQuAD's ``Question:``/``URL:``
+    header lines are stripped; ``notes`` counts each. Document ids are prefixed by the pool (``trec-``,
+    ``medquad-``, ``mediqa-``). ``query_field``: ``paraphrase`` (NIST, default), ``summary`` (NLM) or
+    ``original`` (subject + message). :func:`read_liveqa_references` gives the expert reference answers.
+    """
+    directory = Path(path)
+    names = list(LIVEQA_POOLS) if pools in ("merged", "all") else (
+        [pools] if isinstance(pools, str) else list(pools))
+    for name in names:
+        if name not in LIVEQA_POOLS:
+            raise InputError("unknown LiveQA pool", value=name, allowed=", ".join([*LIVEQA_POOLS, "merged"]))
+        if not (directory / LIVEQA_POOLS[name]).is_dir():
+            raise InputError("LiveQA pool folder not found", file=str(directory / LIVEQA_POOLS[name]),
+                             allowed="the liveqa_medical directory with its three pool folders")
+    queries, _ = _read_liveqa_questions(directory, query_field)
+    readers = {"trec": _liveqa_trec, "medquad": _liveqa_medquad, "mediqa": _liveqa_mediqa}
+    qrels, docs, notes = [], [], []
+    for name in names:
+        q, d, n = readers[name](directory)
+        qrels.append(q)
+        docs.append(d)
+        notes.extend(n)
+    judgments = pd.concat(qrels, ignore_index=True)
+    judgments["grade"] = np.maximum(judgments["grade"].to_numpy() - 1, 0).astype(float)
+    documents = pd.concat(docs, ignore_index=True).drop_duplicates("docno")
+    empty = documents["text"].fillna("").str.strip() == ""
+    if empty.any():
+        notes.append(f"{int(empty.sum())} document(s) with an empty text and their judgments are left out")
+        documents = documents[~empty]
+    judgments = judgments[judgments["docno"].isin(set(documents["docno"]))]
+    name = "liveqa-" + ("merged" if len(names) == len(LIVEQA_POOLS) else "+".join(names))
+    return collection_from_frames(queries, documents, judgments, name=name, notes=notes, file=str(directory))
+
+
+def read_liveqa_references(path: str | Path) -> pd.DataFrame:
+    """The LiveQA expert reference answers (1-5 per question) as an answers frame with ``model="reference"``."""
+    return _read_liveqa_questions(Path(path), "paraphrase")[1]
+
+
+# ================================================================================== answers
+def answers_from_frame(frame: pd.DataFrame, *, collection: TestCollection | None = None,
+                       file: str | None = None) -> pd.DataFrame:
+    """Validate generated answers: ``qid, model, text`` required; ``prompt`` (default ``-``), ``answer_id``
+    (default ``<row>``), ``params`` (model size, a number; default NaN) optional.
+
+    Empty texts, duplicate ``answer_id`` and, given ``collection``, questions without judged documents are errors
+    naming the first offending row.
+
+    >>> import pandas as pd
+    >>> answers_from_frame(pd.DataFrame({"qid": ["1"], "model": ["m"], "text": ["hi"]}))[["answer_id", "prompt"]]
+      answer_id prompt
+    0         1      -
+    """
+    frame = frame.copy()
+    if "question_id" in frame.columns and "qid" not in frame.columns:
+        frame = frame.rename(columns={"question_id": "qid"})
+    missing = [c for c in ("qid", "model", "text") if c not in frame.columns]
+    if missing:
+        raise InputError(f"answers: missing column(s) {', '.join(missing)}", file=file,
+                         value=list(map(str, frame.columns)),
+                         allowed="columns qid, model, text (and optionally prompt, answer_id, params)")
+    if "prompt" not in frame.columns:
+        frame["prompt"] = "-"
+    if "answer_id" not in frame.columns:
+        frame["answer_id"] = [str(i) for i in range(1, len(frame) + 1)]
+    if "params" not in frame.columns:
+        frame["params"] = np.nan
+    for column in ("qid", "model", "prompt", "answer_id"):
+        blank = frame[column].isna() | (frame[column].astype(str).str.strip() == "")
+        if blank.any():
+            row = int(np.flatnonzero(blank.to_numpy())[0])
+            raise InputError(f"empty {column} ({int(blank.sum())} row(s) in all)", file=file, row=row + 1,
+                             column=column, value=frame[column].iloc[row], allowed="a non-empty value")
+        frame[column] = frame[column].astype(str).str.strip()
+    text = frame["text"]
+    empty = text.isna() | (text.astype(str).str.strip() == "")
+    if empty.any():
+        row = int(np.flatnonzero(empty.to_numpy())[0])
+        raise InputError(f"answer text is empty ({int(empty.sum())} row(s) in all)", file=file, row=row + 1,
+                         column="text", value=frame["answer_id"].iloc[row],
+                         allowed="a non-empty answer (remove failed generations or give them a placeholder)")
+    frame["text"] = text.astype(str)
+    params = pd.to_numeric(frame["params"], errors="coerce")
+    bad = params.isna() & frame["params"].notna() & (frame["params"].astype(str).str.strip() != "")
+    if bad.any():
+        row = int(np.flatnonzero(bad.to_numpy())[0])
+        raise InputError("params (model size) is not a number", file=file, row=row + 1, column="params",
+                         value=frame["params"].iloc[row], allowed="a number of parameters, e.g. 7e9, or empty")
+    frame["params"] = params.astype(float)
+    dup = frame.duplicated("answer_id")
+    if dup.any():
+        row = int(np.flatnonzero(dup.to_numpy())[0])
+        raise InputError(f"duplicate answer_id ({int(dup.sum())} row(s) in all)", file=file, row=row + 1,
+                         column="answer_id", value=frame["answer_id"].iloc[row], allowed="each answer_id once")
+    if collection is not None:
+        known = set(collection.queries["qid"])
+        unknown = ~frame["qid"].isin(known)
+        if unknown.any():
+            row = int(np.flatnonzero(unknown.to_numpy())[0])
+            raise InputError(f"question not in the test collection ({int(unknown.sum())} answer(s), "
+                             f"{frame.loc[unknown, 'qid'].nunique()} question(s) in all)", file=file,
+                             row=row + 1, column="qid", value=frame["qid"].iloc[row],
+                             allowed=f"a qid with judged documents in {collection.name}")
+    return frame[list(ANSWER_COLUMNS)].reset_index(drop=True)
+
+
+def read_answers(path: str | Path, *, collection: TestCollection | None = None) -> pd.DataFrame:
+    """Read generated answers from CSV/TSV/JSONL/Parquet (see :func:`answers_from_frame`)."""
+    return answers_from_frame(read_table_file(path), collection=collection, file=str(path))

@@ -1,0 +1,190 @@
+"""Expert rankings from a Label Studio export, and system rankings to compare them with.
+
+A Label Studio "ranker" project export (JSON list of tasks) holds, per task, the items shown
+(``data.items[*]`` with ``id``, ``text`` and optionally a ranker ``score``) and each annotation's ranking
+(``annotations[*].result[*].value.ranker.rank``, best first). :func:`read_label_studio` turns it into one row per
+(task, annotator, item); tasks without a usable annotation and cancelled annotations are counted, not silently
+lost. A CSV/TSV/JSONL with ``qid, item, rank`` (1 = best) is accepted too.
+
+System rankings (:func:`read_system_scores`) are a table ``qid, docno|item, score`` (or ``rank``, 1 = best), a
+TREC run (``qid Q0 docno rank score tag``) or a directory of per-question CSV files named ``*_<qid>.csv`` with
+``docno, score`` (the layout of ``top_k_rankings/top_1_answers_with_original_ranking``). Expert tasks are matched
+to system questions by their item ids, so a Label Studio task needs no question id.
+
+>>> import json, tempfile, pathlib
+>>> task = {"id": 7, "data": {"query": "flu", "items": [{"id": "x", "score": 0.2}, {"id": "y", "score": 0.9}]},
+...         "annotations": [{"completed_by": 1, "was_cancelled": False,
+...                          "result": [{"type": "ranker", "value": {"ranker": {"rank": ["x", "y"]}}}]}]}
+>>> path = pathlib.Path(tempfile.mkdtemp()) / "export.json"
+>>> _ = path.write_text(json.dumps([task]))
+>>> read_label_studio(path).frame[["task", "item", "rank", "score"]].to_dict("records")
+[{'task': '7', 'item': 'x', 'rank': 1, 'score': 0.2}, {'task': '7', 'item': 'y', 'rank': 2, 'score': 0.9}]
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from stableval.data.read import read_table_file
+from stableval.errors import InputError
+
+__all__ = ["ExpertRankings", "match_tasks", "read_expert_rankings", "read_label_studio", "read_system_scores"]
+
+
+@dataclass(frozen=True)
+class ExpertRankings:
+    """``frame``: ``task, query, annotator, item, rank`` (1 = best), ``score`` (the item's stored ranker score or
+    NaN); ``notes``: what was left out, with counts."""
+
+    frame: pd.DataFrame
+    notes: tuple[str, ...] = field(default=())
+
+
+def read_label_studio(path: str | Path, *, annotator: str | None = None) -> ExpertRankings:
+    """Read a Label Studio ranker export (see the module docstring). ``annotator`` keeps one user's rankings."""
+    path = Path(path)
+    try:
+        tasks = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as error:
+        raise InputError(f"cannot read the Label Studio export ({error})", file=str(path),
+                         allowed="a Label Studio JSON export (a list of tasks)") from None
+    if not isinstance(tasks, list):
+        raise InputError("Label Studio export is not a list of tasks", file=str(path), value=type(tasks).__name__,
+                         allowed="the JSON export of a Label Studio project")
+    rows = []
+    no_annotation = cancelled = other_user = 0
+    for number, task in enumerate(tasks, start=1):
+        data = task.get("data", {}) if isinstance(task, dict) else {}
+        items = data.get("items")
+        if not isinstance(items, list):
+            raise InputError("task has no data.items list", file=str(path), row=number, column="data.items",
+                             allowed="ranker tasks with data.items")
+        scores = {str(item.get("id")): item.get("score", np.nan) for item in items}
+        annotations = task.get("annotations") or []
+        if not annotations:
+            no_annotation += 1
+        for annotation in annotations:
+            if annotation.get("was_cancelled"):
+                cancelled += 1
+                continue
+            user = str(annotation.get("completed_by", ""))
+            if annotator is not None and user != annotator:
+                other_user += 1
+                continue
+            ranking = None
+            for result in annotation.get("result", []):
+                ranker = result.get("value", {}).get("ranker")
+                if isinstance(ranker, dict):
+                    ranking = next(iter(ranker.values()), None)
+            if not ranking:
+                no_annotation += 1
+                continue
+            for position, item in enumerate(map(str, ranking), start=1):
+                if item not in scores:
+                    raise InputError("ranked item is not among the task's items", file=str(path), row=number,
+                                     column="annotations.result.value.ranker", value=item,
+                                     allowed=", ".join(scores))
+                rows.append((str(task.get("id", number)), str(data.get("query", "")), user, item, position,
+                             float(scores[item]) if scores[item] is not None else np.nan))
+    if not rows:
+        raise InputError("no rankings in the Label Studio export", file=str(path),
+                         allowed="completed, not cancelled ranker annotations")
+    notes = []
+    if no_annotation:
+        notes.append(f"{no_annotation} task(s) or annotation(s) without a ranking left out")
+    if cancelled:
+        notes.append(f"{cancelled} cancelled annotation(s) left out")
+    if other_user:
+        notes.append(f"{other_user} annotation(s) by other annotators left out")
+    frame = pd.DataFrame(rows, columns=["task", "query", "annotator", "item", "rank", "score"])
+    return ExpertRankings(frame, tuple(notes))
+
+
+def read_expert_rankings(path: str | Path, *, annotator: str | None = None) -> ExpertRankings:
+    """A Label Studio export (``.json``) or a table ``qid, item, rank`` (1 = best; ``annotator`` optional)."""
+    path = Path(path)
+    if path.suffix.lower() == ".json":
+        return read_label_studio(path, annotator=annotator)
+    table = read_table_file(path)
+    table = table.rename(columns={"qid": "task", "docno": "item"})
+    missing = [c for c in ("task", "item", "rank") if c not in table.columns]
+    if missing:
+        raise InputError(f"missing column(s) {', '.join(missing)}", file=str(path), value=list(table.columns),
+                         allowed="qid, item, rank (1 = best), or a Label Studio .json export")
+    rank = pd.to_numeric(table["rank"], errors="coerce")
+    if rank.isna().any():
+        row = int(np.flatnonzero(rank.isna().to_numpy())[0])
+        raise InputError("rank is not a number", file=str(path), row=row + 1, column="rank",
+                         value=table["rank"].iloc[row], allowed="1 = best, 2, ...")
+    frame = pd.DataFrame({"task": table["task"], "query": "", "annotator": table.get("annotator", ""),
+                          "item": table["item"], "rank": rank.astype(int), "score": np.nan})
+    return ExpertRankings(frame.sort_values(["task", "annotator", "rank"], kind="stable").reset_index(drop=True))
+
+
+def read_system_scores(path: str | Path) -> pd.DataFrame:
+    """System rankings as ``qid, item, score`` (higher = better) from a table, a TREC run or a directory."""
+    path = Path(path)
+    if path.is_dir():
+        parts = []
+        for file in sorted(path.glob("*.csv")):
+            match = re.search(r"_([^_]+)\.csv$", file.name)
+            if not match:
+                raise InputError("cannot read the question id from the file name", file=str(file),
+                                 allowed="files named <prefix>_<qid>.csv")
+            table = read_table_file(file)
+            parts.append(_scores_from_table(table, str(file)).assign(qid=match.group(1)))
+        if not parts:
+            raise InputError("no CSV files in the rankings directory", file=str(path),
+                             allowed="<prefix>_<qid>.csv files with docno, score")
+        return pd.concat(parts, ignore_index=True)[["qid", "item", "score"]]
+    if path.suffix.lower() in (".run", ".trec", ".txt"):
+        lines = [line.split() for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+        for number, parts_ in enumerate(lines, start=1):
+            if len(parts_) != 6:
+                raise InputError(f"TREC run line has {len(parts_)} fields", file=str(path), row=number,
+                                 allowed="qid Q0 docno rank score tag")
+        run = pd.DataFrame(lines, columns=["qid", "q0", "item", "rank", "score", "tag"])
+        return run.assign(score=pd.to_numeric(run["score"]))[["qid", "item", "score"]]
+    table = read_table_file(path)
+    return _scores_from_table(table, str(path))
+
+
+def _scores_from_table(table: pd.DataFrame, file: str) -> pd.DataFrame:
+    table = table.rename(columns={"docno": "item", "id": "item"})
+    if "item" not in table.columns or not ({"score", "rank"} & set(table.columns)):
+        raise InputError("missing columns", file=file, value=list(table.columns),
+                         allowed="docno (or item) and score (higher = better) or rank (1 = best)")
+    column = "score" if "score" in table.columns else "rank"
+    value = pd.to_numeric(table[column], errors="coerce")
+    if value.isna().any():
+        row = int(np.flatnonzero(value.isna().to_numpy())[0])
+        raise InputError(f"{column} is not a number", file=file, row=row + 1, column=column,
+                         value=table[column].iloc[row], allowed="a number")
+    score = value if column == "score" else -value
+    return pd.DataFrame({"qid": table["qid"] if "qid" in table.columns else "", "item": table["item"],
+                         "score": score.astype(float)})
+
+
+def match_tasks(expert: pd.DataFrame, system: pd.DataFrame) -> dict[str, str]:
+    """Map each expert task to the system question whose items include all of the task's items."""
+    owner = system.groupby("item")["qid"].agg(lambda s: sorted(set(s)))
+    mapping = {}
+    for task, items in expert.groupby("task", sort=False)["item"]:
+        candidates: set[str] | None = None
+        for item in items:
+            qids = set(owner.get(item, []))
+            candidates = qids if candidates is None else candidates & qids
+        if not candidates:
+            raise InputError("no system question ranks all items of this expert task", value=str(task),
+                             allowed="system rankings containing every expert-ranked item")
+        if len(candidates) > 1:
+            raise InputError("expert task matches several system questions", value=str(task),
+                             allowed=f"one of {sorted(candidates)}")
+        mapping[str(task)] = next(iter(candidates))
+    return mapping
