@@ -7,6 +7,13 @@ BIN := $(VENV)/bin
 
 .PHONY: demo test lint bench clean
 
+# The neural NRP rankers need torch. Install them only where the machine carries the CPU build of torch 2.13.0
+# (never let pip pull a CUDA torch); elsewhere their tests skip with the reason.
+comma := ,
+TORCH_WHEEL := $(firstword $(wildcard /opt/wheels/torch-2.13.0*.whl))
+DEV_EXTRAS := dev$(if $(TORCH_WHEEL),$(comma)neural,)
+FIND_LINKS := $(if $(TORCH_WHEEL),--find-links /opt/wheels,)
+
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
@@ -16,7 +23,7 @@ $(VENV)/.installed: pyproject.toml | $(BIN)/python
 	touch $@
 
 $(VENV)/.dev-installed: pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install --quiet -e ".[dev]"
+	$(BIN)/python -m pip install --quiet $(FIND_LINKS) -e ".[$(DEV_EXTRAS)]"
 	touch $@ $(VENV)/.installed
 
 demo: $(VENV)/.installed
