@@ -1,0 +1,23 @@
+"""The evaluation portal (``stableval serve``): experts compare and rate two models' answers per question.
+
+FastAPI + Jinja2 server-rendered pages (no JavaScript needed), SQLAlchemy 2 with Alembic migrations, SQLite by
+default (WAL, busy timeout) or PostgreSQL. One concept per module: :mod:`~stableval.portal.models` (tables),
+:mod:`~stableval.portal.db` (engine, migrations), :mod:`~stableval.portal.security` (tokens, cookies, CSRF, rate
+limit), :mod:`~stableval.portal.render` (safe Markdown), :mod:`~stableval.portal.rules` (consistency rules),
+:mod:`~stableval.portal.assignment` (routing, k, leases), :mod:`~stableval.portal.flow` (drafts, submit),
+:mod:`~stableval.portal.manage` (tracks, imports, invites), :mod:`~stableval.portal.export` (annotation and
+pairwise tables), :mod:`~stableval.portal.app` (app factory), ``rater_routes``/``admin_routes`` (pages).
+Needs the ``portal`` extra: ``pip install 'stableval[portal]'``.
+"""
+
+from __future__ import annotations
+
+__all__ = ["create_app"]
+
+
+def __getattr__(name: str) -> object:
+    if name == "create_app":
+        from stableval.portal.app import create_app
+
+        return create_app
+    raise AttributeError(name)

@@ -1,0 +1,205 @@
+"""Admin pages (separate credential): tracks, question import, invites, progress, retire/restore, export.
+
+Every route here requires the admin credential: a session signed in at ``/admin/login`` with the admin token,
+or an ``Authorization: Bearer <token>`` header (for scripts). Anything else gets 401.
+"""
+
+from __future__ import annotations
+
+import hmac
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from fastapi import APIRouter, HTTPException, Request
+from fastapi.responses import RedirectResponse, Response
+from sqlalchemy import func, select
+
+from stableval.errors import StableValError
+from stableval.portal.app import page, portal_of, read_form, session_of, set_session
+from stableval.portal.export import EXPORT_FORMATS, EXPORT_KINDS, export, to_bytes
+from stableval.portal.manage import create_invites, create_track, import_questions, set_retired
+from stableval.portal.models import Assignment, Question, Rater, Submission, Track, utcnow
+
+router = APIRouter(prefix="/admin")
+MEDIA = {"csv": "text/csv; charset=utf-8", "jsonl": "application/x-ndjson", "parquet": "application/vnd.apache.parquet"}
+
+
+def _is_admin(request: Request) -> bool:
+    token = portal_of(request).admin_token
+    header = request.headers.get("authorization", "")
+    if header.lower().startswith("bearer ") and hmac.compare_digest(header[7:].strip(), token):
+        return True
+    return session_of(request).get("admin") is True
+
+
+def _require_admin(request: Request) -> None:
+    if not _is_admin(request):
+        raise HTTPException(status_code=401, detail="Admin sign-in required: go to /admin/login.")
+
+
+def _see_other(url: str) -> RedirectResponse:
+    return RedirectResponse(url, status_code=303)
+
+
+async def _admin_form(request: Request) -> Any:
+    _require_admin(request)
+    if request.headers.get("authorization"):
+        return await request.form()  # bearer token: not a browser, no cookie to forge a request with
+    return await read_form(request)
+
+
+@router.get("/login")
+def login_page(request: Request) -> Response:
+    return page(request, "admin_login.html", error=None)
+
+
+@router.post("/login")
+async def login(request: Request) -> Response:
+    form = await read_form(request)
+    if not hmac.compare_digest(str(form.get("token") or ""), portal_of(request).admin_token):
+        return page(request, "admin_login.html", status_code=401, error="That admin token is not right.")
+    set_session(request, admin=True)
+    return _see_other("/admin")
+
+
+@router.post("/logout")
+async def logout(request: Request) -> Response:
+    await read_form(request)
+    set_session(request, admin=None)
+    return _see_other("/")
+
+
+def _track_rows(session: Any) -> list[dict[str, Any]]:
+    tracks = session.scalars(select(Track).order_by(Track.id)).all()
+    rows = []
+    for track in tracks:
+        questions = session.scalar(select(func.count(Question.id)).where(Question.track_id == track.id)) or 0
+        confirmed = session.scalar(select(func.count(Submission.id)).join(Question).where(
+            Question.track_id == track.id, Submission.flagged.is_(False))) or 0
+        flagged = session.scalar(select(func.count(Submission.id)).join(Question).where(
+            Question.track_id == track.id, Submission.flagged.is_(True))) or 0
+        rows.append({"track": track, "questions": questions, "confirmed": confirmed, "needed": questions * track.k,
+                     "flagged": flagged})
+    return rows
+
+
+@router.get("")
+def index(request: Request) -> Response:
+    _require_admin(request)
+    with portal_of(request).db.reading() as session:
+        rows = _track_rows(session)
+        raters = session.execute(
+            select(Rater, func.count(Submission.id)).outerjoin(Submission, Submission.rater_id == Rater.id)
+            .group_by(Rater.id).order_by(Rater.id)).all()
+    return page(request, "admin_index.html", rows=rows, raters=raters, message=request.query_params.get("m"))
+
+
+@router.post("/tracks")
+async def new_track(request: Request) -> Response:
+    form = await _admin_form(request)
+    criteria = [c for c in str(form.get("criteria") or "").split(",") if c.strip()]
+    try:
+        create_track(portal_of(request).db, str(form.get("slug") or "").strip(), str(form.get("title") or ""),
+                     criteria=criteria or None, k=int(str(form.get("k") or 3)),
+                     flag_limit=int(str(form.get("flag_limit") or 2)),
+                     lease_hours=float(str(form.get("lease_hours") or 24)))
+    except (StableValError, ValueError) as error:
+        raise HTTPException(status_code=422, detail=f"Track not created: {error}") from None
+    return _see_other("/admin?m=Track+created")
+
+
+@router.get("/tracks/{slug}")
+def track_page(request: Request, slug: str) -> Response:
+    _require_admin(request)
+    now = utcnow()
+    with portal_of(request).db.reading() as session:
+        track = session.scalar(select(Track).where(Track.slug == slug))
+        if track is None:
+            raise HTTPException(status_code=404, detail="No such track.")
+        confirmed = (select(func.count(Submission.id)).where(Submission.question_id == Question.id,
+                                                             Submission.flagged.is_(False)).scalar_subquery())
+        flags = (select(func.count(Submission.id)).where(Submission.question_id == Question.id,
+                                                         Submission.flagged.is_(True)).scalar_subquery())
+        leases = (select(func.count(Assignment.id)).where(Assignment.question_id == Question.id,
+                                                          Assignment.status == "open", Assignment.expires_at > now)
+                  .scalar_subquery())
+        items = session.execute(select(Question, confirmed, leases, flags).where(Question.track_id == track.id)
+                                .order_by(Question.id)).all()
+        flagged = session.execute(select(Question.external_id, Submission.rater_id, Submission.flag_reason)
+                                  .join(Question).where(Question.track_id == track.id, Submission.flagged.is_(True))
+                                  .order_by(Submission.id)).all()
+    return page(request, "admin_track.html", track=track, items=items, flagged=flagged, kinds=EXPORT_KINDS,
+                formats=EXPORT_FORMATS, message=request.query_params.get("m"))
+
+
+@router.post("/tracks/{slug}/import")
+async def import_file(request: Request, slug: str) -> Response:
+    form = await _admin_form(request)
+    upload = form.get("file")
+    if upload is None or not hasattr(upload, "read") or not upload.filename:
+        raise HTTPException(status_code=422, detail="Choose a CSV, TSV, JSONL or Parquet file to import.")
+    suffix = Path(upload.filename).suffix.lower()
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / f"upload{suffix}"
+        path.write_bytes(await upload.read())
+        try:
+            count = import_questions(portal_of(request).db, slug, path, source=Path(upload.filename).name)
+        except StableValError as error:
+            raise HTTPException(status_code=422, detail=f"Nothing imported: {error}") from None
+    return _see_other(f"/admin/tracks/{slug}?m=Imported+{count}+questions")
+
+
+@router.post("/items/{question_id}/{action}")
+async def retire(request: Request, question_id: int, action: str) -> Response:
+    await _admin_form(request)
+    if action not in ("retire", "restore"):
+        raise HTTPException(status_code=404, detail="Unknown action.")
+    try:
+        set_retired(portal_of(request).db, question_id, action == "retire")
+    except StableValError as error:
+        raise HTTPException(status_code=404, detail=str(error)) from None
+    with portal_of(request).db.reading() as session:
+        slug = session.scalar(select(Track.slug).join(Question).where(Question.id == question_id))
+    return _see_other(f"/admin/tracks/{slug}")
+
+
+@router.post("/invites")
+async def invites(request: Request) -> Response:
+    form = await _admin_form(request)
+    notes = [line.strip() for line in str(form.get("notes") or "").splitlines() if line.strip()]
+    upload = form.get("file")
+    if upload is not None and hasattr(upload, "read") and upload.filename:
+        from stableval.portal.manage import read_invite_notes
+
+        with tempfile.TemporaryDirectory() as folder:
+            path = Path(folder) / f"invites{Path(upload.filename).suffix.lower()}"
+            path.write_bytes(await upload.read())
+            try:
+                notes += read_invite_notes(path)
+            except StableValError as error:
+                raise HTTPException(status_code=422, detail=f"No invites created: {error}") from None
+    if not notes or len(notes) > 10_000:
+        raise HTTPException(status_code=422, detail="Give one invitee per line (1 to 10,000), or a CSV file with "
+                                                    "a note, email or name column.")
+    created = create_invites(portal_of(request).db, notes)
+    base = str(request.base_url).rstrip("/")
+    return page(request, "admin_invites.html", invites=[(i.note, i.link(base)) for i in created])
+
+
+@router.get("/tracks/{slug}/export")
+def export_file(request: Request, slug: str, kind: str = "annotations", format: str = "csv",
+                criterion: str | None = None) -> Response:
+    _require_admin(request)
+    if kind not in EXPORT_KINDS or format not in EXPORT_FORMATS:
+        raise HTTPException(status_code=422, detail=f"kind must be one of {', '.join(EXPORT_KINDS)}; format one "
+                                                    f"of {', '.join(EXPORT_FORMATS)}.")
+    try:
+        result = export(portal_of(request).db, kind, track=slug, criterion=criterion or None)
+    except StableValError as error:
+        raise HTTPException(status_code=404, detail=str(error)) from None
+    name = f"{slug}-{kind}{'-' + criterion if criterion else ''}.{format}"
+    headers = {"Content-Disposition": f'attachment; filename="{name}"'}
+    if result.notes:
+        headers["X-Stableval-Notes"] = " | ".join(result.notes)
+    return Response(to_bytes(result.frame, format), media_type=MEDIA[format], headers=headers)

@@ -1,0 +1,147 @@
+"""The FastAPI application factory: database, signed session cookie, CSRF check, templates, routes.
+
+>>> import tempfile, pathlib
+>>> from fastapi.testclient import TestClient
+>>> url = f"sqlite:///{pathlib.Path(tempfile.mkdtemp()) / 'portal.db'}"
+>>> client = TestClient(create_app(url, admin_token="s3cret-admin-token"))
+>>> client.get("/").status_code, client.get("/admin").status_code
+(200, 401)
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from fastapi import FastAPI, HTTPException, Request
+from fastapi.responses import HTMLResponse, Response
+from fastapi.staticfiles import StaticFiles
+from fastapi.templating import Jinja2Templates
+from markupsafe import Markup
+
+from stableval.portal.db import Database
+from stableval.portal.render import escape_text, markdown_to_html
+from stableval.portal.security import RateLimiter, Signer
+
+__all__ = ["COOKIE", "Portal", "create_app", "page", "portal_of", "read_form"]
+
+HERE = Path(__file__).resolve().parent
+COOKIE = "stableval_session"
+MIN_ADMIN_TOKEN = 12
+
+
+@dataclass
+class Portal:
+    """What the routes share: the database, the signer, the admin token, the invite rate limiter."""
+
+    db: Database
+    signer: Signer
+    admin_token: str
+    templates: Jinja2Templates
+    invite_limiter: RateLimiter
+    secure_cookies: bool = False
+
+
+def portal_of(request: Request) -> Portal:
+    portal: Portal = request.app.state.portal
+    return portal
+
+
+def session_of(request: Request) -> dict[str, Any]:
+    """The request's (signed) session: ``nonce`` always; ``rater`` id and/or ``admin`` once signed in."""
+    session: dict[str, Any] = request.state.session
+    return session
+
+
+def set_session(request: Request, **values: Any) -> None:
+    """Change the session; a new nonce on sign-in (no fixation); the cookie is re-sent with the response."""
+    session = {"nonce": secrets.token_hex(16), **{k: v for k, v in session_of(request).items() if k != "nonce"}}
+    session.update(values)
+    request.state.session = {k: v for k, v in session.items() if v is not None}
+    request.state.session_changed = True
+
+
+async def read_form(request: Request) -> Any:
+    """The posted form, after checking its CSRF token against the session (403 otherwise)."""
+    form = await request.form()
+    nonce = session_of(request)["nonce"]
+    if not portal_of(request).signer.check_csrf(nonce, str(form.get("csrf") or "")):
+        raise HTTPException(status_code=403, detail="The form expired or did not come from this site. Go back, "
+                                                    "reload the page and try again.")
+    return form
+
+
+def page(request: Request, template: str, status_code: int = 200, **context: Any) -> HTMLResponse:
+    """Render a template with the CSRF token and the signed-in state."""
+    portal = portal_of(request)
+    session = session_of(request)
+    context.update(request=request, csrf=portal.signer.csrf(session["nonce"]), signed_in_admin=bool(
+        session.get("admin")), signed_in_rater=session.get("rater"))
+    response = portal.templates.TemplateResponse(request, template, context, status_code=status_code)
+    response.headers["Cache-Control"] = "no-store"
+    return response
+
+
+def create_app(database_url: str, admin_token: str, *, migrate: bool = True, secure_cookies: bool = False,
+               invite_rate: int = 20) -> FastAPI:
+    """Build the portal app on a database (schema upgraded on start unless ``migrate=False``).
+
+    ``admin_token`` is the admin credential (at least 12 characters); ``invite_rate`` the invite-link attempts
+    allowed per client address and minute.
+    """
+    if len(admin_token) < MIN_ADMIN_TOKEN:
+        raise ValueError(f"admin token must have at least {MIN_ADMIN_TOKEN} characters")
+    db = Database(database_url)
+    if migrate:
+        db.upgrade()
+    templates = Jinja2Templates(directory=str(HERE / "templates"))
+    templates.env.filters["markdown"] = lambda text: Markup(markdown_to_html(text))
+    templates.env.finalize = escape_text
+    portal = Portal(db=db, signer=Signer(db.secret()), admin_token=admin_token, templates=templates,
+                    invite_limiter=RateLimiter(limit=invite_rate, window=60.0), secure_cookies=secure_cookies)
+
+    @asynccontextmanager
+    async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
+        yield
+        db.dispose()
+
+    app = FastAPI(title="stableval evaluation portal", docs_url=None, redoc_url=None, openapi_url=None,
+                  lifespan=lifespan)
+    app.state.portal = portal
+    app.mount("/static", StaticFiles(directory=str(HERE / "static")), name="static")
+
+    @app.middleware("http")
+    async def signed_session(request: Request, call_next: Any) -> Response:
+        payload = portal.signer.loads(request.cookies.get(COOKIE))
+        request.state.session_changed = payload is None
+        request.state.session = payload or {"nonce": secrets.token_hex(16)}
+        response: Response = await call_next(request)
+        if request.state.session_changed:
+            response.set_cookie(COOKIE, portal.signer.dumps(request.state.session), httponly=True,
+                                samesite="lax", secure=portal.secure_cookies, max_age=90 * 24 * 3600)
+        response.headers.setdefault("X-Content-Type-Options", "nosniff")
+        response.headers.setdefault("X-Frame-Options", "DENY")
+        response.headers.setdefault("Content-Security-Policy", "default-src 'self'; script-src 'self'; "
+                                    "style-src 'self'; img-src 'self' data:; form-action 'self'; "
+                                    "frame-ancestors 'none'")
+        return response
+
+    @app.exception_handler(HTTPException)
+    async def http_error(request: Request, error: HTTPException) -> Response:
+        headers = dict(error.headers or {})
+        if not hasattr(request.state, "session"):
+            return Response(str(error.detail), status_code=error.status_code, headers=headers)
+        response = page(request, "error.html", status_code=error.status_code, message=str(error.detail))
+        response.headers.update(headers)
+        return response
+
+    from stableval.portal.admin_routes import router as admin_router
+    from stableval.portal.rater_routes import router as rater_router
+
+    app.include_router(rater_router)
+    app.include_router(admin_router)
+    return app

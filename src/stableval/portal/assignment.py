@@ -1,0 +1,177 @@
+"""Who rates what: k confirmed ratings per item, never twice per rater, routing, leases, concurrency.
+
+Routing: a question tagged with a subspecialty goes first to raters of that subspecialty, one tagged with a
+specialty to raters of that specialty, an untagged question to everyone (the general pool); a rater is offered
+subspecialty matches first, then specialty matches, then the general pool, and within each the items closest
+to completion. A claim is a lease (default 24 h): an open, unexpired lease reserves one of the item's k slots;
+an expired one no longer does, so abandoned items return to the pool. Only confirmed, unflagged submissions count
+toward k; items flagged "does not make sense" by ``flag_limit`` raters leave the pool.
+
+Concurrency: claims run in one short write transaction. SQLite: ``BEGIN IMMEDIATE`` serialises writers.
+PostgreSQL: the candidate question row is locked with ``SELECT ... FOR UPDATE SKIP LOCKED`` and its slots are
+recounted by a fresh statement after the lock, so two raters never take the last slot together.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from sqlalchemy import ColumnElement, and_, case, func, or_, select
+from sqlalchemy.orm import InstrumentedAttribute, Session
+
+from stableval.portal.db import Database
+from stableval.portal.models import Assignment, Question, Rater, Submission, Track, utcnow
+from stableval.portal.security import new_token
+
+__all__ = ["Claim", "TrackProgress", "claim_next", "counterbalance", "progress_for", "slots_taken"]
+
+
+def counterbalance(rater_id: int, question_id: int) -> bool:
+    """Whether model B is shown as A for this rater and item: a fixed hash, about half of the pairs.
+
+    >>> counterbalance(3, 5) == counterbalance(3, 5)
+    True
+    >>> abs(sum(counterbalance(r, q) for r in range(20) for q in range(20)) - 200) < 25
+    True
+    """
+    digest = hashlib.sha256(f"{rater_id}:{question_id}".encode()).digest()
+    return bool(digest[0] & 1)
+
+
+@dataclass(frozen=True)
+class Claim:
+    """Outcome of :func:`claim_next`: an assignment id, or None with ``reason`` "none" (nothing for this
+    profile now) or "unknown-track"."""
+
+    assignment_id: int | None
+    reason: str = ""
+
+
+@dataclass(frozen=True)
+class TrackProgress:
+    """A rater's view of one track: questions still available to them, and the ones they have submitted."""
+
+    slug: str
+    title: str
+    remaining: int
+    submitted: int
+
+
+def _confirmed(question_id: ColumnElement[int] | InstrumentedAttribute[int]) -> ColumnElement[int]:
+    return (select(func.count(Submission.id))
+            .where(Submission.question_id == question_id, Submission.flagged.is_(False))
+            .scalar_subquery())
+
+
+def _flags(question_id: ColumnElement[int] | InstrumentedAttribute[int]) -> ColumnElement[int]:
+    return (select(func.count(Submission.id))
+            .where(Submission.question_id == question_id, Submission.flagged.is_(True))
+            .scalar_subquery())
+
+
+def _active(question_id: ColumnElement[int] | InstrumentedAttribute[int], now: datetime) -> ColumnElement[int]:
+    return (select(func.count(Assignment.id))
+            .where(Assignment.question_id == question_id, Assignment.status == "open",
+                   Assignment.expires_at > now)
+            .scalar_subquery())
+
+
+def _routing(rater: Rater) -> tuple[ColumnElement[bool], ColumnElement[int]]:
+    """(eligible, priority) expressions for this rater's profile; priority 0 = subspecialty match."""
+    sub = and_(Question.subspecialty != "", Question.subspecialty == rater.subspecialty)
+    spec = and_(Question.specialty != "", Question.specialty == rater.specialty)
+    general = and_(Question.specialty == "", Question.subspecialty == "")
+    if not rater.subspecialty:
+        sub = and_(sub, False)  # type: ignore[arg-type]
+    if not rater.specialty:
+        spec = and_(spec, False)  # type: ignore[arg-type]
+    eligible = or_(sub, spec, general)
+    priority = case((sub, 0), (spec, 1), else_=2)
+    return eligible, priority
+
+
+def _available(rater: Rater, track: Track, now: datetime) -> ColumnElement[bool]:
+    """Questions of the track this rater may still be offered."""
+    eligible, _ = _routing(rater)
+    seen = select(Assignment.question_id).where(Assignment.rater_id == rater.id)
+    return and_(Question.track_id == track.id, Question.retired.is_(False), eligible,
+                Question.id.not_in(seen), _flags(Question.id) < track.flag_limit,
+                _confirmed(Question.id) + _active(Question.id, now) < track.k)
+
+
+def slots_taken(session: Session, question_id: int, now: datetime, *, exclude: int | None = None) -> int:
+    """Confirmed submissions plus unexpired open leases (except assignment ``exclude``) of one question."""
+    confirmed = session.scalar(select(func.count(Submission.id)).where(
+        Submission.question_id == question_id, Submission.flagged.is_(False))) or 0
+    leases = select(func.count(Assignment.id)).where(
+        Assignment.question_id == question_id, Assignment.status == "open", Assignment.expires_at > now)
+    if exclude is not None:
+        leases = leases.where(Assignment.id != exclude)
+    return int(confirmed) + int(session.scalar(leases) or 0)
+
+
+def progress_for(session: Session, rater: Rater, now: datetime | None = None) -> list[TrackProgress]:
+    """Per track: how many questions this rater can still get (their open lease included) and has submitted."""
+    now = now or utcnow()
+    out = []
+    for track in session.scalars(select(Track).order_by(Track.id)):
+        available = session.scalar(select(func.count(Question.id)).where(_available(rater, track, now))) or 0
+        own_open = session.scalar(select(func.count(Assignment.id)).join(Question).where(
+            Question.track_id == track.id, Assignment.rater_id == rater.id, Assignment.status == "open")) or 0
+        submitted = session.scalar(select(func.count(Submission.id)).join(Question).where(
+            Question.track_id == track.id, Submission.rater_id == rater.id)) or 0
+        out.append(TrackProgress(track.slug, track.title, int(available) + int(own_open), int(submitted)))
+    return out
+
+
+def claim_next(db: Database, rater_id: int, slug: str, now: datetime | None = None) -> Claim:
+    """The rater's open assignment in the track, or a newly claimed question, or None (nothing left)."""
+    now = now or utcnow()
+    with db.writing() as session:
+        track = session.scalar(select(Track).where(Track.slug == slug))
+        rater = session.get(Rater, rater_id)
+        if track is None or rater is None:
+            return Claim(None, "unknown-track")
+        lease = timedelta(seconds=track.lease_seconds)
+        own = session.scalars(select(Assignment).join(Question).where(
+            Question.track_id == track.id, Assignment.rater_id == rater_id, Assignment.status == "open")
+            .order_by(Assignment.id)).all()
+        for assignment in own:
+            if assignment.expires_at > now:
+                return Claim(assignment.id)
+            _lock_question(session, assignment.question_id, db)
+            if slots_taken(session, assignment.question_id, now, exclude=assignment.id) < track.k:
+                assignment.expires_at = now + lease  # came back in time: renew
+                return Claim(assignment.id)
+            assignment.status = "released"  # its slot went to someone else meanwhile
+        _, priority = _routing(rater)
+        skipped: list[int] = []
+        for _attempt in range(50):
+            query = (select(Question.id).where(_available(rater, track, now))
+                     .order_by(priority, (_confirmed(Question.id) + _active(Question.id, now)).desc(), Question.id)
+                     .limit(1))
+            if skipped:
+                query = query.where(Question.id.not_in(skipped))
+            if not db.is_sqlite:
+                query = query.with_for_update(skip_locked=True, of=Question)
+            question_id = session.scalar(query)
+            if question_id is None:
+                return Claim(None, "none")
+            if slots_taken(session, question_id, now) >= track.k:  # fresh count after the lock
+                skipped.append(question_id)
+                continue
+            assignment = Assignment(question_id=question_id, rater_id=rater_id, status="open",
+                                    swapped=counterbalance(rater_id, question_id), form_token=new_token(),
+                                    claimed_at=now, expires_at=now + lease)
+            session.add(assignment)
+            session.flush()
+            return Claim(assignment.id)
+        return Claim(None, "none")
+
+
+def _lock_question(session: Session, question_id: int, db: Database) -> None:
+    """Serialise work on one question (PostgreSQL row lock; SQLite already holds the write lock)."""
+    if not db.is_sqlite:
+        session.execute(select(Question.id).where(Question.id == question_id).with_for_update())

@@ -1,0 +1,111 @@
+"""Database connection: SQLite by default (one file, WAL, busy timeout, ``BEGIN IMMEDIATE`` for writes) or
+PostgreSQL (``postgresql+psycopg://...``); schema created and upgraded by the bundled Alembic migrations.
+
+>>> import tempfile, pathlib
+>>> folder = tempfile.mkdtemp()
+>>> db = Database(f"sqlite:///{pathlib.Path(folder) / 'portal.db'}")
+>>> db.upgrade()
+>>> with db.reading() as session:
+...     session.execute(text("PRAGMA journal_mode")).scalar()
+'wal'
+>>> db.dispose()
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import create_engine, event, text
+from sqlalchemy.engine import Engine
+from sqlalchemy.orm import Session, sessionmaker
+
+from stableval.portal.models import Setting
+
+__all__ = ["MIGRATIONS", "Database", "default_url", "text"]
+
+#: Folder of the Alembic migrations shipped inside the package.
+MIGRATIONS = Path(__file__).resolve().parent / "migrations"
+
+#: SQLite busy timeout (ms): how long a writer waits for the write lock before failing.
+BUSY_TIMEOUT_MS = 30_000
+
+
+def default_url(path: str | Path = "stableval-portal.db") -> str:
+    """The SQLite URL of a database file."""
+    return f"sqlite:///{Path(path)}"
+
+
+def _sqlite_engine(url: str) -> Engine:
+    engine = create_engine(url, connect_args={"timeout": BUSY_TIMEOUT_MS / 1000, "check_same_thread": False},
+                           pool_size=20, max_overflow=40)
+
+    @event.listens_for(engine, "connect")
+    def _on_connect(dbapi_connection: Any, _record: Any) -> None:
+        dbapi_connection.isolation_level = None  # pysqlite: we emit BEGIN ourselves (below)
+        cursor = dbapi_connection.cursor()
+        for pragma in ("journal_mode=WAL", f"busy_timeout={BUSY_TIMEOUT_MS}", "foreign_keys=ON",
+                       "synchronous=FULL"):
+            cursor.execute(f"PRAGMA {pragma}")
+        cursor.close()
+
+    @event.listens_for(engine, "begin")
+    def _on_begin(connection: Any) -> None:
+        mode = connection.get_execution_options().get("sqlite_begin", "DEFERRED")
+        connection.exec_driver_sql(f"BEGIN {mode}")
+
+    return engine
+
+
+class Database:
+    """Engine plus two session factories: ``reading()`` (plain transaction) and ``writing()`` (SQLite:
+    ``BEGIN IMMEDIATE``, so a write transaction takes the lock up front and never dead-locks on upgrade;
+    PostgreSQL: row locks are taken explicitly with ``SELECT ... FOR UPDATE``)."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        if url.startswith("sqlite"):
+            self.engine = _sqlite_engine(url)
+        else:
+            self.engine = create_engine(url, pool_pre_ping=True, pool_size=20, max_overflow=40)
+        self.is_sqlite = self.engine.dialect.name == "sqlite"
+        writer = self.engine.execution_options(sqlite_begin="IMMEDIATE") if self.is_sqlite else self.engine
+        self._read = sessionmaker(self.engine, expire_on_commit=False)
+        self._write = sessionmaker(writer, expire_on_commit=False)
+
+    @contextmanager
+    def reading(self) -> Iterator[Session]:
+        with self._read.begin() as session:
+            yield session
+
+    @contextmanager
+    def writing(self) -> Iterator[Session]:
+        """One short write transaction, committed on exit, rolled back on error."""
+        with self._write.begin() as session:
+            yield session
+
+    def upgrade(self, revision: str = "head") -> None:
+        """Create or upgrade the schema with the bundled Alembic migrations (idempotent)."""
+        from alembic import command
+        from alembic.config import Config
+
+        config = Config()
+        config.set_main_option("script_location", str(MIGRATIONS))
+        with self.engine.begin() as connection:
+            config.attributes["connection"] = connection
+            command.upgrade(config, revision)
+
+    def secret(self) -> str:
+        """The cookie-signing secret, created once and kept in the database (restarts keep sessions valid)."""
+        with self.writing() as session:
+            found = session.get(Setting, "secret")
+            if found is None:
+                found = Setting(key="secret", value=secrets.token_hex(32))
+                session.add(found)
+            return found.value
+
+    def dispose(self) -> None:
+        self.engine.dispose()

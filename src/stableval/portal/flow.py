@@ -1,0 +1,207 @@
+"""The rater's form for one assignment: server-side drafts, time on task, and the atomic, idempotent submit.
+
+A draft is a JSON object saved on every step (and by the page's optional autosave script)::
+
+    {"pairwise": {criterion: "a"|"b"|"tie"|"neither"}, "reasons": {criterion: text},
+     "flag": bool, "flag_reason": text, "ratings_a": {criterion: "1".."5"|"na"}, "ratings_b": {...},
+     "opened": {step: ISO time}, "time_ms": {step: milliseconds}, "rev": int}
+
+Every change is a read-modify-write in one locked transaction (:func:`update_draft`). ``rev`` counts the step
+submissions: the page carries the ``rev`` it was rendered with, and an autosave whose ``rev`` is older (a request
+still in flight when the step was submitted) is ignored, so it can never undo the step's newer values.
+
+Submitting writes one :class:`~stableval.portal.models.Submission` with one
+:class:`~stableval.portal.models.Judgment` per criterion in one transaction. The assignment's one-time form token
+must match; a second submit of the same form (double click, resubmitted POST) finds the assignment done, or hits
+the unique constraints, and creates nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import func, select
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
+
+from stableval.portal.assignment import _lock_question
+from stableval.portal.db import Database
+from stableval.portal.models import Assignment, Draft, Judgment, Question, Submission, Track, utcnow
+from stableval.portal.rules import CHOICES, RATINGS, Violation, check_pairwise, check_ratings
+
+__all__ = ["MAX_TEXT", "SubmitResult", "empty_draft", "load_draft", "mark_opened", "merge_form", "save_draft",
+           "step_problems", "submit", "update_draft"]
+
+#: Longest free-text reason kept (characters); longer text is refused with a message, never cut silently.
+MAX_TEXT = 5000
+
+
+def empty_draft() -> dict[str, Any]:
+    return {"pairwise": {}, "reasons": {}, "flag": False, "flag_reason": "", "ratings_a": {}, "ratings_b": {},
+            "opened": {}, "time_ms": {}, "rev": 0}
+
+
+def load_draft(session: Session, assignment_id: int) -> dict[str, Any]:
+    found = session.get(Draft, assignment_id)
+    draft = empty_draft()
+    if found is not None:
+        draft.update(found.data)
+    return draft
+
+
+def save_draft(session: Session, assignment_id: int, data: dict[str, Any]) -> None:
+    found = session.get(Draft, assignment_id)
+    if found is None:
+        session.add(Draft(assignment_id=assignment_id, data=data, updated_at=utcnow()))
+    else:
+        found.data = dict(data)  # new object so the JSON column is marked changed
+        found.updated_at = utcnow()
+
+
+def update_draft(db: Database, assignment_id: int,
+                 change: Callable[[dict[str, Any]], dict[str, Any] | None]) -> dict[str, Any]:
+    """Apply ``change`` to the assignment's draft atomically (the assignment row is locked on PostgreSQL; SQLite
+    holds the write lock); ``change`` returns the new draft, or None to leave it. Returns the draft as stored."""
+    with db.writing() as session:
+        if not db.is_sqlite:
+            session.execute(select(Assignment.id).where(Assignment.id == assignment_id).with_for_update())
+        draft = load_draft(session, assignment_id)
+        changed = change(draft)
+        if changed is None:
+            return draft
+        save_draft(session, assignment_id, changed)
+        return changed
+
+
+def mark_opened(draft: dict[str, Any], step: str, now: datetime | None = None) -> bool:
+    """Note when a step was first shown (for time on task); True when the draft changed."""
+    if step in draft["opened"]:
+        return False
+    draft["opened"] = {**draft["opened"], step: (now or utcnow()).isoformat()}
+    return True
+
+
+def _add_time(draft: dict[str, Any], step: str, now: datetime) -> None:
+    opened = draft["opened"].get(step)
+    if opened:
+        spent = max(0, int((now - datetime.fromisoformat(opened)).total_seconds() * 1000))
+        draft["time_ms"] = {**draft["time_ms"], step: int(draft["time_ms"].get(step, 0)) + spent}
+        draft["opened"] = {k: v for k, v in draft["opened"].items() if k != step}
+
+
+def merge_form(draft: dict[str, Any], form: Any, criteria: list[dict[str, str]], step: str,
+               *, finished: bool, now: datetime | None = None) -> dict[str, Any]:
+    """Copy the step's fields from a submitted form into the draft (unknown values are dropped, never stored).
+
+    ``finished`` means the user pressed the step's button (time on the step is then counted).
+    """
+    draft = {**draft}
+    keys = [c["key"] for c in criteria]
+    if step == "pairwise":
+        draft["pairwise"] = {**draft["pairwise"], **{k: form.get(f"pw-{k}") for k in keys
+                                                      if form.get(f"pw-{k}") in CHOICES}}
+        draft["reasons"] = {**draft["reasons"], **{k: str(form.get(f"why-{k}"))[:MAX_TEXT] for k in keys
+                                                    if form.get(f"why-{k}") is not None}}
+        draft["flag"] = form.get("flag") == "on"
+        if form.get("flag_reason") is not None:
+            draft["flag_reason"] = str(form.get("flag_reason"))[:MAX_TEXT]
+    elif step == "rating":
+        for side in ("a", "b"):
+            field = f"ratings_{side}"
+            draft[field] = {**draft[field], **{k: form.get(f"r{side}-{k}") for k in keys
+                                                if form.get(f"r{side}-{k}") in RATINGS}}
+    if finished:
+        _add_time(draft, step, now or utcnow())
+    return draft
+
+
+def step_problems(draft: dict[str, Any], track: Track, step: str) -> list[Violation]:
+    """What stops the user leaving a step (empty list = fine)."""
+    criteria = list(track.criteria)
+    if step == "pairwise":
+        if draft["flag"]:
+            if not draft["flag_reason"].strip():
+                return [Violation("flag", "flag_reason", "Say why the question does not make sense or is not "
+                                                         "relevant.")]
+            return []
+        return check_pairwise(criteria, draft["pairwise"])
+    problems = check_pairwise(criteria, draft["pairwise"])
+    if problems:
+        return problems
+    return check_ratings(criteria, track.rules, draft["pairwise"], draft["ratings_a"], draft["ratings_b"])
+
+
+@dataclass(frozen=True)
+class SubmitResult:
+    """``status``: "created", "duplicate" (already submitted: nothing new), "full" (the item already has its k
+    ratings), "invalid" (form token wrong or the form incomplete: see ``problems``)."""
+
+    status: str
+    submission_id: int | None = None
+    problems: tuple[Violation, ...] = ()
+
+
+def submit(db: Database, rater_id: int, assignment_id: int, form_token: str, now: datetime | None = None
+           ) -> SubmitResult:
+    """Turn the assignment's draft into one immutable submission, atomically and at most once."""
+    now = now or utcnow()
+    try:
+        with db.writing() as session:
+            assignment = session.get(Assignment, assignment_id)
+            if assignment is None or assignment.rater_id != rater_id:
+                return SubmitResult("invalid")
+            _lock_question(session, assignment.question_id, db)
+            session.refresh(assignment)
+            if assignment.status == "done":
+                existing = session.scalar(select(Submission.id).where(Submission.assignment_id == assignment_id))
+                return SubmitResult("duplicate", existing)
+            if form_token != assignment.form_token:
+                return SubmitResult("invalid")
+            question = session.get(Question, assignment.question_id)
+            assert question is not None  # foreign key
+            track = session.get(Track, question.track_id)
+            assert track is not None
+            draft = load_draft(session, assignment_id)
+            problems = step_problems(draft, track, "pairwise")
+            if not draft["flag"] and not problems:
+                problems = step_problems(draft, track, "rating")
+            if problems:
+                return SubmitResult("invalid", problems=tuple(problems))
+            if not draft["flag"]:
+                confirmed = session.scalar(select(func.count(Submission.id)).where(
+                    Submission.question_id == question.id, Submission.flagged.is_(False))) or 0
+                if confirmed >= track.k:
+                    assignment.status = "released"
+                    return SubmitResult("full")
+            shown_a, shown_b = ((question.model_b, question.model_a) if assignment.swapped
+                                else (question.model_a, question.model_b))
+            times = draft["time_ms"]
+            submission = Submission(assignment_id=assignment_id, question_id=question.id, rater_id=rater_id,
+                                    form_token=form_token, shown_a=shown_a, shown_b=shown_b,
+                                    flagged=bool(draft["flag"]), flag_reason=draft["flag_reason"] if draft["flag"]
+                                    else "", time_pairwise_ms=int(times.get("pairwise", 0)),
+                                    time_rating_ms=int(times.get("rating", 0)), submitted_at=now)
+            session.add(submission)
+            session.flush()
+            if not draft["flag"]:
+                session.add_all([Judgment(
+                    submission_id=submission.id, criterion=c["key"], choice=draft["pairwise"][c["key"]],
+                    reason=draft["reasons"].get(c["key"], ""),
+                    rating_a=_rating(draft["ratings_a"][c["key"]]), rating_b=_rating(draft["ratings_b"][c["key"]]),
+                ) for c in track.criteria])
+            assignment.status = "done"
+            found = session.get(Draft, assignment_id)
+            if found is not None:
+                session.delete(found)
+            return SubmitResult("created", submission.id)
+    except IntegrityError:
+        with db.reading() as session:
+            existing = session.scalar(select(Submission.id).where(Submission.assignment_id == assignment_id))
+        return SubmitResult("duplicate", existing)
+
+
+def _rating(value: str) -> int | None:
+    return None if value == "na" else int(value)

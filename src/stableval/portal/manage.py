@@ -1,0 +1,205 @@
+"""Admin tasks without the web server: create tracks, import questions, create invites, retire/restore items.
+
+Imports are validated as a whole before anything is written, then written in one transaction: a bad file
+changes nothing. Every problem names the file, the 1-based data row, the column and what is allowed.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from sqlalchemy import select
+
+from stableval.errors import InputError
+from stableval.portal.db import Database
+from stableval.portal.models import Question, Rater, Track
+from stableval.portal.rules import DEFAULT_CRITERIA, validate_rules
+from stableval.portal.security import hash_token, new_token
+
+__all__ = ["QUESTION_COLUMNS", "Invite", "create_invites", "create_track", "import_questions",
+           "normalise_group", "read_invite_notes", "set_retired"]
+
+#: Question file columns: required first, then optional (matched case-insensitively).
+QUESTION_COLUMNS: dict[str, bool] = {"id": True, "prompt": True, "model_a": True, "answer_a": True,
+                                     "model_b": True, "answer_b": True, "reference": False, "specialty": False,
+                                     "subspecialty": False}
+_SLUG = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
+_KEY = re.compile(r"^[a-z0-9_]{1,64}$")
+
+
+def normalise_group(text: Any) -> str:
+    """Specialty names compare case- and space-insensitively: ``" Cardiology "`` -> ``"cardiology"``."""
+    return " ".join(str(text or "").split()).casefold()
+
+
+def _criteria(criteria: Sequence[str] | None) -> list[dict[str, str]]:
+    """``["accuracy", "Bedside manner"]`` -> [{"key": "accuracy", "label": "Accuracy"}, ...]."""
+    if not criteria:
+        return [dict(c) for c in DEFAULT_CRITERIA]
+    out = []
+    for label in criteria:
+        label = " ".join(str(label).split())
+        key = re.sub(r"[^a-z0-9]+", "_", label.casefold()).strip("_")
+        if not _KEY.match(key):
+            raise InputError("criterion needs letters or digits", column="criteria", value=label,
+                             allowed="names such as 'accuracy' or 'Bedside manner'")
+        out.append({"key": key, "label": label[:1].upper() + label[1:]})
+    keys = [c["key"] for c in out]
+    if len(set(keys)) != len(keys):
+        raise InputError("criteria repeat", column="criteria", value=keys, allowed="distinct criteria")
+    return out
+
+
+def create_track(db: Database, slug: str, title: str = "", *, criteria: Sequence[str] | None = None,
+                 rules: dict[str, Any] | None = None, k: int = 3, flag_limit: int = 2,
+                 lease_hours: float = 24.0) -> int:
+    """Create a track; returns its id. ``criteria`` default to the spec's five; ``rules`` see
+    :mod:`stableval.portal.rules`."""
+    if not _SLUG.match(slug):
+        raise InputError("bad track name", column="slug", value=slug,
+                         allowed="1-64 lower-case letters, digits, '-' or '_', starting with a letter or digit")
+    for name, value, low in (("k", k, 1), ("flag_limit", flag_limit, 1)):
+        if int(value) < low:
+            raise InputError(f"{name} must be at least {low}", column=name, value=value)
+    if not lease_hours > 0:
+        raise InputError("lease must be positive", column="lease_hours", value=lease_hours, allowed="> 0 hours")
+    track = Track(slug=slug, title=title.strip() or slug, criteria=_criteria(criteria), rules=validate_rules(rules),
+                  k=int(k), flag_limit=int(flag_limit), lease_seconds=int(lease_hours * 3600))
+    with db.writing() as session:
+        if session.scalar(select(Track.id).where(Track.slug == slug)) is not None:
+            raise InputError("a track of that name exists", column="slug", value=slug, allowed="a new name")
+        session.add(track)
+        session.flush()
+        return track.id
+
+
+def _read_questions(path: Path, source: str) -> pd.DataFrame:
+    from stableval.data.read import read_table_file
+
+    frame = read_table_file(path)
+    lower = {str(c).strip().lower(): c for c in frame.columns}
+    missing = [name for name, required in QUESTION_COLUMNS.items() if required and name not in lower]
+    if missing:
+        raise InputError(f"missing column(s): {', '.join(missing)}", file=source,
+                         value=[str(c) for c in frame.columns],
+                         allowed="columns " + ", ".join(QUESTION_COLUMNS) + " (the last three optional)")
+    out = pd.DataFrame({name: (frame[lower[name]].fillna("").astype(str) if name in lower else "")
+                        for name in QUESTION_COLUMNS}, index=frame.index)
+    return out.reset_index(drop=True)
+
+
+def import_questions(db: Database, slug: str, path: str | Path, *, source: str | None = None) -> int:
+    """Import questions and answers from CSV/TSV/JSONL/Parquet into a track, all or nothing; returns the count.
+
+    Columns: ``id, prompt, model_a, answer_a, model_b, answer_b`` and optionally ``reference, specialty,
+    subspecialty``. Ids must be new in the track and unique in the file; text fields must not be empty; the two
+    models must differ.
+    """
+    source = source or str(path)
+    frame = _read_questions(Path(path), source)
+    if len(frame) == 0:
+        raise InputError("no rows", file=source, allowed="one row per question")
+    for name, required in QUESTION_COLUMNS.items():
+        if required:
+            frame[name] = frame[name].str.strip() if name in ("id", "model_a", "model_b") else frame[name]
+            empty = (frame[name].str.strip() == "").to_numpy()
+            if empty.any():
+                row = int(np.flatnonzero(empty)[0]) + 1
+                raise InputError(f"empty value ({int(empty.sum())} row(s) in all)", file=source, row=row,
+                                 column=name, value="", allowed="non-empty text")
+    same = (frame["model_a"] == frame["model_b"]).to_numpy()
+    if same.any():
+        row = int(np.flatnonzero(same)[0]) + 1
+        raise InputError("model_a and model_b are the same", file=source, row=row, column="model_b",
+                         value=frame["model_b"].iloc[row - 1], allowed="two different models")
+    too_long = [(name, width) for name, width in (("id", 200), ("model_a", 200), ("model_b", 200),
+                                                  ("specialty", 100), ("subspecialty", 100))
+                if (frame[name].str.len() > width).any()]
+    if too_long:
+        name, width = too_long[0]
+        row = int(np.flatnonzero((frame[name].str.len() > width).to_numpy())[0]) + 1
+        raise InputError("value too long", file=source, row=row, column=name, value=frame[name].iloc[row - 1][:40],
+                         allowed=f"at most {width} characters")
+    repeated = frame["id"].duplicated(keep="first").to_numpy()
+    if repeated.any():
+        row = int(np.flatnonzero(repeated)[0]) + 1
+        raise InputError("id repeats an earlier row", file=source, row=row, column="id",
+                         value=frame["id"].iloc[row - 1], allowed="one row per question id")
+    frame["specialty"] = frame["specialty"].map(normalise_group)
+    frame["subspecialty"] = frame["subspecialty"].map(normalise_group)
+    with db.writing() as session:
+        track_id = session.scalar(select(Track.id).where(Track.slug == slug))
+        if track_id is None:
+            raise InputError("no such track", value=slug, allowed="an existing track (create it first)")
+        existing = set(session.scalars(select(Question.external_id).where(Question.track_id == track_id)))
+        clash = frame["id"].isin(existing).to_numpy()
+        if clash.any():
+            row = int(np.flatnonzero(clash)[0]) + 1
+            raise InputError(f"question id already in track {slug!r} ({int(clash.sum())} row(s) in all)",
+                             file=source, row=row, column="id", value=frame["id"].iloc[row - 1],
+                             allowed="new ids (retire or rename the old question)")
+        records = frame.rename(columns={"id": "external_id"}).to_dict("records")
+        session.execute(Question.__table__.insert(), [  # type: ignore[attr-defined]
+            {**{str(k): v for k, v in r.items()}, "track_id": track_id, "retired": False, "created_at": _now()}
+            for r in records])
+    return len(frame)
+
+
+def _now() -> Any:
+    from stableval.portal.models import utcnow
+
+    return utcnow()
+
+
+@dataclass(frozen=True)
+class Invite:
+    """A created invite: the rater id and the one-time-shown token (only its hash is stored)."""
+
+    rater_id: int
+    note: str
+    token: str
+
+    def link(self, base_url: str) -> str:
+        return f"{base_url.rstrip('/')}/i/{self.token}"
+
+
+def create_invites(db: Database, notes: Sequence[str]) -> list[Invite]:
+    """One invite per note (e.g. the person's name or email, for the admin's records)."""
+    pending = [(str(note).strip()[:200], new_token()) for note in notes]
+    with db.writing() as session:
+        raters = [Rater(token_hash=hash_token(token), note=note) for note, token in pending]
+        session.add_all(raters)
+        session.flush()
+        return [Invite(r.id, note, token) for r, (note, token) in zip(raters, pending, strict=True)]
+
+
+def read_invite_notes(path: str | Path) -> list[str]:
+    """Notes from a CSV/JSONL file of invitees: the ``note`` column, else ``email``, else ``name``."""
+    from stableval.data.read import read_table_file
+
+    frame = read_table_file(path)
+    lower = {str(c).strip().lower(): c for c in frame.columns}
+    for name in ("note", "email", "name"):
+        if name in lower:
+            values = frame[lower[name]].fillna("").astype(str).str.strip()
+            empty = (values == "").to_numpy()
+            if empty.any():
+                raise InputError("empty value", file=str(path), row=int(np.flatnonzero(empty)[0]) + 1,
+                                 column=str(lower[name]), value="", allowed="one invitee per row")
+            return values.tolist()
+    raise InputError("no invitee column", file=str(path), value=[str(c) for c in frame.columns],
+                     allowed="a column note, email or name")
+
+
+def set_retired(db: Database, question_id: int, retired: bool) -> None:
+    with db.writing() as session:
+        question = session.get(Question, question_id)
+        if question is None:
+            raise InputError("no such question", value=question_id)
+        question.retired = retired

@@ -1,0 +1,273 @@
+"""Rater pages: invite link → profile → progress → pairwise step → rating step → confirm → submit → next.
+
+Every page is a plain HTML form (works without JavaScript); every POST redirects (so a refresh never resubmits,
+and each page starts at the top). Raters can open only their own assignments.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, HTTPException, Request
+from fastapi.responses import RedirectResponse, Response
+from sqlalchemy import select
+from starlette.concurrency import run_in_threadpool
+
+from stableval.portal.app import page, portal_of, read_form, session_of, set_session
+from stableval.portal.assignment import claim_next, progress_for
+from stableval.portal.flow import load_draft, mark_opened, merge_form, step_problems, submit, update_draft
+from stableval.portal.manage import normalise_group
+from stableval.portal.models import Assignment, Question, Rater, Track, utcnow
+from stableval.portal.rules import CHOICE_LABELS, RATINGS, rule_hint
+from stableval.portal.security import hash_token
+
+router = APIRouter()
+
+
+def _see_other(url: str) -> RedirectResponse:
+    return RedirectResponse(url, status_code=303)
+
+
+def _rater_id(request: Request) -> int:
+    rater = session_of(request).get("rater")
+    if not isinstance(rater, int):
+        raise HTTPException(status_code=401, detail="Open the invite link you were sent to start.")
+    return rater
+
+
+@router.get("/")
+async def home(request: Request) -> Response:
+    if isinstance(session_of(request).get("rater"), int):
+        return _see_other("/progress")
+    return page(request, "home.html")
+
+
+@router.get("/i/{token}")
+def invite(request: Request, token: str) -> Response:
+    portal = portal_of(request)
+    client = request.client.host if request.client else "unknown"
+    if not portal.invite_limiter.allow(client):
+        raise HTTPException(status_code=429, detail="Too many attempts; wait a minute and try again.",
+                            headers={"Retry-After": "60"})
+    with portal.db.reading() as session:
+        rater = session.scalar(select(Rater).where(Rater.token_hash == hash_token(token)))
+    if rater is None:
+        raise HTTPException(status_code=404, detail="This invite link is not valid. Check that you copied all "
+                                                    "of it, or ask the study team for a new one.")
+    set_session(request, rater=rater.id)
+    return _see_other("/progress" if rater.profile_at else "/profile")
+
+
+@router.get("/profile")
+def profile_form(request: Request) -> Response:
+    with portal_of(request).db.reading() as session:
+        rater = session.get(Rater, _rater_id(request))
+    return page(request, "profile.html", rater=rater, values=None, errors=[])
+
+
+@router.post("/profile")
+async def profile_save(request: Request) -> Response:
+    rater_id = _rater_id(request)
+    form = await read_form(request)
+    values = {k: str(form.get(k) or "").strip() for k in ("name", "email", "specialty", "subspecialty", "years")}
+    errors = []
+    if not values["name"]:
+        errors.append(("name", "Enter your name."))
+    if "@" not in values["email"] or len(values["email"]) > 320:
+        errors.append(("email", "Enter an email address such as name@example.org."))
+    if not values["specialty"]:
+        errors.append(("specialty", "Enter your specialty (for example: general medicine)."))
+    if not values["years"].isdigit() or not 0 <= int(values["years"]) <= 80:
+        errors.append(("years", "Enter your years of experience as a whole number from 0 to 80."))
+    for key, width in (("name", 200), ("specialty", 100), ("subspecialty", 100)):
+        if len(values[key]) > width:
+            errors.append((key, f"Use at most {width} characters."))
+    if errors:
+        return page(request, "profile.html", status_code=422, rater=None, values=values, errors=errors)
+    with portal_of(request).db.writing() as session:
+        rater = session.get(Rater, rater_id)
+        if rater is None:
+            raise HTTPException(status_code=401, detail="Unknown rater.")
+        rater.name, rater.email, rater.years = values["name"], values["email"], int(values["years"])
+        rater.specialty = normalise_group(values["specialty"])
+        rater.subspecialty = normalise_group(values["subspecialty"])
+        rater.profile_at = utcnow()
+    return _see_other("/progress")
+
+
+@router.get("/progress")
+def progress(request: Request) -> Response:
+    rater_id = _rater_id(request)
+    with portal_of(request).db.reading() as session:
+        rater = session.get(Rater, rater_id)
+        if rater is None:
+            raise HTTPException(status_code=401, detail="Unknown rater.")
+        if rater.profile_at is None:
+            return _see_other("/profile")
+        tracks = progress_for(session, rater)
+    remaining = sum(t.remaining for t in tracks)
+    submitted = sum(t.submitted for t in tracks)
+    template = "progress.html" if remaining else ("final.html" if submitted else "no_questions.html")
+    return page(request, template, tracks=[t for t in tracks if t.remaining or t.submitted], rater=rater,
+                submitted=request.query_params.get("saved"), remaining=remaining, total_submitted=submitted)
+
+
+@router.post("/tracks/{slug}/next")
+async def next_question(request: Request, slug: str) -> Response:
+    rater_id = _rater_id(request)
+    await read_form(request)
+    claim = await run_in_threadpool(claim_next, portal_of(request).db, rater_id, slug)
+    if claim.assignment_id is None:
+        if claim.reason == "unknown-track":
+            raise HTTPException(status_code=404, detail="No such track.")
+        return _see_other("/progress")
+    return _see_other(f"/a/{claim.assignment_id}/pairwise")
+
+
+def _load(request: Request, assignment_id: int) -> tuple[Assignment, Question, Track, dict[str, Any]]:
+    """The rater's own open assignment (404 for anyone else's: raters see only their own work)."""
+    rater_id = _rater_id(request)
+    with portal_of(request).db.reading() as session:
+        assignment = session.get(Assignment, assignment_id)
+        if assignment is None or assignment.rater_id != rater_id:
+            raise HTTPException(status_code=404, detail="No such question in your list.")
+        question = session.get(Question, assignment.question_id)
+        track = session.get(Track, question.track_id) if question else None
+        assert question is not None and track is not None
+        draft = load_draft(session, assignment_id)
+    return assignment, question, track, draft
+
+
+def _shown(assignment: Assignment, question: Question) -> dict[str, str]:
+    """Answers as shown: A/B follow the counterbalancing recorded on the assignment."""
+    if assignment.swapped:
+        return {"answer_a": question.answer_b, "answer_b": question.answer_a}
+    return {"answer_a": question.answer_a, "answer_b": question.answer_b}
+
+
+def _context(assignment: Assignment, question: Question, track: Track, draft: dict[str, Any]) -> dict[str, Any]:
+    return {"assignment": assignment, "question": question, "track": track, "draft": draft,
+            "criteria": track.criteria, "choices": CHOICE_LABELS, "ratings": RATINGS, **_shown(assignment, question)}
+
+
+def _step_page(request: Request, assignment_id: int, step: str, template: str) -> Response:
+    assignment, question, track, draft = _load(request, assignment_id)
+    if assignment.status == "done":
+        return _see_other("/progress?saved=1")
+    if assignment.status != "open":
+        raise HTTPException(status_code=410, detail="This question was given to another rater after your time "
+                                                    "on it ran out. Go to your progress page for the next one.")
+    if step not in draft["opened"]:
+        draft = update_draft(portal_of(request).db, assignment_id,
+                             lambda current: current if mark_opened(current, step) else None)
+    hints = {c["key"]: rule_hint(draft["pairwise"].get(c["key"]), track.rules) for c in track.criteria}
+    return page(request, template, errors=[], hints=hints, **_context(assignment, question, track, draft))
+
+
+@router.get("/a/{assignment_id}/pairwise")
+def pairwise_page(request: Request, assignment_id: int) -> Response:
+    return _step_page(request, assignment_id, "pairwise", "pairwise.html")
+
+
+@router.get("/a/{assignment_id}/rating")
+def rating_page(request: Request, assignment_id: int) -> Response:
+    _, _, track, draft = _load(request, assignment_id)
+    if step_problems(draft, track, "pairwise") or draft["flag"]:
+        return _see_other(f"/a/{assignment_id}/pairwise")
+    return _step_page(request, assignment_id, "rating", "rating.html")
+
+
+async def _post_step(request: Request, assignment_id: int, step: str) -> Response:
+    form = await read_form(request)
+    return await run_in_threadpool(_save_step, request, assignment_id, step, form)
+
+
+def _save_step(request: Request, assignment_id: int, step: str, form: Any) -> Response:
+    assignment, question, track, _ = _load(request, assignment_id)
+    if assignment.status != "open":
+        return _see_other("/progress?saved=1" if assignment.status == "done" else "/progress")
+    action = str(form.get("action") or "next")
+
+    def change(current: dict[str, Any]) -> dict[str, Any]:
+        new = merge_form(current, form, track.criteria, step, finished=action == "next")
+        new["rev"] = int(current.get("rev", 0)) + 1  # autosaves rendered before this are now stale
+        if action == "next" and step_problems(new, track, step):
+            mark_opened(new, step)  # the clock runs on while the rater fixes the form
+        return new
+
+    draft = update_draft(portal_of(request).db, assignment_id, change)
+    problems = step_problems(draft, track, step) if action == "next" else []
+    if action == "back":
+        return _see_other(f"/a/{assignment_id}/pairwise")
+    if action == "save":
+        return _see_other(f"/a/{assignment_id}/{step}")
+    if problems:
+        hints = {c["key"]: rule_hint(draft["pairwise"].get(c["key"]), track.rules) for c in track.criteria}
+        return page(request, f"{step}.html", status_code=422, errors=problems, hints=hints,
+                    **_context(assignment, question, track, draft))
+    if step == "pairwise" and not draft["flag"]:
+        return _see_other(f"/a/{assignment_id}/rating")
+    return _see_other(f"/a/{assignment_id}/confirm")
+
+
+@router.post("/a/{assignment_id}/pairwise")
+async def pairwise_post(request: Request, assignment_id: int) -> Response:
+    return await _post_step(request, assignment_id, "pairwise")
+
+
+@router.post("/a/{assignment_id}/rating")
+async def rating_post(request: Request, assignment_id: int) -> Response:
+    return await _post_step(request, assignment_id, "rating")
+
+
+@router.post("/a/{assignment_id}/draft")
+async def autosave(request: Request, assignment_id: int) -> Response:
+    """Progressive enhancement: the page script saves the form here on every change (no step change)."""
+    form = await read_form(request)
+    return await run_in_threadpool(_autosave, request, assignment_id, form)
+
+
+def _autosave(request: Request, assignment_id: int, form: Any) -> Response:
+    assignment, _, track, _ = _load(request, assignment_id)
+    step = str(form.get("step") or "")
+    if assignment.status != "open" or step not in ("pairwise", "rating"):
+        return Response(status_code=409)
+    rev = str(form.get("rev") or "0")
+
+    def change(current: dict[str, Any]) -> dict[str, Any] | None:
+        if rev != str(current.get("rev", 0)):
+            return None  # sent from a page older than the last step submission: ignore
+        return merge_form(current, form, track.criteria, step, finished=False)
+
+    update_draft(portal_of(request).db, assignment_id, change)
+    return Response(status_code=204)
+
+
+@router.get("/a/{assignment_id}/confirm")
+def confirm_page(request: Request, assignment_id: int) -> Response:
+    assignment, question, track, draft = _load(request, assignment_id)
+    if assignment.status == "done":
+        return _see_other("/progress?saved=1")
+    problems = step_problems(draft, track, "pairwise")
+    if problems:
+        return _see_other(f"/a/{assignment_id}/pairwise")
+    if not draft["flag"] and step_problems(draft, track, "rating"):
+        return _see_other(f"/a/{assignment_id}/rating")
+    return page(request, "confirm.html", errors=[], **_context(assignment, question, track, draft))
+
+
+@router.post("/a/{assignment_id}/submit")
+async def submit_post(request: Request, assignment_id: int) -> Response:
+    form = await read_form(request)
+    rater_id = _rater_id(request)
+    result = await run_in_threadpool(submit, portal_of(request).db, rater_id, assignment_id,
+                                     str(form.get("form_token") or ""))
+    if result.status in ("created", "duplicate"):
+        return _see_other("/progress?saved=1")
+    if result.status == "full":
+        raise HTTPException(status_code=409, detail="This question already has all the ratings it needs (your "
+                                                    "time on it had run out). Thank you — go to your progress page "
+                                                    "for the next one.")
+    if result.problems:
+        return _see_other(f"/a/{assignment_id}/pairwise")
+    raise HTTPException(status_code=400, detail="This form is out of date. Reload the page and submit again.")

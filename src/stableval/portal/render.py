@@ -1,0 +1,60 @@
+"""Safe Markdown: markdown-it-py (CommonMark, raw HTML off) renders, then nh3 (ammonia) sanitises the HTML.
+
+Raw HTML in a model answer is shown as text, never run; links keep only http, https and mailto URLs; nh3
+removes any attribute or tag outside its allow-list (event handlers such as ``onerror`` included). Finally the
+text spellings ``javascript:`` and ``onXXX=`` are written with character references (``&#58;``, ``&#61;``): they
+read the same but can never be matched as active content by a later consumer of the HTML.
+
+>>> markdown_to_html("**bold** <script>alert(1)</script>")
+'<p><strong>bold</strong> &lt;script&gt;alert(1)&lt;/script&gt;</p>\\n'
+>>> markdown_to_html("[x](javascript:alert(1))")
+'<p>[x](javascript&#58;alert(1))</p>\\n'
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from typing import Any
+
+__all__ = ["defang", "escape_text", "markdown_to_html"]
+
+_TAGS = {"p", "br", "hr", "strong", "em", "code", "pre", "blockquote", "ul", "ol", "li", "a", "h1", "h2", "h3",
+         "h4", "h5", "h6", "table", "thead", "tbody", "tr", "th", "td", "del", "s"}
+_DEFANG = re.compile(r"(javascript|vbscript|data)(:)|(\bon[a-z]+)(=)", re.IGNORECASE)
+_ATTRIBUTES = {"a": {"href", "title"}, "ol": {"start"}, "th": {"style"}, "td": {"style"}}
+
+
+@lru_cache(maxsize=1)
+def _renderer() -> Any:
+    from markdown_it import MarkdownIt
+
+    return MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False}).enable("table")
+
+
+def markdown_to_html(text: str) -> str:
+    """Render Markdown to sanitised HTML (safe to insert unescaped into a page)."""
+    import nh3
+
+    html = _renderer().render(text or "")
+    clean = nh3.clean(html, tags=_TAGS, attributes=_ATTRIBUTES, url_schemes={"http", "https", "mailto"},
+                      link_rel="noopener noreferrer nofollow", filter_style_properties={"text-align"})
+    return defang(clean)
+
+
+def defang(html: str) -> str:
+    """Write ``javascript:``-like schemes and ``onXXX=`` with character references (same text when shown).
+
+    >>> defang("onerror=x javascript:y")
+    'onerror&#61;x javascript&#58;y'
+    """
+    return _DEFANG.sub(lambda m: f"{m[1]}&#58;" if m[1] else f"{m[3]}&#61;", html)
+
+
+def escape_text(value: Any) -> Any:
+    """Jinja ``finalize`` hook: plain strings are HTML-escaped and defanged; safe markup and numbers pass."""
+    from markupsafe import Markup, escape
+
+    if isinstance(value, Markup) or not isinstance(value, str):
+        return value
+    return Markup(defang(str(escape(value))))

@@ -1,0 +1,104 @@
+"""Secrets and tokens: hashed invite tokens, signed session cookies, CSRF tokens, a sliding-window rate limit.
+
+Session cookies are ``base64(json).hmac`` signed with HMAC-SHA256 (stdlib only); the CSRF token of a session is
+an HMAC of its random nonce, so it needs no storage and is checked in constant time.
+
+>>> signer = Signer("k" * 32)
+>>> cookie = signer.dumps({"nonce": "n1", "rater": 7})
+>>> signer.loads(cookie)
+{'nonce': 'n1', 'rater': 7}
+>>> signer.loads(cookie[:-1] + ("0" if cookie[-1] != "0" else "1")) is None
+True
+>>> signer.csrf("n1") == signer.csrf("n1") != signer.csrf("n2")
+True
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import json
+import secrets
+import threading
+import time
+from collections import deque
+from typing import Any
+
+__all__ = ["RateLimiter", "Signer", "hash_token", "new_token"]
+
+
+def new_token(nbytes: int = 24) -> str:
+    """A random URL-safe token (192 bits by default)."""
+    return secrets.token_urlsafe(nbytes)
+
+
+def hash_token(token: str) -> str:
+    """SHA-256 hex digest of a token: what the database stores instead of the invite token itself.
+
+    >>> hash_token("abc")[:16]
+    'ba7816bf8f01cfea'
+    """
+    return hashlib.sha256(token.encode("utf-8")).hexdigest()
+
+
+class Signer:
+    """Sign and verify small JSON payloads (session cookies) and derive CSRF tokens from a secret."""
+
+    def __init__(self, secret: str) -> None:
+        self._key = secret.encode("utf-8")
+
+    def _mac(self, data: bytes) -> str:
+        return hmac.new(self._key, data, hashlib.sha256).hexdigest()
+
+    def dumps(self, payload: dict[str, Any]) -> str:
+        body = base64.urlsafe_b64encode(json.dumps(payload, separators=(",", ":")).encode()).decode()
+        return f"{body}.{self._mac(body.encode())}"
+
+    def loads(self, cookie: str | None) -> dict[str, Any] | None:
+        """The payload, or None when the cookie is missing, malformed or its signature is wrong."""
+        if not cookie or "." not in cookie:
+            return None
+        body, mac = cookie.rsplit(".", 1)
+        if not hmac.compare_digest(mac, self._mac(body.encode())):
+            return None
+        try:
+            payload = json.loads(base64.urlsafe_b64decode(body.encode()))
+        except ValueError:
+            return None
+        return payload if isinstance(payload, dict) else None
+
+    def csrf(self, nonce: str) -> str:
+        return self._mac(b"csrf:" + nonce.encode())
+
+    def check_csrf(self, nonce: str, token: str | None) -> bool:
+        return bool(token) and hmac.compare_digest(self.csrf(nonce), str(token))
+
+
+class RateLimiter:
+    """At most ``limit`` events per ``window`` seconds per key (thread-safe, in memory).
+
+    >>> limiter = RateLimiter(limit=2, window=60)
+    >>> [limiter.allow("1.2.3.4", now=t) for t in (0, 1, 2, 61.5)]
+    [True, True, False, True]
+    """
+
+    def __init__(self, limit: int = 20, window: float = 60.0) -> None:
+        self.limit = limit
+        self.window = window
+        self._events: dict[str, deque[float]] = {}
+        self._lock = threading.Lock()
+
+    def allow(self, key: str, now: float | None = None) -> bool:
+        now = time.monotonic() if now is None else now
+        with self._lock:
+            events = self._events.setdefault(key, deque())
+            while events and events[0] <= now - self.window:
+                events.popleft()
+            if len(events) >= self.limit:
+                return False
+            events.append(now)
+            if len(self._events) > 10_000:  # forget idle clients
+                for idle in [k for k, v in self._events.items() if not v]:
+                    del self._events[idle]
+            return True

@@ -1,0 +1,222 @@
+"""Shared helpers for the portal tests: databases (SQLite file, PostgreSQL when configured), clients, forms."""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pytest
+
+pytest.importorskip("fastapi", reason="the portal extra is not installed (pip install 'stableval[portal]')")
+
+from fastapi.testclient import TestClient
+
+from stableval.portal.app import create_app
+from stableval.portal.db import Database
+from stableval.portal.manage import create_invites, create_track, import_questions
+
+ADMIN = "admin-token-for-tests"
+#: Where .ci/portal-setup.sh writes the PostgreSQL test URL (the environment variable wins).
+POSTGRES_URL_FILE = Path("/tmp/stableval_test_postgres_url")
+
+
+def postgres_url() -> str | None:
+    url = os.environ.get("STABLEVAL_TEST_POSTGRES_URL")
+    if not url and POSTGRES_URL_FILE.exists():
+        url = POSTGRES_URL_FILE.read_text().strip()
+    return url or None
+
+
+#: Schemas created by this test run (dropped at the end by the session fixture in conftest.py).
+CREATED_SCHEMAS: list[str] = []
+
+
+def fresh_postgres() -> str:
+    """A PostgreSQL URL whose search_path is a new, empty schema of its own (so concurrent test runs on one
+    server never collide), or skip with the reason."""
+    import secrets
+
+    url = postgres_url()
+    if url is None:
+        pytest.skip("PostgreSQL not configured: run .ci/portal-setup.sh or set STABLEVAL_TEST_POSTGRES_URL")
+    from sqlalchemy import create_engine, text
+
+    schema = f"test_{secrets.token_hex(6)}"
+    engine = create_engine(url)
+    try:
+        with engine.begin() as connection:
+            connection.execute(text(f"CREATE SCHEMA {schema}"))
+    except Exception as error:  # server down: say so
+        pytest.skip(f"PostgreSQL at {url} not reachable: {error.__class__.__name__}")
+    finally:
+        engine.dispose()
+    CREATED_SCHEMAS.append(schema)
+    return f"{url}{'&' if '?' in url else '?'}options=-csearch_path%3D{schema}"
+
+
+def drop_schemas() -> None:
+    url = postgres_url()
+    if not CREATED_SCHEMAS or url is None:
+        return
+    from sqlalchemy import create_engine, text
+
+    engine = create_engine(url)
+    with engine.begin() as connection:
+        for schema in CREATED_SCHEMAS:
+            connection.execute(text(f"DROP SCHEMA IF EXISTS {schema} CASCADE"))
+    engine.dispose()
+    CREATED_SCHEMAS.clear()
+
+
+def database_url(kind: str, tmp_path: Path) -> str:
+    return f"sqlite:///{tmp_path / 'portal.db'}" if kind == "sqlite" else fresh_postgres()
+
+
+def questions_frame(n: int = 4, *, specialty: str = "", subspecialty: str = "", prefix: str = "q") -> pd.DataFrame:
+    return pd.DataFrame({
+        "id": [f"{prefix}{i}" for i in range(n)],
+        "prompt": [f"Question **{i}**: which drug?" for i in range(n)],
+        "model_a": ["TxAgent"] * n,
+        "answer_a": [f"Answer A{i} with *markdown*" for i in range(n)],
+        "model_b": ["GPT-4o"] * n,
+        "answer_b": [f"Answer B{i}" for i in range(n)],
+        "reference": [""] * n,
+        "specialty": [specialty] * n,
+        "subspecialty": [subspecialty] * n,
+    })
+
+
+def seed_track(db: Database, tmp_path: Path, slug: str = "main", *, frame: pd.DataFrame | None = None,
+               **options: Any) -> None:
+    create_track(db, slug, slug.title(), **options)
+    path = tmp_path / f"{slug}-questions.csv"
+    (questions_frame() if frame is None else frame).to_csv(path, index=False)
+    import_questions(db, slug, path)
+
+
+def invite_tokens(db: Database, n: int) -> list[str]:
+    return [invite.token for invite in create_invites(db, [f"rater{i}@example.org" for i in range(n)])]
+
+
+def csrf_of(html: str) -> str:
+    found = re.search(r'name="csrf" value="([^"]+)"', html)
+    assert found, "page has no CSRF field"
+    return found.group(1)
+
+
+def form_token_of(html: str) -> str:
+    found = re.search(r'name="form_token" value="([^"]+)"', html)
+    assert found, "page has no form token"
+    return found.group(1)
+
+
+def start_rater(client: TestClient, token: str, specialty: str = "cardiology", subspecialty: str = "") -> None:
+    page = client.get(f"/i/{token}")
+    assert page.status_code == 200 and "About you" in page.text
+    answer = client.post("/profile", data={"csrf": csrf_of(page.text), "name": "Dr Test", "email": "t@example.org",
+                                           "specialty": specialty, "subspecialty": subspecialty, "years": "7"})
+    assert answer.status_code == 200, answer.text
+
+
+def claim(client: TestClient, slug: str = "main") -> tuple[int, str]:
+    """Press 'Next question'; returns (assignment id, pairwise page html) or (0, page) when nothing is left."""
+    page = client.get("/progress")
+    answer = client.post(f"/tracks/{slug}/next", data={"csrf": csrf_of(page.text)})
+    found = re.search(r"/a/(\d+)/pairwise", str(answer.url))
+    return (int(found.group(1)), answer.text) if found else (0, answer.text)
+
+
+CRITERIA = ("problem_resolution", "helpfulness", "scientific_consensus", "accuracy", "completeness")
+
+
+def pairwise_form(csrf: str, choice: str = "a", **extra: str) -> dict[str, str]:
+    return {"csrf": csrf, "action": "next", **{f"pw-{c}": choice for c in CRITERIA}, **extra}
+
+
+def rating_form(csrf: str, a: str = "4", b: str = "3", **extra: str) -> dict[str, str]:
+    return {"csrf": csrf, "action": "next", **{f"ra-{c}": a for c in CRITERIA},
+            **{f"rb-{c}": b for c in CRITERIA}, **extra}
+
+
+def complete_one(client: TestClient, slug: str = "main", choice: str = "a", a: str = "4", b: str = "3") -> int:
+    """Claim, fill both steps and submit one question; returns the assignment id."""
+    assignment, html = claim(client, slug)
+    assert assignment, html
+    answer = client.post(f"/a/{assignment}/pairwise", data=pairwise_form(csrf_of(html), choice))
+    assert answer.status_code == 200 and "Step 2 of 2" in answer.text, answer.text
+    answer = client.post(f"/a/{assignment}/rating", data=rating_form(csrf_of(answer.text), a, b))
+    assert answer.status_code == 200 and "Check and submit" in answer.text, answer.text
+    answer = client.post(f"/a/{assignment}/submit", data={"csrf": csrf_of(answer.text),
+                                                          "form_token": form_token_of(answer.text)})
+    assert answer.status_code == 200, answer.text
+    return assignment
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    return database_url(request.param, tmp_path)
+
+
+@pytest.fixture
+def portal(db_url: str) -> Iterator[tuple[Any, Database]]:
+    app = create_app(db_url, admin_token=ADMIN)
+    yield app, app.state.portal.db
+    app.state.portal.db.dispose()
+
+
+class LiveServer:
+    """``stableval serve`` in a child process on a free loopback port (killed with SIGKILL to simulate a crash)."""
+
+    def __init__(self, db_url: str, *, cli: bool = False) -> None:
+        self.db_url = db_url
+        self.cli = cli  # True: through `stableval serve`; False: uvicorn on create_app (starts faster)
+        self.process: Any = None
+        self.port = 0
+
+    @property
+    def base(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def start(self) -> LiveServer:
+        import socket
+        import subprocess
+        import sys
+        import time
+
+        import httpx
+
+        with socket.socket() as sock:
+            sock.bind(("127.0.0.1", 0))
+            self.port = sock.getsockname()[1]
+        env = {**os.environ, "STABLEVAL_PORTAL_ADMIN_TOKEN": ADMIN}
+        if self.cli:
+            command = [sys.executable, "-m", "stableval", "serve", "--database-url", self.db_url,
+                       "--port", str(self.port)]
+        else:
+            command = [sys.executable, "-c", "import sys, uvicorn; from stableval.portal.app import create_app; "
+                       "uvicorn.run(create_app(sys.argv[1], sys.argv[2]), host='127.0.0.1', port=int(sys.argv[3]), "
+                       "log_level='warning')", self.db_url, ADMIN, str(self.port)]
+        self.process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"server exited: {self.process.stderr.read().decode()[-2000:]}")
+            try:
+                if httpx.get(self.base + "/", timeout=1).status_code == 200:
+                    return self
+            except httpx.HTTPError:
+                time.sleep(0.1)
+        self.kill()
+        raise RuntimeError("server did not start within 30 s")
+
+    def kill(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.kill()
+            self.process.wait(timeout=10)
+        if self.process is not None and self.process.stderr is not None:
+            self.process.stderr.close()
+        self.process = None

@@ -1,0 +1,147 @@
+"""Browser tests in Debian's headless chromium (Playwright): a rater goes through two questions with the keyboard
+only, hits a consistency error and fixes it, reloads mid-form without losing anything; an admin imports and
+exports through the pages."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pytest
+from portal_helpers import ADMIN, LiveServer, invite_tokens, questions_frame, seed_track
+
+from stableval.portal.db import Database
+
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+        "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+
+pytestmark = pytest.mark.skipif(not Path(CHROMIUM).exists(),
+                                reason="Debian chromium not installed (apt-get install -y chromium; "
+                                       ".ci/portal-setup.sh does it)")
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright (Python) not installed")
+    with sync_api.sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
+        yield launched
+        launched.close()
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[LiveServer, str]]:
+    """One live server for the module (starting one costs seconds)."""
+    folder = tmp_path_factory.mktemp("browser")
+    url = f"sqlite:///{folder / 'portal.db'}"
+    db = Database(url)
+    db.upgrade()
+    seed_track(db, folder, frame=questions_frame(2))
+    token = invite_tokens(db, 1)[0]
+    db.dispose()
+    live = LiveServer(url, cli=True).start()
+    yield live, token
+    live.kill()
+
+
+def _focused(page: Any) -> dict[str, Any]:
+    return page.evaluate("() => { const e = document.activeElement; return {tag: e.tagName, name: e.name || '', "
+                         "type: e.type || '', value: e.value || '', checked: !!e.checked, id: e.id || '', "
+                         "text: (e.innerText || '').trim()}; }")
+
+
+def _tab_to(page: Any, match: Any, limit: int = 400) -> dict[str, Any]:
+    for _ in range(limit):
+        page.keyboard.press("Tab")
+        focused = _focused(page)
+        if match(focused):
+            return focused
+    raise AssertionError("keyboard focus never reached the control")
+
+
+def _choose(page: Any, name: str, steps: int) -> None:
+    """Tab to a radio group, check its first option (Space), then move right ``steps`` options (arrow keys)."""
+    _tab_to(page, lambda f: f["name"] == name)
+    page.keyboard.press("Space")
+    for _ in range(steps):
+        page.keyboard.press("ArrowRight")
+
+
+def _press_button(page: Any, text: str) -> None:
+    _tab_to(page, lambda f: f["tag"] == "BUTTON" and f["text"].startswith(text))
+    with page.expect_navigation():
+        page.keyboard.press("Enter")
+
+
+CRITERIA = ("problem_resolution", "helpfulness", "scientific_consensus", "accuracy", "completeness")
+
+
+def test_rater_keyboard_path_error_fix_and_reload(browser: Any, server: tuple[LiveServer, str]) -> None:
+    live, token = server
+    page = browser.new_page()
+    page.goto(f"{live.base}/i/{token}")
+    for field, value in (("name", "Dr Key Board"), ("email", "kb@example.org"), ("specialty", "Cardiology"),
+                         ("subspecialty", ""), ("years", "9")):
+        _tab_to(page, lambda f, field=field: f["id"] == field)
+        page.keyboard.type(value)
+    _press_button(page, "Save and continue")
+    assert "2 questions remaining in track Main" in page.inner_text("main")
+    for question in range(2):
+        _press_button(page, "Next question")
+        assert page.evaluate("window.scrollY") == 0
+        assert page.get_by_role("radiogroup", name="Accuracy: which answer is better").count() == 1
+        for position, key in enumerate(CRITERIA):
+            if question == 0 and position == 2:  # reload mid-form: the autosave keeps what was chosen
+                page.wait_for_load_state("networkidle")
+                page.reload()
+                assert page.is_checked("#pw-problem_resolution") and page.is_checked("#pw-helpfulness")
+                _tab_to(page, lambda f: f["name"] == "pw-helpfulness")
+            _choose(page, f"pw-{key}", 0)  # "A is better"
+        _press_button(page, "Next: rate each answer")
+        assert "Step 2 of 2" in page.inner_text("h1")
+        for key in CRITERIA:
+            bad = question == 0 and key == "accuracy"
+            _choose(page, f"ra-{key}", 0 if bad else 4)  # A: 1 (inconsistent with "A is better") or 5
+            _choose(page, f"rb-{key}", 2)  # B: 3
+        _press_button(page, "Review and submit")
+        if question == 0:
+            summary = page.locator("#error-summary")
+            assert summary.is_visible() and "Accuracy: you chose A as better" in summary.inner_text()
+            assert page.evaluate("document.activeElement.id") == "error-summary"  # focus moved to the summary
+            _tab_to(page, lambda f: f["name"] == "ra-accuracy")
+            for _ in range(4):
+                page.keyboard.press("ArrowRight")
+            _press_button(page, "Review and submit")
+        assert "Check and submit" in page.inner_text("h1")
+        _press_button(page, "Yes, submit")
+    assert "Thank you!" in page.inner_text("h1")
+    page.close()
+
+
+def test_admin_imports_and_exports(browser: Any, server: tuple[LiveServer, str], tmp_path: Path) -> None:
+    live, _ = server
+    page = browser.new_page()
+    page.goto(f"{live.base}/admin/login")
+    page.fill("#token", ADMIN)
+    page.click("text=Sign in")
+    page.fill("#slug", "second")
+    page.fill("#title", "Second track")
+    page.click("text=Create track")
+    assert "Track created" in page.inner_text("main")
+    page.click("text=Second track")
+    upload = tmp_path / "upload.csv"
+    questions_frame(3, prefix="s", specialty="neurology").to_csv(upload, index=False)  # not for the rater above
+    page.set_input_files("#file", str(upload))
+    page.click("button:has-text('Import')")
+    assert "Imported 3 questions" in page.inner_text("main") and "s2" in page.inner_text("main")
+    with page.expect_download() as download:
+        page.click("a[href$='kind=pairwise&format=csv']")
+    saved = tmp_path / "export.csv"
+    download.value.save_as(saved)
+    frame = pd.read_csv(saved)
+    assert list(frame.columns[:5]) == ["item", "agent_a", "agent_b", "rater", "winner"] and len(frame) == 0
+    page.close()
