@@ -25,6 +25,7 @@ MODULES: tuple[str, ...] = (
     "pairwise",
     "report",
     "serve",
+    "export",
 )
 
 
