@@ -38,6 +38,8 @@ test: lint
 
 bench: $(VENV)/.installed
 	$(BIN)/python benchmarks/bench_em.py
+	$(BIN)/python benchmarks/bench_ablation.py
+	$(BIN)/python benchmarks/bench_nrp.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis
