@@ -26,13 +26,13 @@ from stableval.data.read import (
     _apply_duplicates,
     _check_policy,
     _combine,
-    _id_column,
-    _line_offset,
     _parse_credit,
-    _resolve_columns,
-    _row_error,
     annotations_from_frame,
+    id_column,
+    line_offset,
     read_table_file,
+    resolve_columns,
+    row_error,
 )
 from stableval.data.table import AnnotationTable
 from stableval.errors import InputError
@@ -145,19 +145,19 @@ def pairwise_from_frame(
     _check_policy(duplicates)
     if len(frame) == 0:
         raise InputError("no rows", file=source, allowed="one row per vote")
-    found = _resolve_columns(frame, PAIRWISE_ALIASES, columns, source=source, optional=("criterion", "weight"))
-    offset = _line_offset(frame)
-    item = _id_column(frame, str(found["item"]), source=source, role="item")
-    agent_a = _id_column(frame, str(found["agent_a"]), source=source, role="agent_a")
-    agent_b = _id_column(frame, str(found["agent_b"]), source=source, role="agent_b")
-    rater = _id_column(frame, str(found["rater"]), source=source, role="rater")
-    criterion = (_id_column(frame, str(found["criterion"]), source=source, role="criterion")
+    found = resolve_columns(frame, PAIRWISE_ALIASES, columns, source=source, optional=("criterion", "weight"))
+    offset = line_offset(frame)
+    item = id_column(frame, str(found["item"]), source=source, role="item")
+    agent_a = id_column(frame, str(found["agent_a"]), source=source, role="agent_a")
+    agent_b = id_column(frame, str(found["agent_b"]), source=source, role="agent_b")
+    rater = id_column(frame, str(found["rater"]), source=source, role="rater")
+    criterion = (id_column(frame, str(found["criterion"]), source=source, role="criterion")
                  if found["criterion"] is not None else None)
 
     same = (agent_a == agent_b).to_numpy()
     if same.any():
         pos = int(np.flatnonzero(same)[0])
-        raise _row_error(f"a vote compares an agent with itself ({int(same.sum()):,} row(s) in all)",
+        raise row_error(f"a vote compares an agent with itself ({int(same.sum()):,} row(s) in all)",
                          source=source, row=pos + 1, offset=offset, column=str(found["agent_b"]),
                          value=agent_b.iloc[pos], allowed="two different agents in agent_a and agent_b")
 
@@ -178,7 +178,7 @@ def pairwise_from_frame(
     if open_.any():
         pos = int(np.flatnonzero(open_)[0])
         value = frame[winner_col].iloc[pos]
-        raise _row_error(f"unknown winner ({int(open_.sum()):,} row(s) in all)", source=source, row=pos + 1,
+        raise row_error(f"unknown winner ({int(open_.sum()):,} row(s) in all)", source=source, row=pos + 1,
                          offset=offset, column=winner_col, value=None if pd.isna(value) else str(value),
                          has_value=True, allowed=_WINNER_ALLOWED)
 
@@ -189,7 +189,7 @@ def pairwise_from_frame(
         bad = ~np.isfinite(weight) | (weight < 0)
         if bad.any():
             pos = int(np.flatnonzero(bad)[0])
-            raise _row_error(f"vote weight is not a number >= 0 ({int(bad.sum()):,} row(s) in all)", source=source,
+            raise row_error(f"vote weight is not a number >= 0 ({int(bad.sum()):,} row(s) in all)", source=source,
                              row=pos + 1, offset=offset, column=weight_col, value=str(frame[weight_col].iloc[pos]),
                              allowed="a finite number >= 0")
 

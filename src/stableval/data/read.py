@@ -98,7 +98,7 @@ def parse_list(text: str, *, what: str = "list") -> list[str]:
     return parts
 
 
-def _line_offset(frame: pd.DataFrame) -> int | None:
+def line_offset(frame: pd.DataFrame) -> int | None:
     offset = frame.attrs.get(_LINE_OFFSET)
     return int(offset) if offset is not None else None
 
@@ -116,7 +116,7 @@ def _rows_text(rows: Sequence[int], offset: int | None) -> str:
     return out
 
 
-def _row_error(problem: str, *, source: str, row: int, offset: int | None, column: str | None = None,
+def row_error(problem: str, *, source: str, row: int, offset: int | None, column: str | None = None,
                value: Any = None, allowed: str | None = None, has_value: bool | None = None) -> InputError:
     """An InputError at a 1-based data row; text formats also get the file line: 'row 5 (line 6)'."""
     error = InputError(problem, file=source, row=row, column=column, value=value, allowed=allowed,
@@ -312,7 +312,7 @@ def read_table_file(path: str | os.PathLike[str], *, format: str | None = None) 
 
 
 # ====================================================================================== columns
-def _resolve_columns(
+def resolve_columns(
     frame: pd.DataFrame,
     roles: Mapping[str, tuple[str, ...]],
     columns: Mapping[str, str] | None,
@@ -375,7 +375,7 @@ def _resolve_columns(
     return found
 
 
-def _id_column(frame: pd.DataFrame, name: str, *, source: str, role: str) -> pd.Series:
+def id_column(frame: pd.DataFrame, name: str, *, source: str, role: str) -> pd.Series:
     """The stripped text of an id column (str Series, index 0..n-1); empty ids raise (row, column, value)."""
     column = frame[name]
     text = column.astype(str).str.strip().reset_index(drop=True)
@@ -383,8 +383,8 @@ def _id_column(frame: pd.DataFrame, name: str, *, source: str, role: str) -> pd.
     if empty.any():
         pos = int(np.flatnonzero(empty)[0])
         raw = column.iloc[pos]
-        raise _row_error(f"empty {role} id ({int(empty.sum()):,} row(s) in all)", source=source, row=pos + 1,
-                         offset=_line_offset(frame), column=name,
+        raise row_error(f"empty {role} id ({int(empty.sum()):,} row(s) in all)", source=source, row=pos + 1,
+                         offset=line_offset(frame), column=name,
                          value=None if pd.isna(raw) else str(raw), has_value=True,
                          allowed=f"a non-empty {role} id on every row")
     return text
@@ -412,7 +412,7 @@ def _encode_labels(
     frame: pd.DataFrame, name: str, levels: tuple[str, ...] | None, *, source: str
 ) -> tuple[np.ndarray, tuple[str, ...], list[str]]:
     """Label codes 0..K-1, the level names, and notes; bad labels raise with row, column, value, allowed."""
-    offset = _line_offset(frame)
+    offset = line_offset(frame)
     column = frame[name]
     text = column.astype(str).str.strip()
     codes, uniques = pd.factorize(text, use_na_sentinel=True)
@@ -451,7 +451,7 @@ def _encode_labels(
                 problem = f"integer label above {MAX_INTEGER_LEVELS - 1} ({count})"
             else:
                 problem = f"label is not an integer level code and no levels were given ({count})"
-        raise _row_error(problem, source=source, row=pos + 1, offset=offset, column=name, value=value,
+        raise row_error(problem, source=source, row=pos + 1, offset=offset, column=name, value=value,
                          has_value=True, allowed=allowed)
     label = mapped[codes]
     if levels is None:
@@ -574,14 +574,14 @@ def annotations_from_frame(
     _check_policy(duplicates)
     if len(frame) == 0:
         raise InputError("no rows", file=source, allowed="one row per judgment")
-    found = _resolve_columns(frame, ROLE_ALIASES, columns, source=source,
+    found = resolve_columns(frame, ROLE_ALIASES, columns, source=source,
                              optional=("agent",) if default_agent is not None else ())
-    offset = _line_offset(frame)
+    offset = line_offset(frame)
     level_names = _check_levels(levels, source=source) if levels is not None else None
     if level_names is not None and credit is not None:
         _parse_credit(credit, level_names, source=source)  # fail fast, before scanning the rows
     item_col, rater_col, label_col = (str(found[r]) for r in ("item", "rater", "label"))
-    item = _id_column(frame, item_col, source=source, role="item")
+    item = id_column(frame, item_col, source=source, role="item")
     notes: list[str] = []
     if found["agent"] is None:
         agent_name = str(default_agent).strip()
@@ -591,8 +591,8 @@ def annotations_from_frame(
         agent = pd.Series(agent_name, index=item.index, dtype=item.dtype)
         notes.append(f"no agent column: every judgment is of agent {agent_name!r}")
     else:
-        agent = _id_column(frame, str(found["agent"]), source=source, role="agent")
-    rater = _id_column(frame, rater_col, source=source, role="rater")
+        agent = id_column(frame, str(found["agent"]), source=source, role="agent")
+    rater = id_column(frame, rater_col, source=source, role="rater")
     label, level_names, label_notes = _encode_labels(frame, label_col, level_names, source=source)
     notes += label_notes
     credit_values = _parse_credit(credit, level_names, source=source)

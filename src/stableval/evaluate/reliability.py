@@ -42,11 +42,11 @@ import pandas as pd
 
 from stableval.data.read import (
     ROLE_ALIASES,
-    _id_column,
-    _line_offset,
-    _resolve_columns,
-    _row_error,
+    id_column,
+    line_offset,
     read_table_file,
+    resolve_columns,
+    row_error,
 )
 from stableval.data.table import AnnotationTable
 from stableval.errors import InputError
@@ -87,8 +87,8 @@ def _bool_column(frame: pd.DataFrame, name: str, *, source: str) -> np.ndarray:
     bad = ~truth & ~np.isin(text, list(FLAG_FALSE))
     if bad.any():
         pos = int(np.flatnonzero(bad)[0])
-        raise _row_error(f"not a yes/no value ({int(bad.sum()):,} row(s) in all)", source=source, row=pos + 1,
-                         offset=_line_offset(frame), column=name, value=str(frame[name].iloc[pos]),
+        raise row_error(f"not a yes/no value ({int(bad.sum()):,} row(s) in all)", source=source, row=pos + 1,
+                         offset=line_offset(frame), column=name, value=str(frame[name].iloc[pos]),
                          allowed=_FLAG_ALLOWED)
     return truth
 
@@ -116,14 +116,14 @@ def judgments_from_frame(
     if len(frame) == 0:
         raise InputError("no rows", file=source, allowed="one row per judgment")
     roles = JUDGMENT_ROLES if require_rater else {r: a for r, a in JUDGMENT_ROLES.items() if r != "rater"}
-    found = _resolve_columns(frame, roles, columns, source=source, optional=("agent", "flag", "skip"))
-    offset = _line_offset(frame)
-    item = _id_column(frame, str(found["item"]), source=source, role="item")
+    found = resolve_columns(frame, roles, columns, source=source, optional=("agent", "flag", "skip"))
+    offset = line_offset(frame)
+    item = id_column(frame, str(found["item"]), source=source, role="item")
     if found["agent"] is not None:
-        agent = _id_column(frame, str(found["agent"]), source=source, role="agent")
+        agent = id_column(frame, str(found["agent"]), source=source, role="agent")
     else:
         agent = pd.Series("" if default_agent is None else str(default_agent), index=item.index, dtype=object)
-    rater = (_id_column(frame, str(found["rater"]), source=source, role="rater") if require_rater
+    rater = (id_column(frame, str(found["rater"]), source=source, role="rater") if require_rater
              else pd.Series("", index=item.index, dtype=object))
     flag = (_bool_column(frame, str(found["flag"]), source=source) if found["flag"] is not None
             else np.zeros(len(frame), dtype=bool))
@@ -134,7 +134,7 @@ def judgments_from_frame(
     missing = (label == "").to_numpy() & ~flag & ~skip
     if missing.any():
         pos = int(np.flatnonzero(missing)[0])
-        raise _row_error(f"empty label on a row that is neither flagged nor skipped ({int(missing.sum()):,} "
+        raise row_error(f"empty label on a row that is neither flagged nor skipped ({int(missing.sum()):,} "
                          "row(s) in all)", source=source, row=pos + 1, offset=offset, column=label_col,
                          value="", allowed="a label, or flag/skip set on that row")
     if levels is not None:
@@ -142,7 +142,7 @@ def judgments_from_frame(
         bad = ~label.isin(names).to_numpy() & (label != "").to_numpy()
         if bad.any():
             pos = int(np.flatnonzero(bad)[0])
-            raise _row_error(f"label is not one of the levels ({int(bad.sum()):,} row(s) in all)", source=source,
+            raise row_error(f"label is not one of the levels ({int(bad.sum()):,} row(s) in all)", source=source,
                              row=pos + 1, offset=offset, column=label_col, value=label.iloc[pos],
                              allowed="one of: " + ", ".join(names))
     return pd.DataFrame({"item": item.to_numpy(dtype=object), "agent": agent.to_numpy(dtype=object),
