@@ -1,4 +1,5 @@
-"""Admin pages (separate credential): tracks, question import, invites, progress, retire/restore, export.
+"""Admin pages (separate credential): tracks, question import, invites, progress, retire/restore, export,
+live results.
 
 Every route here requires the admin credential: a session signed in at ``/admin/login`` with the admin token,
 or an ``Authorization: Bearer <token>`` header (for scripts). Anything else gets 401.
@@ -131,6 +132,19 @@ def track_page(request: Request, slug: str) -> Response:
                                   .order_by(Submission.id)).all()
     return page(request, "admin_track.html", track=track, items=items, flagged=flagged, kinds=EXPORT_KINDS,
                 formats=EXPORT_FORMATS, message=request.query_params.get("m"))
+
+
+@router.get("/tracks/{slug}/results")
+def results_page(request: Request, slug: str, criterion: str | None = None) -> Response:
+    """Live agreement and leaderboards of one track and criterion (see :mod:`stableval.portal.results`)."""
+    _require_admin(request)
+    from stableval.portal.results import display_tables, track_results
+
+    try:
+        res = track_results(portal_of(request).db, slug, criterion or None)
+    except StableValError as error:
+        raise HTTPException(status_code=404, detail=str(error)) from None
+    return page(request, "results.html", res=res, tables=display_tables(res))
 
 
 @router.post("/tracks/{slug}/import")

@@ -14,8 +14,9 @@ PostgreSQL (``postgresql+psycopg://...``); schema created and upgraded by the bu
 from __future__ import annotations
 
 import secrets
+import threading
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -75,6 +76,9 @@ class Database:
         writer = self.engine.execution_options(sqlite_begin="IMMEDIATE") if self.is_sqlite else self.engine
         self._read = sessionmaker(self.engine, expire_on_commit=False)
         self._write = sessionmaker(writer, expire_on_commit=False)
+        # SQLite has one writer at a time; queueing writers of this process on a lock (first come, first served)
+        # instead of in SQLite's busy handler (sleep-and-retry, unordered) cuts the tail latency under load.
+        self._write_lock: AbstractContextManager[Any] = threading.Lock() if self.is_sqlite else nullcontext()
 
     @contextmanager
     def reading(self) -> Iterator[Session]:
@@ -83,8 +87,8 @@ class Database:
 
     @contextmanager
     def writing(self) -> Iterator[Session]:
-        """One short write transaction, committed on exit, rolled back on error."""
-        with self._write.begin() as session:
+        """One short write transaction, committed on exit, rolled back on error (SQLite: one writer at a time)."""
+        with self._write_lock, self._write.begin() as session:
             yield session
 
     def upgrade(self, revision: str = "head") -> None:

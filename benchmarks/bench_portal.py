@@ -1,0 +1,317 @@
+"""Bounded load run of the evaluation portal on loopback: simulated raters complete questions concurrently.
+
+    python benchmarks/bench_portal.py                         # 50 raters, 4 questions each, no think time
+    python benchmarks/bench_portal.py --think 1.0             # raters pause 0-2 s (mean 1 s) between pages
+    python benchmarks/bench_portal.py --raters 20 --seconds 30 --database-url postgresql+psycopg://...
+
+A fresh SQLite file (or the given database, which must be empty) gets one track (k = 3, the five default
+criteria) with enough questions for every rater, and one invite per rater. The portal runs under uvicorn in a
+child process on 127.0.0.1 and a free port (only loopback is used). Each simulated rater is an httpx client with
+its own session cookie that follows the whole rater path — invite link, profile, progress, claim, step 1, step 2,
+confirm, submit — page by page (redirects followed one request at a time, so every request is timed on its own),
+until it has submitted ``--items`` questions or ``--seconds`` have passed; then the run stops by itself.
+
+Printed: requests and submissions per second, p50/p90/p99/max latency per page (method and route), and the
+database check: every acknowledged submission (a 303 to ``/progress?saved=1``) is stored with its five
+judgments, nothing is stored that was not acknowledged, and no question has more than k confirmed ratings.
+Exit status 1 if the database check fails. Goal (issue 6): p99 under 200 ms at 50 concurrent raters on SQLite
+on a 2-core machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import random
+import re
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import httpx
+import numpy as np
+import pandas as pd
+
+ADMIN = "bench-admin-token-0123456789"
+CSRF = re.compile(r'name="csrf" value="([^"]+)"')
+FORM_TOKEN = re.compile(r'name="form_token" value="([^"]+)"')
+ROUTE_IDS = re.compile(r"/(a|i)/[^/?]+")
+LOOPBACK = "127.0.0.1"
+
+
+@dataclass
+class Stats:
+    """Latencies (seconds) per page, acknowledged submissions, failures."""
+
+    latency: dict[str, list[float]] = field(default_factory=lambda: defaultdict(list))
+    acknowledged: list[int] = field(default_factory=list)  # assignment ids
+    errors: list[str] = field(default_factory=list)
+    finished: int = 0  # raters who ran out of questions or reached --items
+
+
+def route(method: str, url: str) -> str:
+    path = url.split("?")[0]
+    return f"{method} " + ROUTE_IDS.sub(lambda m: f"/{m[1]}/{{{'id' if m[1] == 'a' else 'token'}}}", path)
+
+
+async def call(client: httpx.AsyncClient, stats: Stats, method: str, url: str,
+               data: dict[str, str] | None = None) -> httpx.Response:
+    """One request, timed; redirects are followed one request at a time (each timed under its own route)."""
+    while True:
+        start = time.perf_counter()
+        response = await client.request(method, url, data=data)
+        stats.latency[route(method, url)].append(time.perf_counter() - start)
+        if response.status_code != 303:
+            return response
+        method, url, data = "GET", response.headers["location"], None
+
+
+def csrf_of(html: str) -> str:
+    found = CSRF.search(html)
+    if not found:
+        raise RuntimeError("page without a CSRF field")
+    return found.group(1)
+
+
+def pairwise_form(csrf: str, criteria: list[str], rng: random.Random) -> tuple[dict[str, str], dict[str, str]]:
+    choices = {c: rng.choice(["a", "b", "tie", "neither"]) for c in criteria}
+    return {"csrf": csrf, "action": "next", **{f"pw-{c}": v for c, v in choices.items()}}, choices
+
+
+def rating_form(csrf: str, choices: dict[str, str], rng: random.Random) -> dict[str, str]:
+    """Ratings that satisfy the default rules (A better => rating(A) >= rating(B), and the mirror)."""
+    form = {"csrf": csrf, "action": "next"}
+    for criterion, choice in choices.items():
+        low, high = sorted(rng.sample(range(1, 6), 2))
+        a, b = (high, low) if choice == "a" else (low, high) if choice == "b" else (low, low if choice == "tie"
+                                                                                  else high)
+        form[f"ra-{criterion}"], form[f"rb-{criterion}"] = str(a), str(b)
+    return form
+
+
+async def rater(base: str, token: str, criteria: list[str], stats: Stats, items: int, deadline: float,
+                think: float, seed: int) -> None:
+    rng = random.Random(seed)
+
+    async def pause() -> None:
+        if think:
+            await asyncio.sleep(rng.uniform(0, 2 * think))
+
+    async with httpx.AsyncClient(base_url=base, follow_redirects=False, timeout=60.0) as client:
+        try:
+            page = await call(client, stats, "GET", f"/i/{token}")
+            await pause()
+            page = await call(client, stats, "POST", "/profile", {
+                "csrf": csrf_of(page.text), "name": f"Bench rater {seed}", "email": f"r{seed}@example.org",
+                "specialty": "internal medicine", "subspecialty": "", "years": "5"})
+            if "/progress" not in str(page.url) or page.status_code != 200:
+                raise RuntimeError(f"profile not accepted: {page.status_code} at {page.url}")
+            done = 0
+            while done < items and time.monotonic() < deadline:
+                await pause()
+                page = await call(client, stats, "POST", "/tracks/main/next", {"csrf": csrf_of(page.text)})
+                found = re.search(r"/a/(\d+)/pairwise", str(page.url))
+                if not found:
+                    break  # nothing left for this rater
+                assignment = int(found.group(1))
+                await pause()
+                form, choices = pairwise_form(csrf_of(page.text), criteria, rng)
+                page = await call(client, stats, "POST", f"/a/{assignment}/pairwise", form)
+                await pause()
+                page = await call(client, stats, "POST", f"/a/{assignment}/rating",
+                                  rating_form(csrf_of(page.text), choices, rng))
+                token_match = FORM_TOKEN.search(page.text)
+                if page.status_code != 200 or not token_match:
+                    stats.errors.append(f"rating step of /a/{assignment} answered {page.status_code}")
+                    break
+                await pause()
+                start = time.perf_counter()
+                response = await client.post(f"/a/{assignment}/submit", data={
+                    "csrf": csrf_of(page.text), "form_token": token_match.group(1)})
+                stats.latency["POST /a/{id}/submit"].append(time.perf_counter() - start)
+                if response.status_code == 303 and response.headers["location"].startswith("/progress?saved=1"):
+                    stats.acknowledged.append(assignment)
+                    done += 1
+                else:
+                    stats.errors.append(f"submit of /a/{assignment} answered {response.status_code}")
+                    break
+                page = await call(client, stats, "GET", response.headers["location"])
+            stats.finished += 1
+        except (httpx.HTTPError, RuntimeError) as error:
+            stats.errors.append(f"{error.__class__.__name__}: {error}")
+
+
+def seed_database(url: str, raters: int, questions: int, k: int) -> tuple[list[str], list[str]]:
+    from stableval.portal.db import Database
+    from stableval.portal.manage import create_invites, create_track, import_questions
+
+    db = Database(url)
+    db.upgrade()
+    create_track(db, "main", "Benchmark track", k=k)
+    answer = "A long answer. " * 60 + "\n\n* one\n* two\n\n**Bold** and `code`."
+    frame = pd.DataFrame({"id": [f"q{i}" for i in range(questions)],
+                          "prompt": [f"Question **{i}**: which treatment and why?" for i in range(questions)],
+                          "model_a": "TxAgent", "answer_a": answer, "model_b": "GPT-4o", "answer_b": answer})
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "questions.csv"
+        frame.to_csv(path, index=False)
+        import_questions(db, "main", path)
+    tokens = [invite.token for invite in create_invites(db, [f"bench-{i}" for i in range(raters)])]
+    with db.reading() as session:
+        from sqlalchemy import select
+
+        from stableval.portal.models import Track
+
+        track = session.scalar(select(Track).where(Track.slug == "main"))
+        assert track is not None
+        criteria = [c["key"] for c in track.criteria]
+    db.dispose()
+    return tokens, criteria
+
+
+def start_server(url: str, invite_rate: int) -> tuple[subprocess.Popen[bytes], str]:
+    """uvicorn on 127.0.0.1 and a free port, in a child process.
+
+    Every simulated rater comes from 127.0.0.1, so the per-client invite rate limit is raised to ``invite_rate``.
+    """
+    with socket.socket() as sock:
+        sock.bind((LOOPBACK, 0))
+        port = sock.getsockname()[1]
+    code = ("import sys, uvicorn; from stableval.portal.app import create_app; "
+            "uvicorn.run(create_app(sys.argv[1], sys.argv[2], invite_rate=int(sys.argv[5])), host=sys.argv[3], "
+            "port=int(sys.argv[4]), log_level='warning', access_log=False)")
+    process = subprocess.Popen([sys.executable, "-c", code, url, ADMIN, LOOPBACK, str(port), str(invite_rate)],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    base = f"http://{LOOPBACK}:{port}"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"server exited: {process.stderr.read().decode()[-2000:]}")  # type: ignore[union-attr]
+        try:
+            if httpx.get(base + "/", timeout=1).status_code == 200:
+                return process, base
+        except httpx.HTTPError:
+            time.sleep(0.1)
+    process.kill()
+    raise RuntimeError("server did not start within 60 s")
+
+
+def check_database(url: str, acknowledged: list[int], k: int, n_criteria: int) -> list[str]:
+    """Problems found: acknowledged submissions missing, unacknowledged ones stored, items over k, judgments."""
+    from sqlalchemy import func, select
+
+    from stableval.portal.db import Database
+    from stableval.portal.models import Judgment, Submission
+
+    db = Database(url)
+    with db.reading() as session:
+        stored = set(session.scalars(select(Submission.assignment_id)).all())
+        per_item = session.execute(select(Submission.question_id, func.count(Submission.id))
+                                   .where(Submission.flagged.is_(False)).group_by(Submission.question_id)).all()
+        judgments = session.scalar(select(func.count(Judgment.id))) or 0
+    db.dispose()
+    acked = set(acknowledged)
+    problems = []
+    if len(acked) != len(acknowledged):
+        problems.append(f"{len(acknowledged) - len(acked)} assignment(s) acknowledged twice")
+    if acked - stored:
+        problems.append(f"{len(acked - stored)} acknowledged submission(s) missing from the database")
+    if stored - acked:
+        problems.append(f"{len(stored - acked)} stored submission(s) were never acknowledged")
+    over = [q for q, n in per_item if n > k]
+    if over:
+        problems.append(f"{len(over)} question(s) have more than k = {k} confirmed ratings")
+    if judgments != n_criteria * len(stored):
+        problems.append(f"{judgments} judgments stored for {len(stored)} submissions × {n_criteria} criteria")
+    return problems
+
+
+def report(stats: Stats, wall: float) -> pd.DataFrame:
+    rows = []
+    for name, values in stats.latency.items():
+        ms = np.asarray(values) * 1000
+        rows.append({"page": name, "requests": len(ms), "p50_ms": np.percentile(ms, 50),
+                     "p90_ms": np.percentile(ms, 90), "p99_ms": np.percentile(ms, 99), "max_ms": ms.max()})
+    frame = pd.DataFrame(rows).sort_values("page", kind="stable").reset_index(drop=True)
+    everything = np.concatenate([np.asarray(v) for v in stats.latency.values()]) * 1000
+    total = pd.DataFrame([{"page": "ALL", "requests": everything.size, "p50_ms": np.percentile(everything, 50),
+                           "p90_ms": np.percentile(everything, 90), "p99_ms": np.percentile(everything, 99),
+                           "max_ms": everything.max()}])
+    return pd.concat([frame, total], ignore_index=True)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
+    parser.add_argument("--raters", type=int, default=50, help="concurrent simulated raters (default 50)")
+    parser.add_argument("--items", type=int, default=4, help="questions each rater completes at most (default 4)")
+    parser.add_argument("--seconds", type=float, default=120.0, help="stop starting new questions after this")
+    parser.add_argument("--think", type=float, default=0.0,
+                        help="mean pause between pages in seconds, uniform on [0, 2·think] (default 0: no pause)")
+    parser.add_argument("--k", type=int, default=3, help="ratings needed per question (default 3)")
+    parser.add_argument("--database-url", default=None,
+                        help="an EMPTY database to use (default: a fresh SQLite file in a temporary folder)")
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args(argv)
+    folder = tempfile.TemporaryDirectory(prefix="bench-portal-")
+    url = args.database_url or f"sqlite:///{Path(folder.name) / 'portal.db'}"
+    questions = -(-args.raters * args.items // args.k) + args.raters  # enough for everyone, with a margin
+    tokens, criteria = seed_database(url, args.raters + 1, questions + 1, args.k)
+    process, base = start_server(url, invite_rate=10 * (args.raters + 1))
+    print(f"portal on {base} (uvicorn, 1 process), database {url.split('?')[0]}; {args.raters} raters × up to "
+          f"{args.items} questions, {questions} questions, k = {args.k}, think {args.think} s; {os.cpu_count()} CPUs")
+    stats = Stats()
+    try:
+        # warm-up (not timed): one rater completes one question, so templates and code paths are loaded
+        warm = Stats()
+        asyncio.run(rater(base, tokens.pop(), criteria, warm, 1, time.monotonic() + 60, 0.0, -1))
+        if warm.errors:
+            raise RuntimeError(f"warm-up failed: {warm.errors}")
+        stats.acknowledged.extend(warm.acknowledged)
+        start = time.perf_counter()
+        deadline = time.monotonic() + args.seconds
+
+        async def run_all() -> None:
+            await asyncio.gather(*(rater(base, token, criteria, stats, args.items, deadline, args.think,
+                                         args.seed * 100_003 + i) for i, token in enumerate(tokens)))
+
+        asyncio.run(run_all())
+        wall = time.perf_counter() - start
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+        if process.stderr is not None:
+            errors = process.stderr.read().decode()
+            process.stderr.close()
+            if errors.strip():
+                print("server stderr:", errors[-2000:], file=sys.stderr)
+    table = report(stats, wall)
+    n_requests = int(table["requests"].iloc[-1])
+    print(f"\n{n_requests:,} requests and {len(stats.acknowledged):,} submissions in {wall:.1f} s: "
+          f"{n_requests / wall:.1f} requests/s, {len(stats.acknowledged) / wall:.2f} submissions/s; "
+          f"{stats.finished} of {args.raters} raters finished; {len(stats.errors)} error(s)")
+    with pd.option_context("display.width", 200, "display.float_format", "{:.1f}".format):
+        print(table.to_string(index=False))
+    for error in stats.errors[:10]:
+        print("error:", error)
+    problems = check_database(url, stats.acknowledged, args.k, len(criteria))
+    print("database check:", "; ".join(problems) if problems else
+          f"OK — all {len(stats.acknowledged)} acknowledged submissions stored (each with {len(criteria)} "
+          f"judgments), none unacknowledged, no question over k = {args.k}")
+    p99 = float(table["p99_ms"].iloc[-1])
+    print(f"goal p99 < 200 ms over all pages: {'met' if p99 < 200 else 'MISSED'} (p99 {p99:.0f} ms)")
+    folder.cleanup()
+    return 1 if problems or stats.errors else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
