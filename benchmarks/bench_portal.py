@@ -1,7 +1,7 @@
 """Bounded load run of the evaluation portal on loopback: simulated raters complete questions concurrently.
 
-    python benchmarks/bench_portal.py                         # 50 raters, 4 questions each, no think time
-    python benchmarks/bench_portal.py --think 1.0             # raters pause 0-2 s (mean 1 s) between pages
+    python benchmarks/bench_portal.py                         # 50 raters, 4 questions each, 0-4 s between pages
+    python benchmarks/bench_portal.py --think 0               # no pause at all: a closed loop at saturation
     python benchmarks/bench_portal.py --raters 20 --seconds 30 --database-url postgresql+psycopg://...
 
 A fresh SQLite file (or the given database, which must be empty) gets one track (k = 3, the five default
@@ -95,16 +95,23 @@ def rating_form(csrf: str, choices: dict[str, str], rng: random.Random) -> dict[
     return form
 
 
-async def rater(base: str, token: str, criteria: list[str], stats: Stats, items: int, deadline: float,
-                think: float, seed: int) -> None:
+def new_client(base: str) -> httpx.AsyncClient:
+    """One rater's browser: its own cookies. Made before the clock starts (an httpx client builds an SSL context,
+    ~30 ms of CPU, which would otherwise stall the shared event loop and inflate the first requests' latency)."""
+    return httpx.AsyncClient(base_url=base, follow_redirects=False, timeout=60.0)
+
+
+async def rater(client: httpx.AsyncClient, token: str, criteria: list[str], stats: Stats, items: int,
+                deadline: float, think: float, seed: int) -> None:
     rng = random.Random(seed)
 
     async def pause() -> None:
         if think:
             await asyncio.sleep(rng.uniform(0, 2 * think))
 
-    async with httpx.AsyncClient(base_url=base, follow_redirects=False, timeout=60.0) as client:
+    async with client:
         try:
+            await pause()  # raters arrive spread over the think time, not all in the same millisecond
             page = await call(client, stats, "GET", f"/i/{token}")
             await pause()
             page = await call(client, stats, "POST", "/profile", {
@@ -251,8 +258,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--raters", type=int, default=50, help="concurrent simulated raters (default 50)")
     parser.add_argument("--items", type=int, default=4, help="questions each rater completes at most (default 4)")
     parser.add_argument("--seconds", type=float, default=120.0, help="stop starting new questions after this")
-    parser.add_argument("--think", type=float, default=0.0,
-                        help="mean pause between pages in seconds, uniform on [0, 2·think] (default 0: no pause)")
+    parser.add_argument("--think", type=float, default=2.0,
+                        help="mean pause before each page in seconds, uniform on [0, 2·think] (default 2, as people "
+                             "read and click; 0 = a closed loop at saturation, a stress test)")
     parser.add_argument("--k", type=int, default=3, help="ratings needed per question (default 3)")
     parser.add_argument("--database-url", default=None,
                         help="an EMPTY database to use (default: a fresh SQLite file in a temporary folder)")
@@ -269,16 +277,18 @@ def main(argv: list[str] | None = None) -> int:
     try:
         # warm-up (not timed): one rater completes one question, so templates and code paths are loaded
         warm = Stats()
-        asyncio.run(rater(base, tokens.pop(), criteria, warm, 1, time.monotonic() + 60, 0.0, -1))
+        asyncio.run(rater(new_client(base), tokens.pop(), criteria, warm, 1, time.monotonic() + 60, 0.0, -1))
         if warm.errors:
             raise RuntimeError(f"warm-up failed: {warm.errors}")
         stats.acknowledged.extend(warm.acknowledged)
+        clients = [new_client(base) for _ in tokens]
         start = time.perf_counter()
         deadline = time.monotonic() + args.seconds
 
         async def run_all() -> None:
-            await asyncio.gather(*(rater(base, token, criteria, stats, args.items, deadline, args.think,
-                                         args.seed * 100_003 + i) for i, token in enumerate(tokens)))
+            await asyncio.gather(*(rater(client, token, criteria, stats, args.items, deadline, args.think,
+                                         args.seed * 100_003 + i)
+                                   for i, (client, token) in enumerate(zip(clients, tokens, strict=True))))
 
         asyncio.run(run_all())
         wall = time.perf_counter() - start

@@ -42,7 +42,7 @@ def default_url(path: str | Path = "stableval-portal.db") -> str:
 
 def _sqlite_engine(url: str) -> Engine:
     engine = create_engine(url, connect_args={"timeout": BUSY_TIMEOUT_MS / 1000, "check_same_thread": False},
-                           pool_size=20, max_overflow=40)
+                           pool_size=8, max_overflow=8)
 
     @event.listens_for(engine, "connect")
     def _on_connect(dbapi_connection: Any, _record: Any) -> None:
