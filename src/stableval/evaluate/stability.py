@@ -34,6 +34,7 @@ import pandas as pd
 
 from stableval.data.table import AnnotationTable
 from stableval.evaluate.credit import METHOD_LABELS, MethodOptions, check_methods, credits_by_method
+from stableval.evaluate.rank_correlation import SCORE_DECIMALS
 from stableval.evaluate.scores import agent_means, competition_ranks
 from stableval.progress import progress_bar
 
@@ -42,8 +43,6 @@ if TYPE_CHECKING:
 
 #: default subset sizes, as fractions of the raters
 DEFAULT_SIZES: tuple[float, ...] = (0.25, 0.5, 0.75)
-#: scores are compared after rounding to this many decimals, so floating-point noise never breaks a tie
-SCORE_DECIMALS = 12
 
 
 # ====================================================================================== sizes
@@ -227,20 +226,20 @@ def _records(frame: pd.DataFrame) -> list[dict[str, Any]]:
 
 # ====================================================================================== statistics
 def kendall_tau_b(full: np.ndarray, subset: np.ndarray) -> float:
-    """Kendall tau-b (scipy, variant b) over the agents scored in both; NaN when it is not defined.
+    """Kendall tau-b over the agents scored in both (:mod:`stableval.evaluate.rank_correlation`); NaN when it is
+    not defined (fewer than 2 agents, or one side constant).
 
     >>> kendall_tau_b(np.array([3.0, 2.0, 1.0]), np.array([2.0, 3.0, np.nan]))
     -1.0
     >>> round(kendall_tau_b(np.array([1.0, 0.5, 0.0]), np.array([0.75, 0.75, 0.0])), 4)
     0.8165
     """
-    from scipy.stats import kendalltau
+    from stableval.evaluate.rank_correlation import kendall_tau_b as tau_b
 
     both = ~np.isnan(full) & ~np.isnan(subset)
-    x, y = full[both], subset[both]
-    if x.size < 2 or np.all(x == x[0]) or np.all(y == y[0]):
+    if both.sum() < 2:
         return float("nan")
-    return float(kendalltau(x, y, variant="b").statistic)
+    return float(tau_b(full[both], subset[both]))
 
 
 def _mean_interval(values: np.ndarray, confidence: float) -> tuple[float, float, float]:

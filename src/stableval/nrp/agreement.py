@@ -99,20 +99,18 @@ def _ranks(values: np.ndarray) -> np.ndarray:
 
 
 def kendall_tau_b(x: ArrayLike, y: ArrayLike) -> float:
-    """Kendall's tau-b of two paired score (or rank) vectors; NaN when either is constant.
+    """Kendall's tau-b of two paired score (or rank) vectors; NaN when either is constant
+    (:func:`stableval.evaluate.rank_correlation.kendall_tau_b`).
 
     >>> kendall_tau_b([1, 2, 3, 4], [1, 3, 2, 4])
     0.6666666666666666
     """
+    from stableval.evaluate.rank_correlation import kendall_tau_b as tau_b
+
     xa, ya = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
     if xa.shape != ya.shape or xa.ndim != 1:
         raise ValueError("x and y must be 1-d and of the same length")
-    i, j = np.triu_indices(len(xa), k=1)
-    dx, dy = np.sign(xa[i] - xa[j]), np.sign(ya[i] - ya[j])
-    n0 = len(i)
-    tx, ty = np.sum(dx == 0), np.sum(dy == 0)
-    denominator = np.sqrt(float(n0 - tx) * float(n0 - ty))
-    return float(np.sum(dx * dy) / denominator) if denominator > 0 else float("nan")
+    return float(tau_b(xa, ya))
 
 
 def spearman_rho(x: ArrayLike, y: ArrayLike) -> float:

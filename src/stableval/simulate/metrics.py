@@ -19,31 +19,13 @@ from __future__ import annotations
 
 import numpy as np
 
+from stableval.evaluate.rank_correlation import SCORE_DECIMALS, kendall_tau_b
+from stableval.evaluate.rank_correlation import pair_signs as _pair_signs
+
 #: metric name → True when larger is better
 METRICS: dict[str, bool] = {"mse": False, "rank_accuracy": True, "kendall_tau": True, "stability": True}
-#: scores are compared after rounding to this many decimals, so floating-point noise never breaks a tie
-SCORE_DECIMALS = 12
 
-
-def _pair_signs(scores: np.ndarray) -> np.ndarray:
-    """(..., A(A-1)/2) sign of score_i - score_j for every pair i < j along the last axis."""
-    first, second = np.triu_indices(scores.shape[-1], k=1)
-    rounded = np.round(scores, SCORE_DECIMALS)
-    return np.sign(rounded[..., first] - rounded[..., second])
-
-
-def kendall_tau_b(x: np.ndarray, y: np.ndarray) -> np.ndarray:
-    """Kendall's tau-b between the rows of ``x`` (..., A) and ``y`` (broadcast), NaN where either is constant.
-
-    ``tau_b = sum(sx·sy) / sqrt(sum(sx²) · sum(sy²))`` over the pair signs, which is
-    ``(concordant - discordant) / sqrt((n0 - n1)(n0 - n2))``.
-    """
-    sx, sy = _pair_signs(np.asarray(x, dtype=float)), _pair_signs(np.asarray(y, dtype=float))
-    numerator = (sx * sy).sum(axis=-1)
-    denominator = np.sqrt((sx * sx).sum(axis=-1) * (sy * sy).sum(axis=-1))
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.asarray(np.where(denominator > 0, numerator / np.where(denominator > 0, denominator, 1.0), np.nan))
-
+__all__ = ["METRICS", "SCORE_DECIMALS", "kendall_tau_b", "mean_squared_error", "rank_accuracy", "ranking_stability"]
 
 def rank_accuracy(scores: np.ndarray, truth: np.ndarray) -> np.ndarray:
     """Share of agent pairs with distinct true scores that ``scores`` (..., A) put in the true order (ties ½)."""
