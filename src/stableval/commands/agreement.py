@@ -108,10 +108,10 @@ def agreement(
 
     replicates = QUICK_BOOTSTRAP if quick and bootstrap > QUICK_BOOTSTRAP else bootstrap
     try:
-        columns = {"item": item_col, "agent": agent_col, "rater": rater_col, "label": label_col,
-                   "agent_a": agent_a_col, "agent_b": agent_b_col, "winner": winner_col, "criterion": criterion_col}
-        table = read_input(file, levels=levels, credit=credit, duplicates=duplicates, columns=columns,
-                           agent=default_agent, pairwise=pairwise, input_format=input_format)
+        table = read_input(file, levels=levels, credit=credit, duplicates=duplicates, agent=default_agent,
+                           pairwise=pairwise, input_format=input_format, item_col=item_col, agent_col=agent_col,
+                           rater_col=rater_col, label_col=label_col, agent_a_col=agent_a_col,
+                           agent_b_col=agent_b_col, winner_col=winner_col, criterion_col=criterion_col)
         result = compute(table, bootstrap=replicates, seed=seed, confidence=confidence, min_shared=min_shared,
                          cohen_weights=cohen_weights.value, progress=True)
     except StableValError as error:

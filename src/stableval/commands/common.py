@@ -92,14 +92,18 @@ InputFormatOpt = Annotated[str | None, typer.Option(
 
 
 def read_input(file: Path, *, levels: str | None, credit: str | None, duplicates: Duplicates,
-          columns: dict[str, str | None], agent: str | None, pairwise: bool | None, input_format: str | None) -> Any:
+               agent: str | None, pairwise: bool | None, input_format: str | None, item_col: str | None = None,
+               agent_col: str | None = None, rater_col: str | None = None, label_col: str | None = None,
+               agent_a_col: str | None = None, agent_b_col: str | None = None, winner_col: str | None = None,
+               criterion_col: str | None = None) -> Any:
+    """Read FILE as an annotation table from the shared input flags (the ``--*-col`` flags name columns)."""
     from stableval.data import read_any
 
+    columns = {"item": item_col, "agent": agent_col, "rater": rater_col, "label": label_col,
+               "agent_a": agent_a_col, "agent_b": agent_b_col, "winner": winner_col, "criterion": criterion_col}
     chosen = {role: name for role, name in columns.items() if name}
     return read_any(file, pairwise=pairwise, columns=chosen or None, levels=levels, credit=credit,
                     duplicates=duplicates.value, format=input_format, default_agent=agent)
-
-
 
 
 # ------------------------------------------------------------------ shared method options

@@ -114,10 +114,10 @@ def diagnose(
     from stableval.evaluate.diagnostics import diagnose as run_diagnose
 
     try:
-        columns = {"item": item_col, "agent": agent_col, "rater": rater_col, "label": label_col,
-                   "agent_a": agent_a_col, "agent_b": agent_b_col, "winner": winner_col, "criterion": criterion_col}
-        table = read_input(file, levels=levels, credit=credit, duplicates=duplicates, columns=columns,
-                           agent=default_agent, pairwise=pairwise, input_format=input_format)
+        table = read_input(file, levels=levels, credit=credit, duplicates=duplicates, agent=default_agent,
+                           pairwise=pairwise, input_format=input_format, item_col=item_col, agent_col=agent_col,
+                           rater_col=rater_col, label_col=label_col, agent_a_col=agent_a_col,
+                           agent_b_col=agent_b_col, winner_col=winner_col, criterion_col=criterion_col)
         options = MethodOptions(alpha_mu=alpha_mu, alpha_pi=alpha_pi, epsilon=epsilon, max_iter=max_iter, tol=tol)
         result = run_diagnose(table, method.value, ambiguity_threshold=ambiguity_threshold,
                               spammer_threshold=spammer_threshold, options=options)

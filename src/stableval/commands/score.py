@@ -95,10 +95,10 @@ def score(
 
     methods = parse_methods(method)
     try:
-        columns = {"item": item_col, "agent": agent_col, "rater": rater_col, "label": label_col,
-                   "agent_a": agent_a_col, "agent_b": agent_b_col, "winner": winner_col, "criterion": criterion_col}
-        table = read_input(file, levels=levels, credit=credit, duplicates=duplicates, columns=columns,
-                      agent=default_agent, pairwise=pairwise, input_format=input_format)
+        table = read_input(file, levels=levels, credit=credit, duplicates=duplicates, agent=default_agent,
+                           pairwise=pairwise, input_format=input_format, item_col=item_col, agent_col=agent_col,
+                           rater_col=rater_col, label_col=label_col, agent_a_col=agent_a_col,
+                           agent_b_col=agent_b_col, winner_col=winner_col, criterion_col=criterion_col)
         options = MethodOptions(ties=ties.value, seed=seed, alpha_mu=alpha_mu, alpha_pi=alpha_pi, epsilon=epsilon,
                                 max_iter=max_iter, tol=tol)
         result = score_agents(table, methods, bootstrap=bootstrap, seed=seed, confidence=confidence, refit=refit,
