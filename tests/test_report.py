@@ -51,7 +51,7 @@ def test_figures_have_titles_and_axis_labels() -> None:
 
     board = pairwise_leaderboard(stableval.read_pairwise(EXAMPLE, duplicates="keep"), bootstrap=20)
     from stableval.evaluate import diagnose
-    from stableval.report.plots import confusion_grid, rater_scatter
+    from stableval.report.figures import confusion_grid, rater_scatter
 
     diagnostics = diagnose(table)
     figures = [forest_plot(result), win_heatmap(result.win_probability["stableval"]), rating_plot(board),

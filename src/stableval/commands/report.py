@@ -153,7 +153,7 @@ def _make_figure(kind: str, file: Path, bootstrap: int, seed: int, duplicates: s
         return stability_figure(ranking_stability(table, seed=seed, progress=True))
     if kind in ("raters", "confusion"):
         from stableval.evaluate.diagnostics import diagnose
-        from stableval.report.plots import confusion_grid, rater_scatter
+        from stableval.report.figures import confusion_grid, rater_scatter
 
         diagnostics = diagnose(table)
         return rater_scatter(diagnostics) if kind == "raters" else confusion_grid(diagnostics)

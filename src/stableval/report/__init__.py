@@ -3,7 +3,7 @@
 >>> from stableval.report import build_report, forest_plot, win_heatmap
 """
 
+from stableval.report.figures import figure_to_svg, forest_plot, rating_plot, win_heatmap
 from stableval.report.html import build_report
-from stableval.report.plots import figure_to_svg, forest_plot, rating_plot, win_heatmap
 
 __all__ = ["build_report", "figure_to_svg", "forest_plot", "rating_plot", "win_heatmap"]

@@ -40,7 +40,7 @@ def table_html(frame: pd.DataFrame, *, digits: int = 3) -> str:
 
 def figure_html(fig: Any, caption: str) -> str:
     """A matplotlib figure as inline SVG inside <figure>, with a caption (the figure is closed)."""
-    from stableval.report.plots import figure_to_svg
+    from stableval.report.figures import figure_to_svg
 
     svg = figure_to_svg(fig)
     return f"<figure>{svg}<figcaption class='note'>{html_lib.escape(caption)}</figcaption></figure>"
@@ -128,7 +128,7 @@ def _reliability(ctx: ReportContext) -> Section:
 
 
 def _leaderboard(ctx: ReportContext) -> Section:
-    from stableval.report.plots import forest_plot
+    from stableval.report.figures import forest_plot
 
     result = ctx.scores()
     body = figure_html(forest_plot(result), "Dots: scores; bars: 95% percentile bootstrap intervals over each "
@@ -142,7 +142,7 @@ def _leaderboard(ctx: ReportContext) -> Section:
 
 
 def _win_probability(ctx: ReportContext) -> Section:
-    from stableval.report.plots import win_heatmap
+    from stableval.report.figures import win_heatmap
 
     result = ctx.scores()
     method = "stableval" if "stableval" in result.methods else result.methods[0]
@@ -180,7 +180,7 @@ def _diagnostics(ctx: ReportContext) -> Any:
 
 
 def _raters(ctx: ReportContext) -> Section:
-    from stableval.report.plots import confusion_grid, rater_scatter
+    from stableval.report.figures import confusion_grid, rater_scatter
 
     result = _diagnostics(ctx)
     body = figure_html(rater_scatter(result), "Each dot is a rater (size: number of ratings). Red crosses: at or "
@@ -215,7 +215,7 @@ def _ambiguous(ctx: ReportContext) -> Section:
 
 def _pairwise(ctx: ReportContext) -> Section:
     from stableval.evaluate.pairwise import pairwise_leaderboard
-    from stableval.report.plots import rating_plot, win_heatmap
+    from stableval.report.figures import rating_plot, win_heatmap
 
     assert ctx.votes is not None
     board = pairwise_leaderboard(ctx.votes, bootstrap=ctx.bootstrap, seed=ctx.seed)

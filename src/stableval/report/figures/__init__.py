@@ -1,0 +1,22 @@
+"""Every figure stableval draws, one module per analysis; each function returns a matplotlib ``Figure``.
+
+>>> from stableval.report.figures import forest_plot, save_figure
+"""
+
+from stableval.report.figures.base import FIGURE_SUFFIXES, check_figure_path, figure_to_svg, new_figure, save_figure
+from stableval.report.figures.diagnostics import confusion_grid, rater_scatter
+from stableval.report.figures.pairwise import rating_plot
+from stableval.report.figures.scores import forest_plot, win_heatmap
+
+__all__ = [
+    "FIGURE_SUFFIXES",
+    "check_figure_path",
+    "confusion_grid",
+    "figure_to_svg",
+    "forest_plot",
+    "new_figure",
+    "rater_scatter",
+    "rating_plot",
+    "save_figure",
+    "win_heatmap",
+]
