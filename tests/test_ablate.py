@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 
 from stableval.cli import app
 from stableval.errors import InputError
-from stableval.evaluate.credit import MethodOptions, credits_by_method, fit_methods
+from stableval.evaluate.credit import credits_by_method, fit_methods
 from stableval.evaluate.scores import agent_means
 from stableval.parallel import DaskExecutor, ProcessExecutor, SerialExecutor
 from stableval.simulate import SimulationConfig, Sweep, TrialTask, default_grid, load_grid, run_grid, run_trials
@@ -22,7 +22,7 @@ from stableval.simulate.simulator import simulate
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "ablation"
 TINY_BASE = SimulationConfig(qualities=(0.8, 0.6, 0.4), items=20, raters=8, labels_per_response=3)
-FAST = MethodOptions(max_iter=60)
+FAST = {"ds": {"max_iter": 60}, "stableval": {"max_iter": 60}}
 
 
 def tiny_grid(trials: int = 3) -> GridConfig:
@@ -30,7 +30,7 @@ def tiny_grid(trials: int = 3) -> GridConfig:
         base=TINY_BASE,
         sweeps=(Sweep("adversarial", "adversarial", (0.0, 0.25), ("0", "0.25")),
                 Sweep("labels", "labels_per_response", (3, 5), ("3", "5"))),
-        trials=trials, seed=7, subsamples=2, options=FAST,
+        trials=trials, seed=7, subsamples=2, params=FAST,
     )
 
 
@@ -64,30 +64,30 @@ def test_trial_metrics_match_an_independent_computation() -> None:
 
 def test_grid_identical_on_every_executor_and_resumable(tmp_path) -> None:
     grid = tiny_grid()
-    serial = run_grid(grid, tmp_path / "serial", executor=SerialExecutor(), plots=False)
+    serial = run_grid(grid, tmp_path / "serial", executor=SerialExecutor())
     # the base setting (adversarial 0.1, 3 labels) is shared by... neither value list here, so 4 distinct settings
     assert serial.computed == 4 and serial.skipped == 0
     assert len(serial.trials) == 4 * 3 * 3
     with ProcessExecutor(2) as pool:
-        processes = run_grid(grid, tmp_path / "processes", executor=pool, plots=False)
+        processes = run_grid(grid, tmp_path / "processes", executor=pool)
     distributed = pytest.importorskip("distributed")
     with distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=False, dashboard_address=None
                                   ) as cluster, distributed.Client(cluster) as client:
-        dask = run_grid(grid, tmp_path / "dask", executor=DaskExecutor(client), plots=False)
+        dask = run_grid(grid, tmp_path / "dask", executor=DaskExecutor(client))
     pd.testing.assert_frame_equal(serial.trials, processes.trials)
     pd.testing.assert_frame_equal(serial.trials, dask.trials)
     assert (tmp_path / "serial" / "trials.csv").read_bytes() == (tmp_path / "dask" / "trials.csv").read_bytes()
 
     # resumable: a rerun skips everything; a removed setting is recomputed alone, to the same numbers
-    again = run_grid(grid, tmp_path / "serial", plots=False)
+    again = run_grid(grid, tmp_path / "serial")
     assert (again.computed, again.skipped) == (0, 4)
     victim = sorted((tmp_path / "serial" / "settings").glob("*.csv"))[0]
     victim.unlink()
-    resumed = run_grid(grid, tmp_path / "serial", plots=False)
+    resumed = run_grid(grid, tmp_path / "serial")
     assert (resumed.computed, resumed.skipped) == (1, 3)
     pd.testing.assert_frame_equal(resumed.trials, serial.trials)
     # more trials is a different setting: recomputed, and the first trials are unchanged (seeded per trial)
-    more = run_grid(tiny_grid(trials=4), tmp_path / "serial", plots=False)
+    more = run_grid(tiny_grid(trials=4), tmp_path / "serial")
     assert more.computed == 4
     first = more.trials[more.trials["trial"] < 3].drop(columns="setting").reset_index(drop=True)
     pd.testing.assert_frame_equal(first, serial.trials.drop(columns="setting").reset_index(drop=True))

@@ -12,7 +12,7 @@ from scipy.optimize import minimize
 from typer.testing import CliRunner
 
 from stableval.aggregate import BradleyTerry
-from stableval.aggregate.bradley_terry import vote_counts
+from stableval.aggregate.pairwise import pairwise_counts
 from stableval.cli import app
 from stableval.data import example_path, pairwise_from_frame, read_pairwise
 from stableval.errors import InputError
@@ -148,7 +148,7 @@ def test_mt_bench_leaderboard_position_bias_and_counts() -> None:
 
     low, high = proportion_confint(656, 1284, method="wilson")
     assert (bias["ci_low"], bias["ci_high"]) == pytest.approx((low, high), abs=1e-12)
-    wins, ties, agents = vote_counts(votes.frame)
+    wins, ties, agents = pairwise_counts(votes.frame)
     rate = board.win_rate["all"]
     i, j = agents.index("gpt-4"), agents.index("llama-13b")
     assert rate.loc["gpt-4", "llama-13b"] == pytest.approx((wins[i, j] + ties[i, j] / 2)

@@ -162,3 +162,30 @@ def test_score_reports_accuracy_against_gold(tmp_path: Path) -> None:
     text = runner.invoke(app, ["diagnose", str(ratings), "--default-agent", "bot", "--gold", str(gold)])
     assert text.exit_code == 0, text.output
     assert "Accuracy of the predicted levels against gold: 1.0000 on 12 responses" in text.output
+
+
+def test_one_gold_file_for_score_diagnose_and_reliability(tmp_path: Path) -> None:
+    """The same gold file (``question,truth``, no agent column, a flagged row) works for score --gold,
+    diagnose --gold and reliability --qc-file."""
+    ratings = tmp_path / "answers.csv"
+    ratings.write_text("item,rater,label\n" + "".join(
+        f"q{i},r{r},{(i + (r == 2 and i % 3 == 0)) % 2}\n" for i in range(12) for r in range(3)))
+    gold = tmp_path / "truth.csv"
+    gold.write_text("question,truth,flag\n" + "".join(f"q{i},{i % 2},no\n" for i in range(11)) + "q11,,yes\n")
+    score = runner.invoke(app, ["score", str(ratings), "--default-agent", "bot", "--gold", str(gold), "-B", "0",
+                                "-f", "json"])
+    assert score.exit_code == 0, score.output
+    rows = {row["method"]: row for row in json.loads(score.stdout)["gold_accuracy"] if row["agent"] == "(all)"}
+    assert rows["mv"]["accuracy"] == pytest.approx(1.0) and rows["mv"]["gold_responses"] == 11   # flagged q11: none
+    diagnose = runner.invoke(app, ["diagnose", str(ratings), "--default-agent", "bot", "--gold", str(gold)])
+    assert diagnose.exit_code == 0, diagnose.output
+    assert "Accuracy of the predicted levels against gold: 1.0000 on 11 responses" in diagnose.output
+    reliability = runner.invoke(app, ["reliability", str(ratings), "--qc-file", str(gold), "--min-items", "1",
+                                      "-f", "json"])
+    assert reliability.exit_code == 0, reliability.output
+    payload = json.loads(reliability.stdout)
+    evaluators = {row["evaluator"]: row for row in payload["evaluators"]}
+    # r0 and r1 always match the truth; r2 is wrong on q0, q3, q6, q9; every rater mismatches QC's flag on q11
+    assert (evaluators["r0"]["correct"], evaluators["r0"]["applicable"]) == (11, 11)
+    assert (evaluators["r2"]["correct"], evaluators["r2"]["applicable"]) == (7, 11)
+    assert payload["overall"]["flag_mismatches"] == 3 and payload["overall"]["qc_flagged"] == 1

@@ -267,6 +267,36 @@ def test_read_and_write_gold_round_trip(tmp_path: Path) -> None:
         read_gold(tmp_path / "truth.csv")
 
 
+def test_one_gold_reader_for_accuracy_and_reliability(tmp_path: Path) -> None:
+    """The union format: item aliases, optional agent, gold aliases, optional flag/skip; one typed record."""
+    from stableval.datasets import GoldLabels
+    from stableval.datasets.gold import GOLD_ALIASES
+
+    path = tmp_path / "qc.csv"
+    path.write_text("Question,Model,Truth,flag,skip\nq1,A,good,no,no\nq2,A,,yes,no\nq3,B,bad,no,yes\n"
+                    "q1,A,good,no,no\n")
+    gold = read_gold(path)
+    assert isinstance(gold, GoldLabels) and not gold.by_item
+    assert gold == {("q1", "A"): "good"} and gold.mapping() == {("q1", "A"): "good"}   # flagged, skipped: no gold
+    qc = gold.judgments()
+    assert qc.columns.tolist() == ["item", "agent", "rater", "label", "flag", "skip", "qc", "row"]
+    assert qc[["item", "flag", "skip", "row"]].values.tolist() == [["q1", False, False, 1], ["q2", True, False, 2],
+                                                                    ["q3", False, True, 3]]
+    for column in GOLD_ALIASES:
+        (tmp_path / "g.csv").write_text(f"id,{column}\nq1,x\n")
+        assert read_gold(tmp_path / "g.csv", default_agent="A") == {("q1", "A"): "x"}
+    (tmp_path / "best.csv").write_text("item,best\nq1,tie\n")
+    by_item = read_gold(tmp_path / "best.csv", every_agent=True)
+    assert by_item.by_item and by_item.judgments()["label"].tolist() == ["tie"]
+    with pytest.raises(InputError, match="no agent column"):
+        dict(by_item)
+    with pytest.raises(InputError, match="not one of the levels"):
+        read_gold(path, levels="bad")
+    (tmp_path / "x.csv").write_text("item,agent,score\nq1,A,\n")
+    with pytest.raises(InputError, match=r"row 1 \(line 2\).*empty label on a row that is neither flagged"):
+        read_gold(tmp_path / "x.csv")
+
+
 # ====================================================================================== Dawid & Skene
 def test_dawid_skene_counts_and_reference_fit() -> None:
     folder = shared_file("dawid_skene_1979")
@@ -356,3 +386,21 @@ def test_convert_cli_errors(tmp_path: Path) -> None:
     assert unknown.exit_code == 2
     missing = runner.invoke(app, ["convert", "qags", str(tmp_path / "nowhere"), "-o", str(tmp_path / "x.csv")])
     assert missing.exit_code == 1 and "not found" in missing.output and "nowhere" in missing.output
+
+
+def test_study_datasets_are_registered_apart_from_convert() -> None:
+    """MedQA, DDx and the NVIDIA notebook data are registered (kind "study") but not offered by convert."""
+    from stableval.commands.convert import DATASET_NAMES
+    from stableval.datasets import STUDY_DATASETS
+    from stableval.datasets.ddx import DDxAnnotations
+    from stableval.datasets.medqa import MedQARatings
+
+    assert not set(STUDY_DATASETS) & set(DATASET_NAMES)
+    assert {info.kind for info in STUDY_DATASETS.values()} == {"study"}
+    assert {info.kind for info in DATASETS.values()} == {"annotations"}
+    expected = {"medqa": MedQARatings, "ddx": DDxAnnotations, "nvidia-reliability": pd.DataFrame}
+    for name, info in STUDY_DATASETS.items():
+        loaded = info.loader(shared_file(*info.path.split("/")))
+        assert isinstance(loaded, expected[name]), name
+    with pytest.raises(ValueError, match="no dataset"):
+        load_dataset("medqa", ".")

@@ -12,8 +12,9 @@ import pytest
 from typer.testing import CliRunner
 
 from stableval.cli import app
+from stableval.datasets.ddx import DDxAnnotations, load_ddx, load_scores
 from stableval.errors import InputError
-from stableval.evaluate.ddx import DDxAnnotations, evaluate_ddx, load_ddx, load_scores, noisy_predictor, positions
+from stableval.studies.ddx import evaluate_ddx, noisy_predictor, positions
 
 from conftest import shared_file
 
@@ -192,3 +193,16 @@ def test_cli(tmp_path: Path) -> None:
     assert bad.exit_code == 1 and "wrong shape" in bad.output
     usage = runner.invoke(app, ["ddx", str(sel), "--top-k", "0"])
     assert usage.exit_code == 2
+
+
+def test_annotations_record_and_top_entries() -> None:
+    """The data record (datasets.ddx) gives the tied IRN top-1 of any rankings; the study scores against it."""
+    ann = DDxAnnotations.from_selectors([[[[0]], [[1]]], [[[2], [0]]]], conditions=["a", "b", "c"],
+                                        risks=[0, 1, 2])
+    row, cond = ann.top_entries(np.arange(ann.n_rankings), np.array([0, 0, 1]))
+    assert list(zip(row.tolist(), cond.tolist(), strict=True)) == [(0, 0), (0, 1), (1, 2)]
+    result = evaluate_ddx(ann, {"a": np.array([[1.0, 0, 0], [1.0, 0, 0]])}, n_draws=10, top_k=(1,), seed=0)
+    payload = result.to_dict(least_certain=1)
+    json.dumps(payload, allow_nan=False)
+    by_risk = {r["risk"]: r for r in payload["accuracy"]}
+    assert by_risk["high"]["frozen_accuracy"] == 0.0 and by_risk["medium"]["accuracy"] == 0.0

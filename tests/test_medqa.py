@@ -14,8 +14,9 @@ import pytest
 from typer.testing import CliRunner
 
 from stableval.cli import app
+from stableval.datasets.medqa import load_medqa, read_medqa_predictions
 from stableval.errors import InputError
-from stableval.evaluate.medqa import FILTERS, LETTERS, evaluate_medqa, load_medqa
+from stableval.studies.medqa import FILTERS, LETTERS, evaluate_medqa
 
 from conftest import shared_file
 
@@ -220,3 +221,33 @@ def test_cli(fixture_csv: Path, tmp_path: Path) -> None:
     preds.write_text("qid,answer\n1,E\n")
     bad = runner.invoke(app, ["medqa", str(fixture_csv), "-p", str(preds)])
     assert bad.exit_code == 1 and "answers.csv, row 1" in bad.output and "'E'" in bad.output
+
+
+def test_predictions_reader_and_figure(fixture_csv: Path, tmp_path: Path) -> None:
+    from matplotlib.figure import Figure
+
+    from stableval.report.figures import medqa_figure, save_figure
+
+    preds = tmp_path / "answers.csv"
+    preds.write_text("qid,answer\n1, b\n2,C\n")
+    assert read_medqa_predictions(preds).to_dict() == {"1": "B", "2": "C"}
+    preds.write_text("qid,answer\n1,B\n1,C\n")
+    with pytest.raises(InputError, match=r"row 2, column 'qid': question answered twice"):
+        read_medqa_predictions(preds)
+    result = evaluate_medqa(load_medqa(fixture_csv), {"A": ["A"] * 6}, n_draws=50, seed=0)
+    figure = medqa_figure(result)
+    assert isinstance(figure, Figure) and figure.axes[0].get_ylabel() == "percent (%)"
+    assert [t.get_text() for t in figure.axes[0].get_legend().get_texts()] == ["questions kept", "A accuracy"]
+    out = save_figure(figure, tmp_path / "sub" / "medqa.svg")
+    assert out.read_text().lstrip().startswith("<?xml")
+
+
+def test_studies_sit_above_evaluate_and_datasets() -> None:
+    """studies/ may import evaluate/ and datasets/, never the reverse."""
+    import re
+
+    src = Path(__file__).resolve().parents[1] / "src" / "stableval"
+    upward = re.compile(r"^\s*(from|import) stableval\.studies", re.MULTILINE)
+    for package in ("evaluate", "datasets", "data", "aggregate"):
+        for module in (src / package).rglob("*.py"):
+            assert not upward.search(module.read_text(encoding="utf-8")), module

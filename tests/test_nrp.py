@@ -11,6 +11,7 @@ from typer.testing import CliRunner
 
 from stableval.cli import app
 from stableval.errors import InputError
+from stableval.evaluate.intervals import t_interval
 from stableval.nrp import (
     collection_from_frames,
     normalized_rank_position,
@@ -21,10 +22,18 @@ from stableval.nrp import (
     score_answers,
     write_collection,
 )
-from stableval.nrp.agreement import average_overlap, kendall_tau_b, mean_interval, rbo_ext, spearman_rho
 from stableval.nrp.measures import evaluate_run
-from stableval.nrp.nrp import bootstrap_means
+from stableval.nrp.rank_agreement import (
+    agreement_summary,
+    agreement_table,
+    average_overlap,
+    kendall_tau_b,
+    rbo_ext,
+    spearman_rho,
+)
+from stableval.nrp.rankers import RANKERS, REGISTRY, make_ranker
 from stableval.nrp.rankers.bm25 import BM25Ranker
+from stableval.nrp.score import bootstrap_means
 
 from conftest import shared_file
 
@@ -165,8 +174,24 @@ def test_tau_b_and_spearman_match_scipy() -> None:
         x, y = rng.integers(0, 4, 9), rng.integers(0, 4, 9)
         assert kendall_tau_b(x, y) == pytest.approx(kendalltau(x, y).statistic, nan_ok=True)
         assert spearman_rho(x, y) == pytest.approx(spearmanr(x, y).statistic, nan_ok=True)
-    mean, _, high, n = mean_interval([0.2, 0.4, 0.6])
+    table = pd.DataFrame({"qid": ["1", "2", "3"], "items": [3, 3, 3], "tau_b": [0.2, 0.4, 0.6],
+                          "spearman": [0.2, np.nan, 0.6], "ao": [0.5] * 3, "rbo": [0.5, 0.5, 0.5]})
+    row = agreement_summary(table).set_index("measure").loc["Kendall tau-b"]  # the Student-t interval of the means
+    mean, high, n = row["mean"], row["ci_high"], row["questions"]
     assert (mean, n) == (pytest.approx(0.4), 3) and high - mean == pytest.approx(4.302652729 * 0.2 / np.sqrt(3))
+    interval = t_interval([0.2, 0.4, 0.6])
+    assert (row["ci_low"], row["ci_high"]) == (interval.low, interval.high)
+    assert agreement_summary(table).set_index("measure").loc["Spearman rho", "questions"] == 2  # NaN left out
+
+
+def test_agreement_summary_of_a_table() -> None:
+    table = agreement_table({"q1": ["a", "b", "c"], "q2": ["a", "b"]}, {"q1": {"a": 3, "b": 1, "c": 2},
+                                                                       "q2": {"a": 2, "b": 1}}, p=0.8)
+    summary = agreement_summary(table, p=0.8, confidence=0.9)
+    assert summary["measure"].tolist() == ["Kendall tau-b", "Spearman rho", "average overlap (AO)", "RBO_ext (p=0.8)"]
+    for column, row in zip(("tau_b", "spearman", "ao", "rbo"), summary.itertuples(), strict=True):
+        interval = t_interval(table[column], 0.9)
+        assert (row.mean, row.ci_low, row.ci_high, row.questions) == (interval.mean, interval.low, interval.high, 2)
 
 
 def test_expert_agreement_reproduces_spec(tmp_path) -> None:
@@ -266,12 +291,69 @@ def test_cli_score_and_evaluate(tmp_path) -> None:
     result = runner.invoke(app, ["nrp", "evaluate-rankers", str(directory), "--format", "json"])
     assert result.exit_code == 0, result.output
     assert json.loads(result.stdout)["rows"][0]["ranker"] == "bm25"
+    payload = json.loads(result.stdout)
+    assert payload["command"].startswith("stableval") and payload["collection"] and payload["notes"]
+    result = runner.invoke(app, ["nrp", "score", str(directory), str(tmp_path / "a.csv"), "-B", "0", "--format",
+                                 "json"])
+    assert result.exit_code == 0, result.output
+    payload = json.loads(result.stdout)  # no bootstrap: the interval bounds are null, never NaN
+    assert payload["settings"]["bootstrap"] == 0 and {r["ci_low"] for r in payload["rows"]} == {None}
     result = runner.invoke(app, ["nrp", "score", str(directory), str(tmp_path / "missing.csv")])
     assert result.exit_code == 1 and "not found" in result.output
     result = runner.invoke(app, ["nrp", "score", str(directory), str(tmp_path / "a.csv"), "--ties", "best"])
     assert result.exit_code == 2
     result = runner.invoke(app, ["nrp", "score", str(directory), str(tmp_path / "a.csv"), "-r", "monot5"])
     assert result.exit_code == 1 and "--model-path" in result.output
+
+
+def test_ranker_registry_names_builds_and_refuses() -> None:
+    import importlib
+
+    assert RANKERS == tuple(REGISTRY) == ("bm25", "biencoder", "cross-encoder", "monot5")
+    for name, spec in REGISTRY.items():
+        module, _, cls = spec.factory.partition(":")
+        assert getattr(importlib.import_module(module), cls).name == name  # each entry names its own class
+    assert isinstance(make_ranker("bm25", k1=1.2), BM25Ranker) and make_ranker("bm25", k1=1.2).k1 == 1.2
+    with pytest.raises(InputError, match="unknown ranker") as error:
+        make_ranker("bm26")
+    assert "bm25, biencoder, cross-encoder, monot5" in str(error.value) and "--ranker" in str(error.value)
+
+
+def test_shared_ranker_flags_are_declared_once() -> None:
+    import typer
+
+    from stableval.commands import nrp as command
+
+    group = typer.main.get_command(command.app)
+    flags = {}
+    for name in ("evaluate-rankers", "score"):
+        params = {p.name: p for p in group.commands[name].params}  # type: ignore[attr-defined]
+        assert set(command.SHARED_FLAGS) <= set(params)
+        flags[name] = {key: (params[key].opts, params[key].default, params[key].help) for key in command.SHARED_FLAGS}
+    assert flags["evaluate-rankers"] == flags["score"]
+    assert flags["score"]["batch_size"] == (["--batch-size"], 32, "Texts per forward pass (neural rankers).")
+    result = CliRunner().invoke(app, ["nrp", "evaluate-rankers", "somewhere", "--batch-size", "0"])
+    assert result.exit_code == 2 and "--batch-size" in result.output
+
+
+def test_nrp_figures_are_figures_without_pyplot_state(tmp_path) -> None:
+    import matplotlib.pyplot as plt
+    from matplotlib.figure import Figure
+
+    from stableval.report.figures import nrp_by_prompt_figure, nrp_vs_size_figure, save_figure
+
+    summary = pd.DataFrame({"model": ["a", "b", "a", "b"], "prompt": ["p1", "p1", "p2", "p2"],
+                            "params": [1e9, np.nan, 1e9, np.nan], "mean_nrp": [0.9, 0.4, 0.8, 0.5],
+                            "ci_low": [np.nan] * 4, "ci_high": [np.nan] * 4})
+    before = plt.get_fignums()
+    bars = nrp_by_prompt_figure(summary, title="demo")
+    size = nrp_vs_size_figure(summary, prompt="p2")
+    assert isinstance(bars, Figure) and isinstance(size, Figure) and plt.get_fignums() == before
+    axes = bars.axes[0]
+    assert axes.get_title() == "demo" and [t.get_text() for t in axes.get_xticklabels()] == ["p1", "p2"]
+    assert [t.get_text() for t in axes.get_legend().get_texts()] == ["b", "a"]  # lowest mean first
+    assert size.axes[0].get_xscale() == "log" and len(size.axes[0].texts) == 1  # model b has no size
+    assert save_figure(bars, tmp_path / "bars.png").stat().st_size > 1000
 
 
 # ----------------------------------------------------------------------------------- LiveQA end to end

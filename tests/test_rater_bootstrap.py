@@ -11,9 +11,10 @@ import pytest
 from typer.testing import CliRunner
 
 from stableval.cli import app
+from stableval.datasets.label_sets import LabelSets, read_label_sets, read_predictions_file
 from stableval.errors import InputError
 from stableval.evaluate import rater_bootstrap as rb
-from stableval.evaluate.rater_bootstrap import LabelSets, ground_truth, rater_bootstrap, read_label_sets
+from stableval.evaluate.rater_bootstrap import ground_truth, rater_bootstrap
 
 runner = CliRunner()
 
@@ -147,3 +148,28 @@ def test_cli_generic(tmp_path) -> None:
     assert bad.exit_code == 1 and "maybe" in bad.output
     usage = runner.invoke(app, ["rater-bootstrap", str(counts), "-p", "=x"])
     assert usage.exit_code == 2
+
+
+def test_predictions_file_reader(tmp_path) -> None:
+    path = tmp_path / "preds.csv"
+    path.write_text("item,answer\ni1,yes\ni2, no \n")
+    assert read_predictions_file(path).to_dict() == {"i1": "yes", "i2": "no"}
+    path.write_text("item,prediction\ni1,yes\ni1,no\n")
+    with pytest.raises(InputError, match=r"row 2.*item predicted twice"):
+        read_predictions_file(path)
+    path.write_text("item,guess\ni1,yes\n")
+    with pytest.raises(InputError, match="no prediction column"):
+        read_predictions_file(path)
+    assert read_predictions_file(path, prediction_col="guess").to_dict() == {"i1": "yes"}
+
+
+def test_intervals_are_percentiles_of_the_finite_draws_and_json_is_valid() -> None:
+    sets = LabelSets.from_counts([[2, 1], [1, 1], [0, 3]])
+    result = rater_bootstrap(sets, {"m": [0, 0, 1]}, rule="unanimous", n_draws=500, seed=4)
+    draws = result.replicates[:, 0]
+    finite = draws[np.isfinite(draws)]
+    assert result.summary["ci_low"][0] == np.quantile(finite, 0.025)
+    assert result.summary["ci_high"][0] == np.quantile(finite, 0.975)
+    payload = result.to_dict()
+    json.dumps(payload, allow_nan=False)
+    assert payload["excluded_share"]["ci_high"] == np.quantile(result.excluded_share, 0.975)

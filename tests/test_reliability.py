@@ -13,14 +13,12 @@ from typer.testing import CliRunner
 
 from stableval.cli import app
 from stableval.data import annotations_from_frame
+from stableval.datasets.gold import read_gold
+from stableval.datasets.judgments import read_judgments
+from stableval.datasets.nvidia_reliability import read_toy_json
 from stableval.errors import InputError
-from stableval.evaluate.reliability import (
-    plot_reliability,
-    read_gold,
-    read_judgments,
-    read_toy_json,
-    reliability_vs_qc,
-)
+from stableval.evaluate.reliability import reliability_vs_qc
+from stableval.report.figures import reliability_figure, save_figure
 
 from conftest import TEST_DATA, shared_file
 
@@ -115,7 +113,7 @@ def test_gold_file_with_and_without_agents(tmp_path: Path) -> None:
     assert any("1 QC judgment(s) are of items no evaluator judged" in note for note in result.notes)
     by_item = tmp_path / "gold_items.csv"
     pd.DataFrame({"item": ["q1", "q2"], "label": ["good", "good"]}).to_csv(by_item, index=False)
-    result = reliability_vs_qc(frame, gold=read_gold(by_item), min_items=1)
+    result = reliability_vs_qc(frame, gold=read_gold(by_item, every_agent=True), min_items=1)
     row = by_evaluator(result).loc["r1"]
     assert (row.correct, row.applicable, row.excluded) == (3, 4, 1)
     assert any("no agent column" in note for note in result.notes)
@@ -211,8 +209,39 @@ def test_bad_toy_json(tmp_path: Path) -> None:
 
 def test_plot_is_a_png(tmp_path: Path) -> None:
     result = reliability_vs_qc(read_judgments(FLAGS), qc_rater="qc")
-    out = plot_reliability(result, tmp_path / "matrix.png")
+    out = save_figure(reliability_figure(result), tmp_path / "matrix.png")
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and out.stat().st_size > 5000
+
+
+def test_judgment_readers_live_in_datasets(tmp_path: Path) -> None:
+    """The moved readers: column aliases, flag parsing, the .json dispatch, explicit columns and levels."""
+    from stableval.datasets.judgments import FLAG_FALSE, FLAG_TRUE, judgments_from_frame, parse_flags
+
+    assert {"yes", "1"} <= FLAG_TRUE and "" in FLAG_FALSE
+    raw = pd.DataFrame({"Task": ["q1", "q2"], "Judge": ["a", "b"], "Best": ["tie", ""], "NSFW": ["N", "True"]})
+    frame = judgments_from_frame(raw, levels="tie,response_1", default_agent="bot")
+    assert frame[["item", "agent", "rater", "label", "flag", "skip", "row"]].values.tolist() == [
+        ["q1", "bot", "a", "tie", False, False, 1], ["q2", "bot", "b", "", True, False, 2]]
+    with pytest.raises(InputError, match="not one of the levels"):
+        judgments_from_frame(raw.assign(Best=["win", "tie"]), levels=["tie"])
+    with pytest.raises(InputError, match=r"row 2.*'sometimes'"):
+        parse_flags(pd.DataFrame({"f": ["no", "sometimes"]}), "f", source="x.csv")
+    path = tmp_path / "j.tsv"
+    path.write_text("question\tworker\tgrade\tstatus\nq1\tr1\tA\tyes\n")
+    read = read_judgments(path, columns={"skip": "status"})
+    assert read["skip"].tolist() == [True] and read["label"].tolist() == ["A"]
+    data, _ = toy_paths()
+    pd.testing.assert_frame_equal(read_judgments(data), read_toy_json(data))
+
+
+def test_figure_is_a_matplotlib_figure() -> None:
+    from matplotlib.figure import Figure
+
+    figure = reliability_figure(reliability_vs_qc(read_judgments(FLAGS), qc_rater="qc", min_items=4))
+    assert isinstance(figure, Figure)
+    axes = figure.axes[0]
+    assert axes.get_title().startswith("Reliability against QC (rater): overall 66.67%")
+    assert [label.get_text() for label in axes.get_yticklabels()] == ["e1 *", "e2 *", "Overall"]
 
 
 # ------------------------------------------------------------------ CLI

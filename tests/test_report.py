@@ -13,6 +13,7 @@ from typer.testing import CliRunner
 
 import stableval
 from stableval.cli import app
+from stableval.data import InputOptions
 from stableval.report import build_report, forest_plot, rating_plot, win_heatmap
 
 EXAMPLE = stableval.example_path()
@@ -21,7 +22,8 @@ CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 
 @pytest.fixture(scope="module")
 def report_html() -> str:
-    return build_report(EXAMPLE, quick=True, bootstrap=40, duplicates="keep", command="stableval report test")
+    return build_report(EXAMPLE, inputs=InputOptions(duplicates="keep"), quick=True, bootstrap=40,
+                        command="stableval report test")
 
 
 def test_every_section_is_there_and_nothing_loads_from_the_network(report_html: str) -> None:

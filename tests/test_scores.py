@@ -9,7 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from stableval import AnnotationTable
-from stableval.evaluate import MethodOptions, score_agents
+from stableval.aggregate import MajorityVote
+from stableval.evaluate import score_agents
 from stableval.evaluate.scores import competition_ranks, win_probabilities
 
 from synthetic import synthetic_frame
@@ -31,7 +32,7 @@ def test_majority_vote_scores_worked_by_hand() -> None:
     result = score_agents(hand_table(), methods=["mv"], bootstrap=0)
     scores = result.scores.set_index("agent")["score"]
     assert scores["A"] == pytest.approx(0.75) and scores["B"] == pytest.approx(0.125)
-    lowest = score_agents(hand_table(), methods=["mv"], bootstrap=0, options=MethodOptions(ties="lowest"))
+    lowest = score_agents(hand_table(), methods=[MajorityVote(ties="lowest")], bootstrap=0)
     assert lowest.scores.set_index("agent")["score"]["B"] == pytest.approx(0.0)
 
 

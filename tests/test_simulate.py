@@ -11,22 +11,21 @@ import scipy.stats
 from typer.testing import CliRunner
 
 from stableval.aggregate import DawidSkene, MajorityVote, Stableval
+from stableval.aggregate.batch_em import ProblemBatch, batch_em, batch_fit
 from stableval.cli import app
 from stableval.data.table import AnnotationTable
 from stableval.errors import InputError
-from stableval.evaluate.credit import MethodOptions
+from stableval.evaluate.intervals import t_interval
 from stableval.simulate import (
     RATER_TYPES,
     SimulationConfig,
     kendall_tau_b,
     level_distribution,
+    mean_subset_tau,
     rank_accuracy,
-    ranking_stability,
     simulate,
     true_scores,
 )
-from stableval.simulate.batch_em import ProblemBatch, batch_em, batch_majority
-from stableval.simulate.grid import t_interval
 from stableval.simulate.raters import adversarial_confusion, reliable_confusion, shift_confusion
 
 QUIET = {"strict": 0.0, "lenient": 0.0, "adversarial": 0.0, "hard": 0.0}
@@ -179,7 +178,7 @@ def _problems(seed: int) -> tuple[list, list]:
 def test_batched_em_matches_the_single_table_estimators(method: str, max_iter: int) -> None:
     problems, _ = _problems(10)
     batch = ProblemBatch.from_problems(problems, n_raters=12, n_levels=3)
-    fit = batch_em(batch, method, MethodOptions(max_iter=max_iter))
+    fit = batch_em(batch, DawidSkene(max_iter=max_iter) if method == "ds" else Stableval(max_iter=max_iter))
     for p, (response, rater, label, _n) in enumerate(problems):
         # zero-padded item names keep the table's (sorted) response order equal to the batch's
         frame = pd.DataFrame({"item": [f"{i:05d}" for i in response], "agent": "A", "rater": rater,
@@ -191,14 +190,15 @@ def test_batched_em_matches_the_single_table_estimators(method: str, max_iter: i
         assert fit.n_iter[p] == model.n_iter_
         assert fit.converged[p] == model.converged_
         assert fit.objective[p] == pytest.approx(model.objective_[-1], rel=1e-9)
-        np.testing.assert_array_equal(batch_majority(batch)[rows], MajorityVote().fit(table).posteriors_)
+        np.testing.assert_array_equal(batch_fit(batch, MajorityVote()).distribution[rows],
+                                      MajorityVote().fit(table).posteriors_)
 
 
 def test_a_problem_gives_the_same_bits_alone_or_in_any_batch() -> None:
     problems, _ = _problems(20)
-    together = batch_em(ProblemBatch.from_problems(problems, 12, 3), "stableval")
-    alone = batch_em(ProblemBatch.from_problems(problems[2:3], 12, 3), "stableval")
-    shuffled = batch_em(ProblemBatch.from_problems([problems[3], problems[2]], 12, 3), "stableval")
+    together = batch_em(ProblemBatch.from_problems(problems, 12, 3), Stableval())
+    alone = batch_em(ProblemBatch.from_problems(problems[2:3], 12, 3), Stableval())
+    shuffled = batch_em(ProblemBatch.from_problems([problems[3], problems[2]], 12, 3), Stableval())
     batch = ProblemBatch.from_problems(problems, 12, 3)
     rows = slice(batch.starts[2], batch.starts[3])
     np.testing.assert_array_equal(together.posteriors[rows], alone.posteriors)
@@ -226,7 +226,7 @@ def test_rank_accuracy_and_stability_by_hand() -> None:
     full = np.array([0.9, 0.7, 0.5, 0.3])
     subsets = np.array([[0.9, 0.7, 0.5, 0.3], [0.3, 0.5, 0.7, 0.9], [0.8, 0.9, 0.5, 0.3]])
     # tau_b: 1, -1 and (5 - 1) / 6
-    assert ranking_stability(full, subsets) == pytest.approx((1 - 1 + 4 / 6) / 3)
+    assert mean_subset_tau(full, subsets) == pytest.approx((1 - 1 + 4 / 6) / 3)
 
 
 def test_t_interval_matches_scipy() -> None:

@@ -13,13 +13,9 @@ from typer.testing import CliRunner
 
 from stableval.cli import app
 from stableval.data.table import AnnotationTable
-from stableval.evaluate.stability import (
-    kendall_tau_b,
-    plot_stability,
-    ranking_stability,
-    resolve_sizes,
-    stability_figure,
-)
+from stableval.evaluate.stability import kendall_tau_b, ranking_stability, resolve_sizes
+from stableval.report.figures import save_figure
+from stableval.report.figures.stability import stability_figure
 
 from synthetic import synthetic_frame
 
@@ -174,11 +170,11 @@ def test_to_dict_is_strict_json_and_plot_has_labels(tmp_path: Path) -> None:
     axes = figure.axes[0]
     assert axes.get_title() and "raters in subset" in axes.get_xlabel() and "τ-b" in axes.get_ylabel()
     assert [text.get_text() for text in axes.get_legend().get_texts()] == ["MV", "DS"]
-    png = plot_stability(result, tmp_path / "stability.png")
+    png = save_figure(stability_figure(result), tmp_path / "stability.png")
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    assert "<svg" in plot_stability(result, tmp_path / "stability.svg").read_text()[:500]
+    assert "<svg" in save_figure(stability_figure(result), tmp_path / "stability.svg").read_text()[:500]
     with pytest.raises(ValueError, match="suffix"):
-        plot_stability(result, tmp_path / "stability.gif")
+        save_figure(stability_figure(result), tmp_path / "stability.gif")
 
 
 # ---------------------------------------------------------------------------------------------- CLI

@@ -102,6 +102,12 @@ def invite_tokens(db: Database, n: int) -> list[str]:
     return [invite.token for invite in create_invites(db, [f"rater{i}@example.org" for i in range(n)])]
 
 
+def seed_and_invite(db: Database, tmp_path: Path, frame: pd.DataFrame | None = None) -> str:
+    """Seed track 'main' (default questions: :func:`questions_frame`) and invite one rater; their invite token."""
+    seed_track(db, tmp_path, frame=frame)
+    return invite_tokens(db, 1)[0]
+
+
 def csrf_of(html: str) -> str:
     found = re.search(r'name="csrf" value="([^"]+)"', html)
     assert found, "page has no CSRF field"
@@ -120,6 +126,17 @@ def start_rater(client: TestClient, token: str, specialty: str = "cardiology", s
     answer = client.post("/profile", data={"csrf": csrf_of(page.text), "name": "Dr Test", "email": "t@example.org",
                                            "specialty": specialty, "subspecialty": subspecialty, "years": "7"})
     assert answer.status_code == 200, answer.text
+
+
+def signed_in_rater(portal: tuple[Any, Database], tmp_path: Path, frame: pd.DataFrame | None = None, *,
+                    specialty: str = "cardiology") -> tuple[TestClient, Database]:
+    """The usual start of a flow test: track 'main' seeded on the ``portal`` fixture's app, one invited rater
+    signed in with their profile filled in; returns that rater's client and the database."""
+    app, db = portal
+    token = seed_and_invite(db, tmp_path, frame)
+    client = TestClient(app)
+    start_rater(client, token, specialty=specialty)
+    return client, db
 
 
 def claim(client: TestClient, slug: str = "main") -> tuple[int, str]:
@@ -142,16 +159,28 @@ def rating_form(csrf: str, a: str = "4", b: str = "3", **extra: str) -> dict[str
             **{f"rb-{c}": b for c in CRITERIA}, **extra}
 
 
+def submit_form(html: str) -> dict[str, str]:
+    """The submit button's form on a confirm page: its CSRF and one-time form token."""
+    return {"csrf": csrf_of(html), "form_token": form_token_of(html)}
+
+
+def fill_steps(client: Any, assignment: int, html: str, choice: str = "a", a: str = "4", b: str = "3",
+               **pairwise_extra: str) -> Any:
+    """Post the pairwise step (``choice`` on every criterion) and the rating step (A ``a``, B ``b``) of a
+    claimed question from its pairwise page ``html``; returns the confirm page (a TestClient or httpx client)."""
+    answer = client.post(f"/a/{assignment}/pairwise", data=pairwise_form(csrf_of(html), choice, **pairwise_extra))
+    assert answer.status_code == 200 and "Step 2 of 2" in answer.text, answer.text
+    answer = client.post(f"/a/{assignment}/rating", data=rating_form(csrf_of(answer.text), a, b))
+    assert answer.status_code == 200 and "Check and submit" in answer.text, answer.text
+    return answer
+
+
 def complete_one(client: TestClient, slug: str = "main", choice: str = "a", a: str = "4", b: str = "3") -> int:
     """Claim, fill both steps and submit one question; returns the assignment id."""
     assignment, html = claim(client, slug)
     assert assignment, html
-    answer = client.post(f"/a/{assignment}/pairwise", data=pairwise_form(csrf_of(html), choice))
-    assert answer.status_code == 200 and "Step 2 of 2" in answer.text, answer.text
-    answer = client.post(f"/a/{assignment}/rating", data=rating_form(csrf_of(answer.text), a, b))
-    assert answer.status_code == 200 and "Check and submit" in answer.text, answer.text
-    answer = client.post(f"/a/{assignment}/submit", data={"csrf": csrf_of(answer.text),
-                                                          "form_token": form_token_of(answer.text)})
+    confirm = fill_steps(client, assignment, html, choice, a, b)
+    answer = client.post(f"/a/{assignment}/submit", data=submit_form(confirm.text))
     assert answer.status_code == 200, answer.text
     return assignment
 

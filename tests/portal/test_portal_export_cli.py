@@ -6,12 +6,11 @@ import io
 from pathlib import Path
 
 import pandas as pd
-from fastapi.testclient import TestClient
-from portal_helpers import complete_one, invite_tokens, seed_track, start_rater
+from portal_helpers import complete_one, signed_in_rater
 from typer.testing import CliRunner
 
 from stableval.cli import app
-from stableval.commands.serve import export as portal_export
+from stableval.commands.export import export as portal_export
 from stableval.portal.app import create_app
 from stableval.portal.export import export
 
@@ -21,10 +20,7 @@ runner = CliRunner()
 def test_top_level_export_is_the_portal_export(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path / 'portal.db'}"
     portal = create_app(url, admin_token="admin-token-for-tests")
-    db = portal.state.portal.db
-    seed_track(db, tmp_path)
-    client = TestClient(portal)
-    start_rater(client, invite_tokens(db, 1)[0])
+    client, db = signed_in_rater((portal, portal.state.portal.db), tmp_path)
     complete_one(client, a="5", b="2")
     command = next(c for c in app.registered_commands if c.name == "export")
     assert command.callback is portal_export  # reused, not copied

@@ -5,19 +5,17 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from fastapi.testclient import TestClient
 from portal_helpers import (
     CRITERIA,
     claim,
     complete_one,
     csrf_of,
-    form_token_of,
-    invite_tokens,
+    fill_steps,
     pairwise_form,
     questions_frame,
     rating_form,
-    seed_track,
-    start_rater,
+    signed_in_rater,
+    submit_form,
 )
 from sqlalchemy import func, select
 
@@ -25,10 +23,7 @@ from stableval.portal.models import Assignment, Draft, Judgment, Question, Submi
 
 
 def test_complete_flow_records_everything(portal: tuple[Any, Any], tmp_path: Path) -> None:
-    app, db = portal
-    seed_track(db, tmp_path, frame=questions_frame(2))
-    client = TestClient(app)
-    start_rater(client, invite_tokens(db, 1)[0])
+    client, db = signed_in_rater(portal, tmp_path, questions_frame(2))
     page = client.get("/progress")
     assert "2</strong> questions remaining in track <strong>Main" in page.text
     assignment, html = claim(client)
@@ -38,8 +33,7 @@ def test_complete_flow_records_everything(portal: tuple[Any, Any], tmp_path: Pat
     assert "Step 2 of 2" in answer.text and "B is better" in answer.text and "rate A at most B" in answer.text
     answer = client.post(f"/a/{assignment}/rating", data=rating_form(csrf_of(answer.text), a="2", b="5"))
     assert "Check and submit" in answer.text and "B cites trials" in answer.text
-    token = form_token_of(answer.text)
-    done = client.post(f"/a/{assignment}/submit", data={"csrf": csrf_of(answer.text), "form_token": token})
+    done = client.post(f"/a/{assignment}/submit", data=submit_form(answer.text))
     assert "Your evaluation was saved" in done.text and "1</strong> question remaining" in done.text
     with db.reading() as session:
         submission = session.scalars(select(Submission)).one()
@@ -61,10 +55,7 @@ def test_complete_flow_records_everything(portal: tuple[Any, Any], tmp_path: Pat
 
 def test_consistency_errors_are_reported_per_criterion_and_fixable(portal: tuple[Any, Any], tmp_path: Path
                                                                    ) -> None:
-    app, db = portal
-    seed_track(db, tmp_path, frame=questions_frame(1))
-    client = TestClient(app)
-    start_rater(client, invite_tokens(db, 1)[0])
+    client, _ = signed_in_rater(portal, tmp_path, questions_frame(1))
     assignment, html = claim(client)
     answer = client.post(f"/a/{assignment}/pairwise", data=pairwise_form(csrf_of(html), "a"))
     form = rating_form(csrf_of(answer.text), a="4", b="3")
@@ -86,10 +77,7 @@ def test_consistency_errors_are_reported_per_criterion_and_fixable(portal: tuple
 
 
 def test_drafts_survive_reload_and_flag_ends_item(portal: tuple[Any, Any], tmp_path: Path) -> None:
-    app, db = portal
-    seed_track(db, tmp_path, frame=questions_frame(1))
-    client = TestClient(app)
-    start_rater(client, invite_tokens(db, 1)[0])
+    client, db = signed_in_rater(portal, tmp_path, questions_frame(1))
     assignment, html = claim(client)
     saved = client.post(f"/a/{assignment}/draft", data={"csrf": csrf_of(html), "step": "pairwise",
                                                         "pw-accuracy": "tie", "why-accuracy": "same facts"})
@@ -109,8 +97,7 @@ def test_drafts_survive_reload_and_flag_ends_item(portal: tuple[Any, Any], tmp_p
     flagged = client.post(f"/a/{assignment}/pairwise", data={"csrf": csrf_of(again), "action": "next",
                                                              "flag": "on", "flag_reason": "not a question"})
     assert "You flagged this question" in flagged.text
-    client.post(f"/a/{assignment}/submit", data={"csrf": csrf_of(flagged.text),
-                                                  "form_token": form_token_of(flagged.text)})
+    client.post(f"/a/{assignment}/submit", data=submit_form(flagged.text))
     with db.reading() as session:
         submission = session.scalars(select(Submission)).one()
         assert submission.flagged and submission.flag_reason == "not a question"
@@ -118,14 +105,9 @@ def test_drafts_survive_reload_and_flag_ends_item(portal: tuple[Any, Any], tmp_p
 
 
 def test_double_submit_creates_one_record(portal: tuple[Any, Any], tmp_path: Path) -> None:
-    app, db = portal
-    seed_track(db, tmp_path, frame=questions_frame(2))
-    client = TestClient(app)
-    start_rater(client, invite_tokens(db, 1)[0])
+    client, db = signed_in_rater(portal, tmp_path, questions_frame(2))
     assignment, html = claim(client)
-    answer = client.post(f"/a/{assignment}/pairwise", data=pairwise_form(csrf_of(html)))
-    answer = client.post(f"/a/{assignment}/rating", data=rating_form(csrf_of(answer.text)))
-    form = {"csrf": csrf_of(answer.text), "form_token": form_token_of(answer.text)}
+    form = submit_form(fill_steps(client, assignment, html).text)
     first = client.post(f"/a/{assignment}/submit", data=form)
     second = client.post(f"/a/{assignment}/submit", data=form)  # double click / resubmitted form
     assert first.status_code == second.status_code == 200
@@ -137,23 +119,16 @@ def test_double_submit_creates_one_record(portal: tuple[Any, Any], tmp_path: Pat
 
 
 def test_wrong_form_token_is_refused(portal: tuple[Any, Any], tmp_path: Path) -> None:
-    app, db = portal
-    seed_track(db, tmp_path, frame=questions_frame(1))
-    client = TestClient(app)
-    start_rater(client, invite_tokens(db, 1)[0])
+    client, db = signed_in_rater(portal, tmp_path, questions_frame(1))
     assignment, html = claim(client)
-    answer = client.post(f"/a/{assignment}/pairwise", data=pairwise_form(csrf_of(html)))
-    answer = client.post(f"/a/{assignment}/rating", data=rating_form(csrf_of(answer.text)))
-    refused = client.post(f"/a/{assignment}/submit", data={"csrf": csrf_of(answer.text), "form_token": "nope"})
+    answer = fill_steps(client, assignment, html)
+    refused = client.post(f"/a/{assignment}/submit", data={**submit_form(answer.text), "form_token": "nope"})
     assert refused.status_code == 400 and "out of date" in refused.text
     with db.reading() as session:
         assert session.scalar(select(func.count()).select_from(Submission)) == 0
 
 
 def test_no_questions_for_profile_page(portal: tuple[Any, Any], tmp_path: Path) -> None:
-    app, db = portal
-    seed_track(db, tmp_path, frame=questions_frame(2, specialty="Neurology"))
-    client = TestClient(app)
-    start_rater(client, invite_tokens(db, 1)[0], specialty="cardiology")
+    client, _ = signed_in_rater(portal, tmp_path, questions_frame(2, specialty="Neurology"), specialty="cardiology")
     page = client.get("/progress")
     assert "No questions for your profile yet" in page.text and "cardiology" in page.text

@@ -15,6 +15,7 @@ from portal_helpers import (
     pairwise_form,
     questions_frame,
     seed_track,
+    signed_in_rater,
     start_rater,
 )
 from sqlalchemy import select
@@ -41,10 +42,7 @@ def test_invite_tokens_are_stored_hashed(portal: tuple[Any, Any]) -> None:
 
 
 def test_admin_endpoints_refuse_without_credential(portal: tuple[Any, Any], tmp_path: Path) -> None:
-    app, db = portal
-    seed_track(db, tmp_path)
-    client = TestClient(app)
-    start_rater(client, invite_tokens(db, 1)[0])  # a signed-in rater is not an admin
+    client, _ = signed_in_rater(portal, tmp_path)  # a signed-in rater is not an admin
     for url in ("/admin", "/admin/tracks/main", "/admin/tracks/main/export"):
         assert client.get(url).status_code == 401
     csrf = csrf_of(client.get("/progress").text)
@@ -59,10 +57,8 @@ def test_admin_endpoints_refuse_without_credential(portal: tuple[Any, Any], tmp_
 
 
 def test_csrf_and_tampered_cookie_are_refused(portal: tuple[Any, Any], tmp_path: Path) -> None:
-    app, db = portal
-    seed_track(db, tmp_path)
-    client = TestClient(app)
-    start_rater(client, invite_tokens(db, 1)[0])
+    app, _ = portal
+    client, _ = signed_in_rater(portal, tmp_path)
     assert client.post("/tracks/main/next", data={}).status_code == 403
     assert client.post("/tracks/main/next", data={"csrf": "0" * 64}).status_code == 403
     cookie = client.cookies.get(COOKIE)
@@ -95,15 +91,12 @@ def test_invite_endpoint_is_rate_limited(tmp_path: Path) -> None:
 
 
 def test_nothing_active_reaches_any_page(portal: tuple[Any, Any], tmp_path: Path) -> None:
-    app, db = portal
     frame = questions_frame(2)
     frame["prompt"] = [f"{a} prompt" for a in ATTACKS[:2]]
     frame["answer_a"] = ATTACKS[2:]
     frame["answer_b"] = ATTACKS[:2]
     frame["reference"] = ATTACKS[1:3]
-    seed_track(db, tmp_path, frame=frame)
-    client = TestClient(app)
-    start_rater(client, invite_tokens(db, 1)[0])
+    client, _ = signed_in_rater(portal, tmp_path, frame)
     assignment, html = claim(client)
     assert _bad(html) == [] and "alert(1)" in html
     reasons = {f"why-{c}": ATTACKS[i % 4] for i, c in enumerate(("accuracy", "helpfulness"))}

@@ -1,33 +1,133 @@
-"""What every aggregator shares: the estimator shape (hyper-parameters in ``__init__``, results after ``fit``)."""
+"""What every aggregator shares: the estimator shape, its parameters, and its declaration in the method registry.
+
+Estimators follow scikit-learn (Pedregosa et al. 2011, JMLR 12; Buitinck et al. 2013, "API design for machine
+learning software"): hyper-parameters only in ``__init__``, stored under their own names; :meth:`get_params` and
+:meth:`set_params` are read off ``__init__``'s signature, :func:`clone` builds an unfitted copy, ``fit`` returns
+the estimator and results live in trailing-underscore attributes that exist only after fitting.
+
+Every per-response aggregator fits through one path, :meth:`Aggregator.fit_matrix` on the sparse response matrix
+(responses × rater·K + label) of :meth:`AnnotationTable.response_matrix`; :meth:`Aggregator.fit` builds that matrix
+from a table. Each registered method is declared once by a :class:`Method` next to its estimator.
+
+>>> from stableval.aggregate import Stableval
+>>> model = Stableval(alpha_pi=2.0)
+>>> model.get_params()["alpha_pi"], clone(model.set_params(tol=1e-6)).tol
+(2.0, 1e-06)
+>>> model.set_params(alpha_p=3)
+Traceback (most recent call last):
+...
+ValueError: Stableval has no parameter 'alpha_p'; its parameters: alpha_mu, alpha_pi, epsilon, init, max_iter, tol
+"""
 
 from __future__ import annotations
 
-from typing import Any
+import inspect
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal, Self, TypeVar
 
 import numpy as np
 
-from stableval.data.table import AnnotationTable
-from stableval.errors import NotFittedError
+from stableval.errors import InputError, NotFittedError
+
+if TYPE_CHECKING:  # pragma: no cover
+    import scipy.sparse as sp
+
+    from stableval.aggregate.em import EMResult
+    from stableval.data.table import AnnotationTable
+
+__all__ = [
+    "Aggregator",
+    "EMAggregator",
+    "EMStart",
+    "Estimator",
+    "GoldLabels",
+    "Method",
+    "clone",
+    "gold_codes",
+    "hard_distribution",
+]
+
+#: Known true levels: {(item, agent): level name or code}, or an (N,) code array (-1 = unknown).
+GoldLabels = Mapping[tuple[str, str], "str | int"] | np.ndarray
 
 
-class Aggregator:
-    """Base class: results live in trailing-underscore attributes that exist only after ``fit``.
-
-    Subclasses implement ``fit(table) -> self`` and set ``posteriors_`` ((N, K) per-response distribution over
-    levels, rows summing to 1).
-    """
-
-    posteriors_: np.ndarray
+class Estimator:
+    """Hyper-parameters read off ``__init__`` (``get_params``, ``set_params``, a ``repr`` that shows the ones not
+    at their defaults), and results in trailing-underscore attributes that raise a clear error before ``fit``."""
 
     def __getattr__(self, name: str) -> Any:
         # Only called when normal lookup fails: a result attribute that fit() has not set yet.
         if name.endswith("_") and not name.startswith("__"):
-            raise NotFittedError(
-                f"{type(self).__name__}.{name} is not available: call fit(table) first"
-            )
+            raise NotFittedError(f"{type(self).__name__}.{name} is not available: call fit(table) first")
         raise AttributeError(f"{type(self).__name__!s} has no attribute {name!r}")
 
-    def fit(self, table: AnnotationTable) -> Aggregator:  # pragma: no cover - interface
+    @classmethod
+    def parameter_names(cls) -> tuple[str, ...]:
+        """The names of ``__init__``'s parameters (every estimator stores each under its own name)."""
+        signature = inspect.signature(cls.__init__)
+        names = []
+        for name, parameter in signature.parameters.items():
+            if name == "self":
+                continue
+            if parameter.kind in (parameter.VAR_POSITIONAL, parameter.VAR_KEYWORD):
+                raise TypeError(f"{cls.__name__}.__init__ must list its hyper-parameters explicitly, not *{name}")
+            names.append(name)
+        return tuple(names)
+
+    @classmethod
+    def default_params(cls) -> dict[str, Any]:
+        """Every hyper-parameter's default value, from ``__init__``'s signature."""
+        signature = inspect.signature(cls.__init__)
+        return {name: signature.parameters[name].default for name in cls.parameter_names()}
+
+    def get_params(self) -> dict[str, Any]:
+        """The hyper-parameters, as ``__init__`` received them (after its validation)."""
+        return {name: getattr(self, name) for name in self.parameter_names()}
+
+    def set_params(self, **params: Any) -> Self:
+        """Change hyper-parameters by name (validated as ``__init__`` validates them); returns the estimator."""
+        names = self.parameter_names()
+        for name in params:
+            if name not in names:
+                raise ValueError(f"{type(self).__name__} has no parameter {name!r}; its parameters: "
+                                 + (", ".join(names) or "none"))
+        checked = type(self)(**{**self.get_params(), **params})
+        for name in params:
+            setattr(self, name, getattr(checked, name))
+        return self
+
+    def __repr__(self) -> str:
+        defaults = self.default_params()
+        shown = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items() if v != defaults[k])
+        return f"{type(self).__name__}({shown})"
+
+
+E = TypeVar("E", bound=Estimator)
+
+
+def clone(estimator: E) -> E:
+    """A new, unfitted estimator with the same hyper-parameters."""
+    return type(estimator)(**estimator.get_params())
+
+
+class Aggregator(Estimator):
+    """Base class of the per-response aggregators.
+
+    Subclasses implement :meth:`fit_matrix`, which sets ``posteriors_``: an (N, K) distribution over levels per
+    response (rows sum to 1), rows in the table's response order.
+    """
+
+    posteriors_: np.ndarray
+
+    def fit(self, table: AnnotationTable, gold: GoldLabels | None = None) -> Self:
+        """Fit on an annotation table; ``gold`` optionally clamps known responses ({(item, agent): level})."""
+        return self.fit_matrix(table.response_matrix(), table.n_raters, table.n_levels,
+                               gold=gold_codes(table, gold))
+
+    def fit_matrix(self, X: sp.csr_matrix, n_raters: int, n_levels: int,
+                   gold: np.ndarray | None = None) -> Self:  # pragma: no cover - interface
+        """Fit on a response matrix (responses × rater·K + label) directly; ``gold`` (N,) codes, -1 = unknown."""
         raise NotImplementedError
 
     def fit_predict_proba(self, table: AnnotationTable) -> np.ndarray:
@@ -38,9 +138,135 @@ class Aggregator:
         """Fit, then return the (N,) most probable level per response (lowest level on exact ties)."""
         return np.asarray(self.fit_predict_proba(table).argmax(axis=1))
 
-    def __repr__(self) -> str:
-        params = ", ".join(f"{k}={v!r}" for k, v in vars(self).items() if not k.endswith("_"))
-        return f"{type(self).__name__}({params})"
+    def level_distribution(self) -> np.ndarray:
+        """(N, K) the fitted belief over levels per response, as reported beside the scores and used for accuracy
+        against gold: ``posteriors_`` (majority vote reports its vote shares)."""
+        return np.asarray(self.posteriors_)
+
+    def fit_summary(self) -> dict[str, Any]:
+        """How the fit went (iterations, convergence, objective) for iterative methods; empty otherwise."""
+        return {}
+
+
+@dataclass(frozen=True)
+class EMStart:
+    """Where EM starts, from per-response distributions over levels (N, K).
+
+    ``confusion is None``: an M-step comes first, on these distributions as posteriors (Dawid & Skene 1979).
+    Otherwise the class priors start at the mean of ``distributions``, every rater's confusion matrix at
+    ``confusion`` (K, K), and an E-step comes first (STABLEVAL, Algorithm 1).
+    """
+
+    distributions: np.ndarray
+    confusion: np.ndarray | None = None
+
+
+class EMAggregator(Aggregator):
+    """A Dawid–Skene-type rater model fitted by (MAP) EM with :func:`stableval.aggregate.em.run_em`.
+
+    A subclass says where EM starts (:meth:`em_start`) and which Dirichlet priors it uses (:meth:`dirichlet`);
+    fitting, the batched EM of the simulator and the results are shared. Results after fitting:
+    ``posteriors_`` (N, K), ``priors_`` (K,), ``confusion_`` (R, K, K) [rater, true, given], ``log_likelihood_``
+    and ``objective_`` (one value per E-step), ``n_iter_``, ``converged_``.
+    """
+
+    max_iter: int
+    tol: float
+
+    def em_start(self, counts: np.ndarray) -> EMStart:  # pragma: no cover - interface
+        """The start of EM from the (N, K) label counts per response."""
+        raise NotImplementedError
+
+    def dirichlet(self) -> tuple[float, float]:
+        """(alpha_mu, alpha_pi): Dirichlet concentrations on the class priors and on each confusion row
+        (1, 1 = maximum likelihood)."""
+        return 1.0, 1.0
+
+    def fit_matrix(self, X: sp.csr_matrix, n_raters: int, n_levels: int,
+                   gold: np.ndarray | None = None) -> Self:
+        from stableval.aggregate.em import run_em, vote_counts
+
+        start = self.em_start(vote_counts(X, n_levels))
+        alpha_mu, alpha_pi = self.dirichlet()
+        common: dict[str, Any] = dict(n_raters=n_raters, n_levels=n_levels, alpha_mu=alpha_mu, alpha_pi=alpha_pi,
+                                      max_iter=self.max_iter, tol=self.tol, gold=gold)
+        if start.confusion is None:
+            shares = np.array(start.distributions, dtype=float)
+            if gold is not None:
+                known = gold >= 0
+                shares[known] = np.eye(n_levels)[gold[known]]
+            result = run_em(X, init_posteriors=np.ascontiguousarray(shares.T), **common)
+        else:
+            distributions = start.distributions
+            priors = distributions.mean(axis=0) if distributions.shape[0] else np.full(n_levels, 1.0 / n_levels)
+            confusion = np.broadcast_to(start.confusion, (n_raters, n_levels, n_levels)).copy()
+            result = run_em(X, init_params=(priors, confusion), **common)
+        self._store(result)
+        return self
+
+    def _store(self, result: EMResult) -> None:
+        self.posteriors_ = result.posteriors.T  # (N, K) view of class-major storage
+        self.priors_ = result.priors
+        self.confusion_ = result.confusion
+        self.log_likelihood_ = result.log_likelihood
+        self.objective_ = result.objective
+        self.n_iter_ = result.n_iter
+        self.converged_ = result.converged
+
+    def fit_summary(self) -> dict[str, Any]:
+        return {"n_iter": int(self.n_iter_), "converged": bool(self.converged_),
+                "log_likelihood": float(self.log_likelihood_[-1]), "objective": float(self.objective_[-1])}
+
+
+@dataclass(frozen=True)
+class Method:
+    """The one declaration of an aggregation method, written next to its estimator; the registry
+    (:mod:`stableval.aggregate.registry`) lists them, and every analysis reads them from there.
+
+    Attributes:
+        name: the name users type (``--method``, ``score_agents(table, ["stableval"])``).
+        label: short label for table headers (``"STABLEVAL"``).
+        title: long name for legends and docs (``"STABLEVAL (Bayesian Dawid–Skene)"``).
+        colour: its colour in every figure.
+        estimator: the estimator class; ``estimator(**params)`` builds one.
+        credit: ``"soft"`` — a response earns the posterior expected credit; ``"hard"`` — the credit of its most
+            probable level (exact ties share the credit equally).
+        batch: how the simulator fits many small problems at once: ``"em"`` (the batched EM; the estimator is an
+            :class:`EMAggregator`), ``"stacked"`` (a per-response method: one fit of the block-diagonal matrix of
+            all problems gives each problem's own result), ``"each"`` (one fit per problem).
+        rater_model: the fit estimates each rater's confusion matrix (``confusion_``, ``priors_``), so
+            ``diagnose`` can judge the raters with it.
+        default: part of the default method set of ``score``, ``stability``, ``report`` and ``ablate``.
+        primary: the headline method when it is among those chosen: the leaderboard is sorted by it, and its win
+            probabilities and rater model are the ones reported first.
+        summary: one sentence for ``--help`` and the docs.
+    """
+
+    name: str
+    label: str
+    title: str
+    colour: str
+    estimator: type[Aggregator]
+    credit: Literal["soft", "hard"] = "soft"
+    batch: Literal["em", "stacked", "each"] = "each"
+    rater_model: bool = False
+    default: bool = True
+    primary: bool = False
+    summary: str = ""
+
+    def build(self, **params: Any) -> Aggregator:
+        """A new, unfitted estimator with these hyper-parameters (the rest at their defaults); an unknown name
+        raises ``ValueError`` listing the parameters that exist."""
+        names = self.estimator.parameter_names()
+        for name in params:
+            if name not in names:
+                raise ValueError(f"{self.name} has no parameter {name!r}; its parameters: "
+                                 + (", ".join(names) or "none"))
+        return self.estimator(**params)
+
+    def credit_distribution(self, posteriors: np.ndarray) -> np.ndarray:
+        """(N, K) distribution whose expected credit is the method's item credit, from the fitted posteriors."""
+        return hard_distribution(posteriors) if self.credit == "hard" else np.asarray(posteriors)
 
 
 def hard_distribution(probabilities: np.ndarray, *, atol: float = 1e-12) -> np.ndarray:
@@ -53,3 +279,39 @@ def hard_distribution(probabilities: np.ndarray, *, atol: float = 1e-12) -> np.n
     top = probabilities.max(axis=1, keepdims=True)
     winners = (probabilities >= top - atol).astype(float)
     return np.asarray(winners / winners.sum(axis=1, keepdims=True))
+
+
+def gold_codes(table: AnnotationTable, gold: GoldLabels | None) -> np.ndarray | None:
+    """(N,) known level per response (-1 = unknown) from {(item, agent): level name or code} or an array."""
+    if gold is None:
+        return None
+    if isinstance(gold, np.ndarray):
+        codes = np.asarray(gold, dtype=np.int64)
+        if codes.shape != (table.n_responses,) or codes.max(initial=-1) >= table.n_levels or codes.min(
+            initial=-1
+        ) < -1:
+            raise InputError("gold array must have one level code (or -1) per response", value=codes.shape,
+                             allowed=f"shape ({table.n_responses},), values -1..{table.n_levels - 1}")
+        return codes
+    import pandas as pd
+
+    codes = np.full(table.n_responses, -1, dtype=np.int64)
+    if not gold:
+        return codes
+    responses = pd.MultiIndex.from_arrays([table.items.to_numpy()[table.response_item],
+                                           table.agents.to_numpy()[table.response_agent]])
+    keys = list(gold)
+    positions = responses.get_indexer(pd.MultiIndex.from_tuples([(str(k[0]), str(k[1])) for k in keys]))
+    for key, response in zip(keys, positions, strict=True):
+        level = gold[key]
+        if response < 0:
+            raise InputError("gold label for a response that has no judgments", column="gold", value=key,
+                             allowed="(item, agent) pairs present in the table")
+        if isinstance(level, str) and level in table.levels:
+            codes[response] = table.levels.index(level)
+        elif isinstance(level, int | np.integer) and 0 <= int(level) < table.n_levels:
+            codes[response] = int(level)
+        else:
+            raise InputError("gold level not among the levels", column="gold", value=level,
+                             allowed=", ".join(table.levels))
+    return codes

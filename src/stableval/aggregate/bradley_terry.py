@@ -26,15 +26,17 @@ ties between every pair of agents (a small regularisation), or fitting raises an
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Self
 
 import numpy as np
 
+from stableval.aggregate.pairwise import PairwiseAggregator
 from stableval.errors import InputError
 
 TIE_MODELS = ("half", "davidson")
 
 
-class BradleyTerry:
+class BradleyTerry(PairwiseAggregator):
     """Bradley–Terry (optionally Davidson ties) by maximum likelihood.
 
     Args:
@@ -63,16 +65,8 @@ class BradleyTerry:
         self.max_iter = max_iter
         self.tol = tol
 
-    # ------------------------------------------------------------------ fitting
-    def fit(self, votes: object, weights: np.ndarray | None = None) -> BradleyTerry:
-        """Fit on a :class:`~stableval.data.PairwiseTable` (or its frame); ``weights`` per vote (default 1,
-        or the table's ``weight`` column)."""
-        frame = getattr(votes, "frame", votes)
-        wins, ties, agents = vote_counts(frame, weights)
-        return self.fit_counts(wins, ties, agents)
-
     def fit_counts(self, wins: np.ndarray, ties: np.ndarray, agents: Sequence[str],
-                   start: np.ndarray | None = None) -> BradleyTerry:
+                   start: np.ndarray | None = None) -> Self:
         """Fit on (A, A) weighted win counts (row beat column) and symmetric tie counts."""
         wins = np.asarray(wins, dtype=float)
         ties = np.asarray(ties, dtype=float)
@@ -107,45 +101,6 @@ class BradleyTerry:
             prob = (p[:, None] + 0.5 * self.tie_parameter_ * s) / d
         np.fill_diagonal(prob, np.nan)
         return np.asarray(prob)
-
-
-def vote_codes(frame: object, agents: Sequence[str] | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray,
-                                                                          list[str]]:
-    """Integer codes of a vote frame (``agent_a, agent_b, winner``): (a, b, outcome 0=a 1=b 2=tie, agents)."""
-    import pandas as pd
-
-    assert isinstance(frame, pd.DataFrame)
-    if agents is None:
-        agents = sorted(set(frame["agent_a"]) | set(frame["agent_b"]))
-    index = pd.Index(list(agents))
-    outcome = pd.Categorical(frame["winner"], categories=["a", "b", "tie"]).codes.astype(np.int64)
-    return (index.get_indexer(pd.Index(frame["agent_a"])), index.get_indexer(pd.Index(frame["agent_b"])), outcome,
-            list(index))
-
-
-def count_matrices(a: np.ndarray, b: np.ndarray, outcome: np.ndarray, weights: np.ndarray,
-                   n_agents: int) -> tuple[np.ndarray, np.ndarray]:
-    """(wins, ties) (A, A) weighted counts: wins[i, j] = i beat j; ties symmetric."""
-    winner = np.where(outcome == 0, a, b)
-    loser = np.where(outcome == 0, b, a)
-    decisive = outcome != 2
-    cells = n_agents * n_agents
-    wins = np.bincount(winner[decisive] * n_agents + loser[decisive], weights=weights[decisive], minlength=cells)
-    tie = ~decisive
-    ties = np.bincount(a[tie] * n_agents + b[tie], weights=weights[tie], minlength=cells).reshape(n_agents, n_agents)
-    return wins.reshape(n_agents, n_agents), ties + ties.T
-
-
-def vote_counts(frame: object, weights: np.ndarray | None = None,
-                agents: Sequence[str] | None = None) -> tuple[np.ndarray, np.ndarray, list[str]]:
-    """(wins (A, A), ties (A, A), agents) from a vote frame with ``agent_a, agent_b, winner`` columns;
-    ``weights`` per vote default to the frame's ``weight`` column, or 1."""
-    a, b, outcome, names = vote_codes(frame, agents)
-    if weights is None:
-        column = getattr(frame, "columns", [])
-        weights = frame["weight"].to_numpy(float) if "weight" in column else np.ones(len(a))  # type: ignore[index]
-    wins, ties = count_matrices(a, b, outcome, np.asarray(weights, dtype=float), len(names))
-    return wins, ties, names
 
 
 def _check_connected(wins: np.ndarray, ties: np.ndarray, agents: Sequence[str], model: str) -> None:

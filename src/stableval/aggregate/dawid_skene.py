@@ -19,71 +19,12 @@ True
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
 import numpy as np
-import pandas as pd
-import scipy.sparse as sp
 
-from stableval.aggregate._base import Aggregator
-from stableval.aggregate.em import EMResult, run_em, vote_counts
-from stableval.data.table import AnnotationTable
-from stableval.errors import InputError
-
-GoldLabels = Mapping[tuple[str, str], "str | int"] | np.ndarray
+from stableval.aggregate._base import EMAggregator, EMStart, Method
 
 
-def gold_codes(table: AnnotationTable, gold: GoldLabels | None) -> np.ndarray | None:
-    """(N,) known level per response (-1 = unknown) from {(item, agent): level name or code} or an array."""
-    if gold is None:
-        return None
-    if isinstance(gold, np.ndarray):
-        codes = np.asarray(gold, dtype=np.int64)
-        if codes.shape != (table.n_responses,) or codes.max(initial=-1) >= table.n_levels or codes.min(
-            initial=-1
-        ) < -1:
-            raise InputError("gold array must have one level code (or -1) per response", value=codes.shape,
-                             allowed=f"shape ({table.n_responses},), values -1..{table.n_levels - 1}")
-        return codes
-    codes = np.full(table.n_responses, -1, dtype=np.int64)
-    if not gold:
-        return codes
-    responses = pd.MultiIndex.from_arrays([table.items.to_numpy()[table.response_item],
-                                           table.agents.to_numpy()[table.response_agent]])
-    keys = list(gold)
-    positions = responses.get_indexer(pd.MultiIndex.from_tuples([(str(k[0]), str(k[1])) for k in keys]))
-    for key, response in zip(keys, positions, strict=True):
-        level = gold[key]
-        if response < 0:
-            raise InputError("gold label for a response that has no judgments", column="gold", value=key,
-                             allowed="(item, agent) pairs present in the table")
-        if isinstance(level, str) and level in table.levels:
-            codes[response] = table.levels.index(level)
-        elif isinstance(level, int | np.integer) and 0 <= int(level) < table.n_levels:
-            codes[response] = int(level)
-        else:
-            raise InputError("gold level not among the levels", column="gold", value=level,
-                             allowed=", ".join(table.levels))
-    return codes
-
-
-class _EMAggregator(Aggregator):
-    """Shared plumbing: store an :class:`EMResult` in the estimator's public attributes."""
-
-    max_iter: int
-    tol: float
-
-    def _store(self, result: EMResult) -> None:
-        self.posteriors_ = result.posteriors.T  # (N, K) view of class-major storage
-        self.priors_ = result.priors
-        self.confusion_ = result.confusion
-        self.log_likelihood_ = result.log_likelihood
-        self.objective_ = result.objective
-        self.n_iter_ = result.n_iter
-        self.converged_ = result.converged
-
-
-class DawidSkene(_EMAggregator):
+class DawidSkene(EMAggregator):
     """Maximum-likelihood Dawid–Skene.
 
     Args:
@@ -96,23 +37,21 @@ class DawidSkene(_EMAggregator):
     """
 
     def __init__(self, max_iter: int = 500, tol: float = 1e-8) -> None:
-        self.max_iter = max_iter
-        self.tol = tol
+        if int(max_iter) < 1:
+            raise ValueError(f"max_iter must be >= 1, got {max_iter}")
+        if not tol >= 0:
+            raise ValueError(f"tol must be >= 0, got {tol}")
+        self.max_iter = int(max_iter)
+        self.tol = float(tol)
 
-    def fit(self, table: AnnotationTable, gold: GoldLabels | None = None) -> DawidSkene:
-        """Fit on a table; ``gold`` optionally clamps known responses ({(item, agent): level})."""
-        return self.fit_matrix(table.response_matrix(), table.n_raters, table.n_levels,
-                               gold=gold_codes(table, gold))
+    def em_start(self, counts: np.ndarray) -> EMStart:
+        """The soft majority vote (each response's vote shares), an M-step first, as in the paper."""
+        return EMStart(counts / np.maximum(counts.sum(axis=1, keepdims=True), 1.0))
 
-    def fit_matrix(self, X: sp.csr_matrix, n_raters: int, n_levels: int,
-                   gold: np.ndarray | None = None) -> DawidSkene:
-        """Fit on a response matrix directly (used by the refit bootstrap)."""
-        counts = vote_counts(X, n_levels)
-        shares = counts / np.maximum(counts.sum(axis=1, keepdims=True), 1.0)
-        if gold is not None:
-            known = gold >= 0
-            shares[known] = np.eye(n_levels)[gold[known]]
-        result = run_em(X, n_raters=n_raters, n_levels=n_levels, init_posteriors=np.ascontiguousarray(shares.T),
-                        max_iter=self.max_iter, tol=self.tol, gold=gold)
-        self._store(result)
-        return self
+
+METHOD = Method(
+    name="ds", label="DS", title="Dawid–Skene", colour="#1f77b4", estimator=DawidSkene, credit="hard", batch="em",
+    rater_model=True,
+    summary="Dawid & Skene (1979) maximum-likelihood rater confusion matrices; a response earns the credit of its "
+            "most probable level.",
+)

@@ -66,6 +66,41 @@ def log_confusion_table(confusion: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(log_conf.transpose(0, 2, 1).reshape(n_raters * k, k))
 
 
+def sum_last(values: np.ndarray) -> np.ndarray:
+    """Sum over the (short) last axis, term by term in order: the same rounding wherever a row sits in memory
+    (SIMD reductions can depend on the alignment of a row's start), so a problem's numbers do not depend on
+    which other problems share a batch.
+
+    >>> sum_last(np.array([[0.1, 0.2, 0.3]])).tolist()
+    [0.6000000000000001]
+    """
+    total = values[..., 0].copy()
+    for j in range(1, values.shape[-1]):
+        total += values[..., j]
+    return total
+
+
+def m_step(mass: np.ndarray, counts: np.ndarray, alpha_mu: float = 1.0, alpha_pi: float = 1.0
+           ) -> tuple[np.ndarray, np.ndarray]:
+    """M-step from expected counts, for one problem or many at once (leading axes).
+
+    ``mass`` (..., K) is the posterior mass per class; ``counts`` (..., R, K, K) the expected counts
+    [rater, true level c, given level o] = sum_i gamma_ic X[i, r·K+o]. Returns the class priors (..., K) and the
+    confusion matrices (..., R, K, K). With ``alpha = 1`` this is the maximum-likelihood update; larger alphas add
+    ``alpha - 1`` pseudo-counts (the MAP update of Algorithm 1, lines 8–10). A confusion row with no mass at all
+    (a rater who never judged a response of that class) is uniform.
+    """
+    k = mass.shape[-1]
+    priors = (mass + alpha_mu - 1.0) / (sum_last(mass)[..., None] + k * (alpha_mu - 1.0))
+    confusion = counts + (alpha_pi - 1.0)
+    totals = sum_last(confusion)[..., None]
+    empty = totals[..., 0] <= 0
+    confusion = confusion / np.where(totals > 0, totals, 1.0)
+    if empty.any():
+        confusion[empty] = 1.0 / k
+    return priors, np.ascontiguousarray(confusion)
+
+
 def parameters_from_counts(
     mass: np.ndarray,
     counts: np.ndarray,
@@ -73,22 +108,24 @@ def parameters_from_counts(
     alpha_mu: float = 1.0,
     alpha_pi: float = 1.0,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """M-step: class priors (K,) and confusion matrices (R, K, K) [r, true, given] from expected counts.
-
-    ``mass`` (K,) is the posterior mass per class; ``counts`` (K, R·K) holds sum_i gamma_ic X[i, r·K+o].
-    With ``alpha = 1`` this is the maximum-likelihood update; larger alphas add ``alpha - 1`` pseudo-counts
-    (the MAP update of Algorithm 1, lines 8–10). A confusion row with no mass at all (a rater who never judged
-    a response of that class) is uniform.
-    """
+    """:func:`m_step` for one problem: ``mass`` (K,), ``counts`` (K, R·K) as ``posteriors (K, N) @ X``; returns
+    class priors (K,) and confusion matrices (R, K, K) [r, true, given]."""
     k = mass.size
-    priors = (mass + alpha_mu - 1.0) / (mass.sum() + k * (alpha_mu - 1.0))
-    confusion = counts.reshape(k, n_raters, k).transpose(1, 0, 2) + (alpha_pi - 1.0)  # [r, c, o]
-    totals = confusion.sum(axis=2, keepdims=True)
-    empty = totals[..., 0] <= 0
-    confusion = confusion / np.where(totals > 0, totals, 1.0)
-    if empty.any():
-        confusion[empty] = 1.0 / k
-    return priors, confusion
+    return m_step(mass, counts.reshape(k, n_raters, k).transpose(1, 0, 2), alpha_mu, alpha_pi)
+
+
+def log_prior_terms(priors: np.ndarray, confusion: np.ndarray, alpha_mu: float, alpha_pi: float
+                    ) -> tuple[np.ndarray, np.ndarray]:
+    """The Dirichlet log densities (up to a constant) of the class priors (..., K) → (...) and of each rater's
+    confusion matrix (..., K, K) → (...); zeros where the alpha is 1."""
+    prior_term = np.zeros(priors.shape[:-1])
+    rater_term = np.zeros(confusion.shape[:-2])
+    if alpha_mu != 1.0:
+        prior_term = (alpha_mu - 1.0) * sum_last(np.log(np.maximum(priors, 1e-300)))
+    if alpha_pi != 1.0:
+        logs = np.log(np.maximum(confusion, 1e-300))
+        rater_term = (alpha_pi - 1.0) * sum_last(logs.reshape(*logs.shape[:-2], -1))
+    return prior_term, rater_term
 
 
 class ResponseBlocks:
@@ -183,13 +220,9 @@ def _clamp(logits: np.ndarray, gold: np.ndarray) -> None:
 
 
 def log_prior(priors: np.ndarray, confusion: np.ndarray, alpha_mu: float, alpha_pi: float) -> float:
-    """Log density (up to a constant) of the Dirichlet priors; 0 when both alphas are 1."""
-    total = 0.0
-    if alpha_mu != 1.0:
-        total += (alpha_mu - 1.0) * float(np.log(np.maximum(priors, 1e-300)).sum())
-    if alpha_pi != 1.0:
-        total += (alpha_pi - 1.0) * float(np.log(np.maximum(confusion, 1e-300)).sum())
-    return total
+    """Log density (up to a constant) of the Dirichlet priors of one problem; 0 when both alphas are 1."""
+    prior_term, rater_term = log_prior_terms(priors, confusion, alpha_mu, alpha_pi)
+    return float(prior_term) + float(rater_term.sum())
 
 
 def run_em(

@@ -17,12 +17,14 @@ shares a tied response's mass equally among its tied levels, so its credit is th
 
 from __future__ import annotations
 
-import numpy as np
-import scipy.sparse as sp
+from typing import TYPE_CHECKING, Self
 
-from stableval.aggregate._base import Aggregator, hard_distribution
-from stableval.aggregate.em import vote_counts
-from stableval.data.table import AnnotationTable
+import numpy as np
+
+from stableval.aggregate._base import Aggregator, Method, hard_distribution
+
+if TYPE_CHECKING:  # pragma: no cover
+    import scipy.sparse as sp
 
 TIE_POLICIES = ("split", "lowest", "highest", "random")
 
@@ -49,12 +51,16 @@ class MajorityVote(Aggregator):
         self.ties = ties
         self.seed = seed
 
-    def fit(self, table: AnnotationTable) -> MajorityVote:
-        return self.fit_matrix(table.response_matrix(), table.n_levels)
+    def fit_matrix(self, X: sp.csr_matrix, n_raters: int, n_levels: int,
+                   gold: np.ndarray | None = None) -> Self:
+        """Fit on a response matrix (responses × rater·K + label) directly; responses with a known ``gold``
+        level (>= 0) take it."""
+        from stableval.aggregate.em import vote_counts
 
-    def fit_matrix(self, X: sp.csr_matrix, n_levels: int) -> MajorityVote:
-        """Fit on a response matrix (responses × rater·K + label) directly."""
         counts = vote_counts(X, n_levels)
+        if gold is not None and (gold >= 0).any():
+            known = gold >= 0
+            counts[known] = np.eye(n_levels)[gold[known]]
         totals = counts.sum(axis=1, keepdims=True)
         self.vote_shares_ = counts / np.where(totals > 0, totals, 1.0)
         top = counts.max(axis=1, keepdims=True)
@@ -74,3 +80,14 @@ class MajorityVote(Aggregator):
             self.labels_ = labels
             self.posteriors_ = np.eye(n_levels)[labels]
         return self
+
+    def level_distribution(self) -> np.ndarray:
+        """The vote shares (the soft vote), beside the hard vote of ``posteriors_``."""
+        return np.asarray(self.vote_shares_)
+
+
+METHOD = Method(
+    name="mv", label="MV", title="Majority vote", colour="#7f7f7f", estimator=MajorityVote, credit="hard",
+    batch="stacked", rater_model=False,
+    summary="The most frequent level per response; ties split the credit equally by default.",
+)

@@ -24,17 +24,13 @@ most raters judge only a handful of responses.
 from __future__ import annotations
 
 import numpy as np
-import scipy.sparse as sp
 
-from stableval.aggregate.dawid_skene import GoldLabels, _EMAggregator, gold_codes
-from stableval.aggregate.em import run_em, vote_counts
-from stableval.aggregate.majority_vote import MajorityVote
-from stableval.data.table import AnnotationTable
+from stableval.aggregate._base import EMAggregator, EMStart, Method, hard_distribution
 
 INITS = ("majority", "soft")
 
 
-class Stableval(_EMAggregator):
+class Stableval(EMAggregator):
     """MAP Dawid–Skene with Dirichlet priors (Algorithm 1 of the STABLEVAL paper).
 
     Args:
@@ -65,33 +61,33 @@ class Stableval(_EMAggregator):
             raise ValueError(f"epsilon must be in (0, 1), got {epsilon}")
         if init not in INITS:
             raise ValueError(f"init={init!r}; allowed: {', '.join(INITS)}")
-        self.alpha_mu = alpha_mu
-        self.alpha_pi = alpha_pi
-        self.epsilon = epsilon
+        if int(max_iter) < 1:
+            raise ValueError(f"max_iter must be >= 1, got {max_iter}")
+        if not tol >= 0:
+            raise ValueError(f"tol must be >= 0, got {tol}")
+        self.alpha_mu = float(alpha_mu)
+        self.alpha_pi = float(alpha_pi)
+        self.epsilon = float(epsilon)
         self.init = init
-        self.max_iter = max_iter
-        self.tol = tol
+        self.max_iter = int(max_iter)
+        self.tol = float(tol)
 
-    def fit(self, table: AnnotationTable, gold: GoldLabels | None = None) -> Stableval:
-        """Fit on a table; ``gold`` optionally clamps known responses ({(item, agent): level})."""
-        return self.fit_matrix(table.response_matrix(), table.n_raters, table.n_levels,
-                               gold=gold_codes(table, gold))
+    def dirichlet(self) -> tuple[float, float]:
+        return self.alpha_mu, self.alpha_pi
 
-    def fit_matrix(self, X: sp.csr_matrix, n_raters: int, n_levels: int,
-                   gold: np.ndarray | None = None) -> Stableval:
-        """Fit on a response matrix directly (used by the refit bootstrap)."""
-        k = n_levels
-        common = dict(n_raters=n_raters, n_levels=k, alpha_mu=self.alpha_mu, alpha_pi=self.alpha_pi,
-                      max_iter=self.max_iter, tol=self.tol, gold=gold)
+    def em_start(self, counts: np.ndarray) -> EMStart:
+        """Algorithm 1 (``init="majority"``): class priors from the hard majority vote (ties split) and
+        near-identity confusion matrices ``(1 - epsilon) I + epsilon / K``, E-step first; or the soft vote
+        shares, M-step first (``init="soft"``)."""
         if self.init == "soft":
-            counts = vote_counts(X, k)
-            shares = counts / np.maximum(counts.sum(axis=1, keepdims=True), 1.0)
-            result = run_em(X, init_posteriors=np.ascontiguousarray(shares.T), **common)  # type: ignore[arg-type]
-        else:
-            hard = MajorityVote(ties="split").fit_matrix(X, k).posteriors_
-            priors = hard.mean(axis=0) if hard.shape[0] else np.full(k, 1.0 / k)
-            identity = (1.0 - self.epsilon) * np.eye(k) + self.epsilon / k
-            confusion = np.broadcast_to(identity, (n_raters, k, k)).copy()
-            result = run_em(X, init_params=(priors, confusion), **common)  # type: ignore[arg-type]
-        self._store(result)
-        return self
+            return EMStart(counts / np.maximum(counts.sum(axis=1, keepdims=True), 1.0))
+        k = counts.shape[1]
+        return EMStart(hard_distribution(counts, atol=0.0), (1.0 - self.epsilon) * np.eye(k) + self.epsilon / k)
+
+
+METHOD = Method(
+    name="stableval", label="STABLEVAL", title="STABLEVAL (Bayesian Dawid–Skene)", colour="#d62728",
+    estimator=Stableval, credit="soft", batch="em", rater_model=True, primary=True,
+    summary="Bonagiri et al. (2026) MAP Dawid–Skene with Dirichlet priors; a response earns its posterior "
+            "expected credit.",
+)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -67,7 +67,9 @@ def ablate(
             typer.echo(f"ablation: {len(grid.sweeps)} sweeps, {len(settings)} settings ({unique} distinct), "
                        f"{grid.trials} trials each, methods {', '.join(grid.methods)}; {executor.describe()}",
                        err=True)
-            result = run_grid(grid, output, executor=executor, progress=True, plots=plots)
+            result = run_grid(grid, output, executor=executor, progress=True)
+        if plots:
+            result.files.extend(_sweep_figures(result.summary, grid, output))
     except StableValError as error:
         raise fail(str(error)) from None
     elapsed = time.perf_counter() - started
@@ -80,3 +82,13 @@ def ablate(
                    "converging (column 'converged' in trials.csv)", err=True)
     typer.echo((output / "summary.md").read_text(encoding="utf-8"))
     typer.echo(f"wrote {len(result.files)} files to {output}", err=True)
+
+
+def _sweep_figures(summary: Any, grid: Any, output: Path) -> list[Path]:
+    """One PNG per sweep (each metric against the setting, one line per method)."""
+    from stableval.report.figures import save_figure
+    from stableval.report.figures.ablation import sweep_figure
+
+    return [save_figure(sweep_figure(summary[summary["sweep"] == sweep.name], sweep, trials=grid.trials),
+                        output / f"{sweep.name}.png", dpi=110)
+            for sweep in grid.sweeps]

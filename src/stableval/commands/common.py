@@ -1,22 +1,54 @@
-"""What every command shares: input options, the error exit, output choices.
+"""What every command shares: the input flags, the method flags, the error exit and the output choices.
 
-A command module (``stableval/commands/NAME.py``) defines ``register(app)`` and reuses these annotated option
-types so every command spells its flags the same way.
+A command that reads ratings declares ``inputs: InputOptions`` and is decorated with :func:`input_options`; one
+that fits aggregation methods declares ``methods: MethodSelection`` and is decorated with :func:`method_options`.
+The decorators add the flags (declared once, here) to the command's signature and hand the command one record::
+
+    @input_options("ratings")
+    @method_options()
+    def my_command(file: FileArg, inputs: InputOptions, methods: MethodSelection, seed: SeedOpt = 0) -> None:
+        loaded = read_input(file, inputs)
+        result = analyse(loaded.table, methods.chosen(seed=seed))
+        emit(result, ...)
 """
 
 from __future__ import annotations
 
+import functools
+import inspect
+import typing
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, TypeVar
 
 import typer
 
+from stableval.commands.output import OutputFormat, write_output
+from stableval.data.flags import CLI_FLAGS
 
-class OutputFormat(StrEnum):
-    TABLE = "table"
-    JSON = "json"
-    CSV = "csv"
+__all__ = [
+    "INPUT_FLAGS",
+    "INPUT_PROFILES",
+    "PARAM_FLAGS",
+    "ConfidenceOpt",
+    "CreditOpt",
+    "Duplicates",
+    "FileArg",
+    "FormatOpt",
+    "MethodSelection",
+    "OutputFormat",
+    "OutputOpt",
+    "SeedOpt",
+    "fail",
+    "input_options",
+    "method_options",
+    "read_input",
+    "write_output",
+]
+
+F = TypeVar("F", bound=Callable[..., Any])
 
 
 class Duplicates(StrEnum):
@@ -26,113 +58,324 @@ class Duplicates(StrEnum):
     KEEP = "keep"
 
 
-class Ties(StrEnum):
-    SPLIT = "split"
-    LOWEST = "lowest"
-    HIGHEST = "highest"
-    RANDOM = "random"
-
-
 def fail(message: str) -> typer.Exit:
+    """Print ``error: message`` on stderr; raise the returned exit (code 1: bad input)."""
     from rich.console import Console
 
     Console(stderr=True).print(f"[bold red]error:[/] {message}", highlight=False, markup=True, soft_wrap=True)
     return typer.Exit(code=1)
 
 
-def parse_methods(text: str) -> list[str]:
-    from stableval.evaluate.credit import check_methods
+# ====================================================================================== signature surgery
+def _extend_signature(func: Callable[..., Any], replaced: str, added: Sequence[inspect.Parameter],
+                      build: Callable[[dict[str, Any]], Any]) -> Callable[..., Any]:
+    """``func`` with its parameter ``replaced`` swapped for the ``added`` parameters (typer options); the wrapper
+    collects their values with ``build`` and calls ``func`` with ``replaced=build(values)``."""
+    signature = inspect.signature(func)
+    if replaced not in signature.parameters:
+        raise TypeError(f"{func.__name__} must take a parameter {replaced!r}")
+    namespace = dict(getattr(func, "__globals__", {}))
+    kept = [p.replace(annotation=_resolve(p.annotation, namespace)) for p in signature.parameters.values()
+            if p.name != replaced]
+    names = [p.name for p in added]
+    clash = set(names) & {p.name for p in kept}
+    if clash:
+        raise TypeError(f"{func.__name__} already has parameters {sorted(clash)}")
+    parameters = kept + [p.replace(kind=inspect.Parameter.KEYWORD_ONLY) for p in added]
+    parameters = [p.replace(kind=inspect.Parameter.KEYWORD_ONLY) if p.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD
+                  and p.default is not inspect.Parameter.empty else p for p in parameters]
+    parameters.sort(key=lambda p: p.kind)
 
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        if replaced in kwargs:  # called from Python with the record itself (e.g. demo calls score)
+            return func(*args, **kwargs)
+        values = {name: kwargs.pop(name) for name in names if name in kwargs}
+        return func(*args, **{replaced: build(values)}, **kwargs)
+
+    wrapper.__signature__ = signature.replace(parameters=parameters)  # type: ignore[attr-defined]
+    wrapper.__annotations__ = {p.name: p.annotation for p in parameters}
+    return wrapper
+
+
+def _resolve(annotation: Any, namespace: dict[str, Any]) -> Any:
+    """A string annotation (``from __future__ import annotations``) evaluated in the command's module; one that
+    names a type-checking-only import (the record another decorator replaces) stays a string."""
+    if not isinstance(annotation, str):
+        return annotation
     try:
-        return check_methods(part for part in text.split(",") if part.strip())
-    except ValueError as error:
-        raise typer.BadParameter(str(error), param_hint="--method") from None
+        return eval(annotation, namespace)
+    except NameError:
+        return annotation
 
 
-# ------------------------------------------------------------------ shared input options
+def _option(name: str, annotation: Any, default: Any) -> inspect.Parameter:
+    return inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=annotation)
+
+
+# ====================================================================================== input
 FileArg = Annotated[Path, typer.Argument(help="Ratings file: CSV, TSV, JSONL or Parquet; one row per judgment "
                                               "(item, agent, rater, label) or per pairwise vote "
                                               "(item, agent_a, agent_b, rater, winner).",
                                          show_default=False)]
-LevelsOpt = Annotated[str | None, typer.Option(
-    "--levels", help="Ordered level names, worst first, e.g. incorrect,partial,correct. "
-                     "Default: integer labels 0..K-1.", rich_help_panel="Input")]
-CreditOpt = Annotated[str | None, typer.Option(
-    "--credit", help="Credit per level, e.g. 0,0.5,1. Default: evenly spaced from 0 to 1.",
-    rich_help_panel="Input")]
-DuplicatesOpt = Annotated[Duplicates, typer.Option(
-    "--duplicates", help="Same (item, agent, rater) judged twice: error, keep the first or last, or keep all "
-                         "as independent repeated judgments.", rich_help_panel="Input")]
-ItemCol = Annotated[str | None, typer.Option("--item-col", help="Column holding the item id.",
-                                             rich_help_panel="Input")]
-AgentCol = Annotated[str | None, typer.Option("--agent-col", help="Column holding the agent (system) name.",
-                                              rich_help_panel="Input")]
-RaterCol = Annotated[str | None, typer.Option("--rater-col", help="Column holding the rater id.",
-                                              rich_help_panel="Input")]
-LabelCol = Annotated[str | None, typer.Option("--label-col", help="Column holding the label.",
-                                              rich_help_panel="Input")]
-AgentOpt = Annotated[str | None, typer.Option(
-    "--default-agent", help="Agent name for every row when the file has no agent column.",
-    rich_help_panel="Input")]
-AgentACol = Annotated[str | None, typer.Option("--agent-a-col", help="Pairwise votes: column of the first agent.",
-                                               rich_help_panel="Input")]
-AgentBCol = Annotated[str | None, typer.Option("--agent-b-col", help="Pairwise votes: column of the second agent.",
-                                               rich_help_panel="Input")]
-WinnerCol = Annotated[str | None, typer.Option("--winner-col", help="Pairwise votes: column of the winner "
-                                               "(a, b or tie).", rich_help_panel="Input")]
-CriterionCol = Annotated[str | None, typer.Option("--criterion-col", help="Pairwise votes: column of the "
-                                                  "criterion, if any.", rich_help_panel="Input")]
-WeightCol = Annotated[str | None, typer.Option("--weight-col", help="Pairwise votes: column of the vote weight "
-                                              "(a number >= 0; default 1).", rich_help_panel="Input")]
-PairwiseOpt = Annotated[bool | None, typer.Option(
+
+
+def _flag(target: str, kind: Any, help: str) -> Any:
+    """A typer option for an input option or column role, spelled as the data layer's messages spell it."""
+    return Annotated[kind, typer.Option(CLI_FLAGS[target.removeprefix("column:")], help=help, rich_help_panel="Input")]
+
+
+# python name → (the InputOptions field it fills, or ``column:ROLE`` for a column role; type; default; help)
+_SPECS: dict[str, tuple[str, Any, Any, str]] = {
+    "levels": ("levels", str | None, None, "Ordered level names, worst first, e.g. incorrect,partial,correct. "
+               "Default: integer labels 0..K-1."),
+    "credit": ("credit", str | None, None, "Credit per level, e.g. 0,0.5,1. Default: evenly spaced from 0 to 1."),
+    "duplicates": ("duplicates", Duplicates, Duplicates.ERROR, "Same (item, agent, rater) judged twice: error, keep "
+                   "the first or last, or keep all as independent repeated judgments."),
+    "item_col": ("column:item", str | None, None, "Column holding the item id."),
+    "agent_col": ("column:agent", str | None, None, "Column holding the agent (system) name."),
+    "rater_col": ("column:rater", str | None, None, "Column holding the rater id."),
+    "label_col": ("column:label", str | None, None, "Column holding the label."),
+    "default_agent": ("default_agent", str | None, None, "Agent name for every row when the file has no agent "
+                      "column."),
+    "agent_a_col": ("column:agent_a", str | None, None, "Pairwise votes: column of the first agent."),
+    "agent_b_col": ("column:agent_b", str | None, None, "Pairwise votes: column of the second agent."),
+    "winner_col": ("column:winner", str | None, None, "Pairwise votes: column of the winner (a, b or tie)."),
+    "criterion_col": ("column:criterion", str | None, None, "Pairwise votes: column of the criterion, if any."),
+    "weight_col": ("column:weight", str | None, None, "Pairwise votes: column of the vote weight (a number >= 0; "
+                   "default 1)."),
+    "flag_col": ("column:flag", str | None, None, "Column holding the flag (item not ratable, e.g. NSFW): yes/no."),
+    "skip_col": ("column:skip", str | None, None, "Column holding the skip mark: yes/no."),
+    "input_format": ("format", str | None, None, "csv, tsv, jsonl or parquet (default: from the file suffix)."),
+}
+#: Every input flag, declared once: python name → (typer annotation, default, target). The flags' spellings come
+#: from :data:`stableval.data.flags.CLI_FLAGS`, the table the data layer's messages use.
+INPUT_FLAGS: dict[str, tuple[Any, Any, str]] = {name: (_flag(target, kind, help), default, target)
+                                                for name, (target, kind, default, help) in _SPECS.items()}
+INPUT_FLAGS["pairwise"] = (Annotated[bool | None, typer.Option(
     "--pairwise/--no-pairwise", help="Treat the file as pairwise votes (default: detected from the columns).",
-    rich_help_panel="Input", show_default=False)]
-InputFormatOpt = Annotated[str | None, typer.Option(
-    "--input-format", help="csv, tsv, jsonl or parquet (default: from the file suffix).", rich_help_panel="Input")]
+    rich_help_panel="Input", show_default=False)], None, "pairwise")
+
+#: Which input flags each kind of input takes.
+INPUT_PROFILES: dict[str, tuple[str, ...]] = {
+    # annotations or pairwise votes, converted to an annotation table (score, stability, diagnose, report, ...)
+    "ratings": ("levels", "credit", "duplicates", "item_col", "agent_col", "rater_col", "label_col", "default_agent",
+                "agent_a_col", "agent_b_col", "winner_col", "criterion_col", "pairwise", "input_format"),
+    # pairwise votes only (Bradley–Terry)
+    "votes": ("duplicates", "item_col", "agent_a_col", "agent_b_col", "rater_col", "winner_col", "criterion_col",
+              "weight_col", "input_format"),
+    # single judgments with optional flag / skip marks (reliability against QC)
+    "judgments": ("levels", "duplicates", "item_col", "agent_col", "rater_col", "label_col", "flag_col", "skip_col",
+                  "default_agent", "input_format"),
+}
 
 
-def read_input(file: Path, *, levels: str | None, credit: str | None, duplicates: Duplicates,
-               agent: str | None, pairwise: bool | None, input_format: str | None, item_col: str | None = None,
-               agent_col: str | None = None, rater_col: str | None = None, label_col: str | None = None,
-               agent_a_col: str | None = None, agent_b_col: str | None = None, winner_col: str | None = None,
-               criterion_col: str | None = None) -> Any:
-    """Read FILE as an annotation table from the shared input flags (the ``--*-col`` flags name columns)."""
-    from stableval.data import read_any
+def _input_record(values: dict[str, Any]) -> Any:
+    from stableval.data import InputOptions
 
-    columns = {"item": item_col, "agent": agent_col, "rater": rater_col, "label": label_col,
-               "agent_a": agent_a_col, "agent_b": agent_b_col, "winner": winner_col, "criterion": criterion_col}
-    chosen = {role: name for role, name in columns.items() if name}
-    return read_any(file, pairwise=pairwise, columns=chosen or None, levels=levels, credit=credit,
-                    duplicates=duplicates.value, format=input_format, default_agent=agent)
+    fields: dict[str, Any] = {}
+    columns: dict[str, str] = {}
+    for name, value in values.items():
+        target = INPUT_FLAGS[name][2]
+        if target.startswith("column:"):
+            if value:
+                columns[target.split(":", 1)[1]] = value
+        else:
+            fields[target] = value.value if isinstance(value, StrEnum) else value
+    return InputOptions(columns=columns or None, **fields)
 
 
-# ------------------------------------------------------------------ shared method options
-MethodOpt = Annotated[str, typer.Option("--method", "-m", help="Comma-separated methods: mv, ds, stableval.")]
-TiesOpt = Annotated[Ties, typer.Option("--ties", help="Majority-vote ties: split the credit, lowest, highest or "
-                                                      "random level.", rich_help_panel="Methods")]
-AlphaMuOpt = Annotated[float, typer.Option("--alpha-mu", min=1.0, help="STABLEVAL Dirichlet prior on the class "
-                                           "priors (1 = none).", rich_help_panel="Methods")]
-AlphaPiOpt = Annotated[float, typer.Option("--alpha-pi", min=1.0, help="STABLEVAL Dirichlet prior on each "
-                                           "confusion row (1 = none; larger for sparse raters).",
-                                           rich_help_panel="Methods")]
-EpsilonOpt = Annotated[float, typer.Option("--epsilon", min=1e-6, max=0.999, help="STABLEVAL off-diagonal mass "
-                                           "of the initial confusion matrices.", rich_help_panel="Methods")]
-MaxIterOpt = Annotated[int, typer.Option("--max-iter", min=1, help="Most EM iterations.", rich_help_panel="Methods")]
-TolOpt = Annotated[float, typer.Option("--tol", min=0.0, help="EM stops when the objective improves by less than "
-                                       "tol × |objective|.", rich_help_panel="Methods")]
+def input_options(profile: str = "ratings") -> Callable[[F], F]:
+    """Give the decorated command the input flags of ``profile`` (see :data:`INPUT_PROFILES`), collected into its
+    ``inputs: InputOptions`` parameter."""
+    names = INPUT_PROFILES[profile]
+
+    def decorate(func: F) -> F:
+        added = [_option(name, INPUT_FLAGS[name][0], INPUT_FLAGS[name][1]) for name in names]
+        return typing.cast(F, _extend_signature(func, "inputs", added, _input_record))
+
+    return decorate
+
+
+def read_input(file: Path, inputs: Any) -> Any:
+    """Read FILE once with the collected input flags: a :class:`stableval.data.Loaded` (table and, for pairwise
+    input, the raw votes)."""
+    from stableval.data import load
+
+    return load(file, inputs)
+
+
+# ====================================================================================== methods
+#: Shorthand flags kept from earlier versions: each sets the hyper-parameter of that name on every chosen method
+#: that has one (``--max-iter 100`` reaches Dawid–Skene and STABLEVAL). ``--param METHOD.NAME=VALUE`` reaches any.
+PARAM_FLAGS: dict[str, tuple[str, str]] = {
+    "ties": ("--ties", "Majority-vote ties: split the credit, lowest, highest or random level."),
+    "alpha_mu": ("--alpha-mu", "STABLEVAL Dirichlet prior on the class priors (1 = none)."),
+    "alpha_pi": ("--alpha-pi", "STABLEVAL Dirichlet prior on each confusion row (1 = none; larger for sparse "
+                               "raters)."),
+    "epsilon": ("--epsilon", "STABLEVAL off-diagonal mass of the initial confusion matrices."),
+    "max_iter": ("--max-iter", "Most EM iterations."),
+    "tol": ("--tol", "EM stops when the objective improves by less than tol × |objective|."),
+}
+
+
+@dataclass(frozen=True)
+class MethodSelection:
+    """The methods a command runs: their names and hyper-parameters, validated against the registry."""
+
+    names: tuple[str, ...]
+    params: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    def chosen(self, seed: int | None = None) -> list[Any]:
+        """The methods with their estimators; ``seed`` reaches every method with a ``seed`` parameter (the
+        majority vote's random tie-break) unless ``--param`` set one."""
+        from stableval.aggregate.registry import get_method, resolve_methods
+
+        params = {name: dict(values) for name, values in self.params.items()}
+        if seed is not None:
+            for name in self.names:
+                if "seed" in get_method(name).estimator.parameter_names():
+                    params.setdefault(name, {}).setdefault("seed", seed)
+        return resolve_methods(self.names, params)
+
+    @property
+    def name(self) -> str:
+        """The single method of a one-method command (``diagnose``)."""
+        return self.names[0]
+
+
+def _method_help(allowed: Sequence[str], single: bool) -> str:
+    from stableval.aggregate.registry import get_method
+
+    listed = "; ".join(f"{name} ({get_method(name).title})" for name in allowed)
+    return ("Method: " if single else "Comma-separated methods: ") + listed + "."
+
+
+def _param_help(allowed: Sequence[str]) -> str:
+    from stableval.aggregate.registry import get_method
+
+    parts = []
+    for name in allowed:
+        defaults = get_method(name).estimator.default_params()
+        parts.append(", ".join(f"{name}.{key} ({value!r})" for key, value in defaults.items()))
+    return ("A method's hyper-parameter, METHOD.NAME=VALUE (repeatable), e.g. stableval.alpha_pi=2. Available "
+            "(default): " + "; ".join(part for part in parts if part) + ".")
+
+
+def method_options(default: str | None = None, *, single: bool = False, rater_model: bool = False
+                   ) -> Callable[[F], F]:
+    """Give the decorated command ``--method``, ``--param`` and the shorthand parameter flags, collected into its
+    ``methods: MethodSelection`` parameter.
+
+    Args:
+        default: the default ``--method`` value (default: the registry's default methods).
+        single: one method only.
+        rater_model: only methods with a rater model (per-rater confusion matrices) are allowed.
+    """
+    from stableval.aggregate.registry import REGISTRY, common_parameters, default_methods
+
+    def allowed_now() -> tuple[str, ...]:  # read when the command runs, so the registry is the one in use
+        return tuple(name for name, method in REGISTRY.items() if method.rater_model or not rater_model)
+
+    allowed = allowed_now()
+    default_text = default if default is not None else ",".join(n for n in default_methods() if n in allowed)
+    shorthand = [name for name in PARAM_FLAGS if name in common_parameters(allowed)]
+
+    def build(values: dict[str, Any]) -> MethodSelection:
+        return _selection(values, allowed_now(), single, shorthand)
+
+    def decorate(func: F) -> F:
+        added = [
+            _option("method", Annotated[str, typer.Option("--method", "-m", help=_method_help(allowed, single),
+                                                          rich_help_panel="Methods")], default_text),
+            _option("param", Annotated[list[str] | None, typer.Option(
+                "--param", "-p", help=_param_help(allowed), rich_help_panel="Methods", show_default=False)], None),
+        ]
+        for name in shorthand:
+            flag, text = PARAM_FLAGS[name]
+            added.append(_option(name, Annotated[_value_type(name, allowed) | None, typer.Option(
+                flag, help=text + _defaults_note(name, allowed), rich_help_panel="Methods", show_default=False)],
+                None))
+        return typing.cast(F, _extend_signature(func, "methods", added, build))
+
+    return decorate
+
+
+def _value_type(name: str, allowed: Sequence[str]) -> type:
+    """The type of a shorthand flag's value: its default's type when every method that has it agrees, else text."""
+    from stableval.aggregate.registry import get_method
+
+    kinds = {type(get_method(m).estimator.default_params()[name]) for m in allowed
+             if name in get_method(m).estimator.parameter_names()}
+    kind = kinds.pop() if len(kinds) == 1 else str
+    return kind if kind in (int, float, str) else str
+
+
+def _defaults_note(name: str, allowed: Sequence[str]) -> str:
+    from stableval.aggregate.registry import get_method
+
+    defaults = {get_method(m).estimator.default_params()[name] for m in allowed
+                if name in get_method(m).estimator.parameter_names()}
+    return f" Default: {', '.join(map(str, sorted(defaults, key=str)))}." if defaults else ""
+
+
+def _selection(values: dict[str, Any], allowed: Sequence[str], single: bool,
+               shorthand: Sequence[str]) -> MethodSelection:
+    """Validate ``--method``, ``--param`` and the shorthand flags against the registry (usage errors, exit 2)."""
+    from stableval.aggregate.registry import get_method, parse_param_value, resolve_methods
+
+    names = [part.strip().lower() for part in str(values.get("method") or "").split(",") if part.strip()]
+    for name in names:
+        if name not in allowed:
+            raise typer.BadParameter(f"unknown method {name!r}; allowed: {', '.join(allowed)}", param_hint="--method")
+    names = list(dict.fromkeys(names))
+    if not names:
+        raise typer.BadParameter(f"no method given; allowed: {', '.join(allowed)}", param_hint="--method")
+    if single and len(names) > 1:
+        raise typer.BadParameter(f"give one method, not {', '.join(names)}", param_hint="--method")
+    given = {name: values[name] for name in shorthand if values.get(name) is not None}
+    params: dict[str, dict[str, Any]] = {}
+    for name, text in given.items():
+        takers = [m for m in names if name in get_method(m).estimator.parameter_names()]
+        if not takers:
+            typer.echo(f"note: {PARAM_FLAGS[name][0]} is not used: none of {', '.join(names)} has a parameter "
+                       f"{name!r}", err=True)
+        for method in takers:
+            try:
+                params.setdefault(method, {})[name] = parse_param_value(get_method(method), name, str(text))
+            except ValueError as error:
+                raise typer.BadParameter(str(error), param_hint=PARAM_FLAGS[name][0]) from None
+    for entry in values.get("param") or []:
+        target, sep, text = entry.partition("=")
+        method, dot, name = target.strip().partition(".")
+        if not sep or not dot or not name:
+            raise typer.BadParameter(f"{entry!r} is not METHOD.NAME=VALUE (e.g. stableval.alpha_pi=2)",
+                                     param_hint="--param")
+        method = method.lower()
+        if method not in allowed:
+            raise typer.BadParameter(f"unknown method {method!r} in {entry!r}; allowed: {', '.join(allowed)}",
+                                     param_hint="--param")
+        if method not in names:
+            raise typer.BadParameter(f"{entry!r} sets a parameter of {method}, which is not among the chosen "
+                                     f"methods ({', '.join(names)}); add it to --method", param_hint="--param")
+        try:
+            params.setdefault(method, {})[name.strip()] = parse_param_value(get_method(method), name.strip(), text)
+        except ValueError as error:
+            raise typer.BadParameter(str(error), param_hint="--param") from None
+    try:
+        resolve_methods(names, params)
+    except (ValueError, TypeError) as error:
+        flags = [PARAM_FLAGS[n][0] for n in given] + (["--param"] if values.get("param") else [])
+        raise typer.BadParameter(str(error), param_hint=" / ".join(flags) or "--method") from None
+    return MethodSelection(tuple(names), params)
+
+
+# ====================================================================================== shared options
+CreditOpt = INPUT_FLAGS["credit"][0]
 SeedOpt = Annotated[int, typer.Option("--seed", help="Random seed.")]
 FormatOpt = Annotated[OutputFormat, typer.Option("--format", "-f", help="table (readable), json or csv.",
                                                  rich_help_panel="Output")]
 OutputOpt = Annotated[Path | None, typer.Option("--output", "-o", help="Write to this file instead of stdout.",
                                                 rich_help_panel="Output")]
-
-
-def write_output(text: str, output: Path | None) -> None:
-    """Print ``text``, or write it to ``output`` and say so on stderr."""
-    import sys
-
-    if output is None:
-        sys.stdout.write(text)
-    else:
-        output.write_text(text, encoding="utf-8")
-        typer.echo(f"wrote {output}", err=True)
+ConfidenceOpt = Annotated[float, typer.Option("--confidence", min=0.5, max=0.999,
+                                              help="Confidence level of the intervals.")]

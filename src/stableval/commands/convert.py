@@ -74,8 +74,8 @@ def convert(
         "--data", help="dawid-skene: anesthesia (default, dallascard transcription), anesthesia-rater or caries.",
         rich_help_panel="dawid-skene")] = None,
 ) -> None:
+    from stableval.data.files import output_format, write_frame
     from stableval.datasets import DATASETS, load_dataset
-    from stableval.datasets.export import output_format, write_frame
     from stableval.datasets.gold import write_gold
     from stableval.errors import StableValError
     from stableval.progress import progress_bar
@@ -127,8 +127,8 @@ def convert(
 def _report(dataset: Any, output: Path, gold_output: Path | None) -> str:
     import numpy as np
 
+    from stableval.data.files import output_format
     from stableval.data.table import default_credit
-    from stableval.datasets.export import output_format
 
     table = dataset.table
     credit = ",".join(f"{c:.12g}" for c in table.credit)

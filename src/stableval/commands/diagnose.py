@@ -2,51 +2,29 @@
 
 from __future__ import annotations
 
-import io
-import json
-import shutil
-import sys
 from enum import StrEnum
-from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from stableval._version import __version__
 from stableval.commands.common import (
-    AgentACol,
-    AgentBCol,
-    AgentCol,
-    AgentOpt,
-    AlphaMuOpt,
-    AlphaPiOpt,
-    CreditOpt,
-    CriterionCol,
-    Duplicates,
-    DuplicatesOpt,
-    EpsilonOpt,
     FileArg,
     FormatOpt,
-    InputFormatOpt,
-    ItemCol,
-    LabelCol,
-    LevelsOpt,
-    MaxIterOpt,
+    MethodSelection,
     OutputFormat,
     OutputOpt,
-    PairwiseOpt,
-    RaterCol,
-    TolOpt,
-    WinnerCol,
     fail,
+    input_options,
+    method_options,
     read_input,
-    write_output,
 )
+from stableval.commands.output import Appended, emit
+from stableval.commands.score import GoldOpt
 
+if TYPE_CHECKING:  # pragma: no cover
+    from rich.console import Console
 
-class DiagnoseMethod(StrEnum):
-    STABLEVAL = "stableval"
-    DS = "ds"
+    from stableval.data import InputOptions
 
 
 class CsvTable(StrEnum):
@@ -59,11 +37,12 @@ def register(app: typer.Typer) -> None:
     app.command()(diagnose)
 
 
+@input_options("ratings")
+@method_options("stableval", single=True, rater_model=True)
 def diagnose(
     file: FileArg,
-    method: Annotated[DiagnoseMethod, typer.Option(
-        "--method", "-m", help="Model whose rater confusion matrices are diagnosed: stableval or ds "
-                               "(Dawid–Skene).")] = DiagnoseMethod.STABLEVAL,
+    inputs: InputOptions,
+    methods: MethodSelection,
     ambiguity_threshold: Annotated[float, typer.Option(
         "--ambiguity-threshold", min=0.0, max=0.999,
         help="List responses whose ambiguity (1 − largest posterior probability) is above this.")] = 0.3,
@@ -76,30 +55,9 @@ def diagnose(
     csv_table: Annotated[CsvTable, typer.Option(
         "--csv-table", help="Which table --format csv writes: raters, responses (all, with posteriors) or "
                             "ambiguous.", rich_help_panel="Output")] = CsvTable.RATERS,
-    levels: LevelsOpt = None,
-    credit: CreditOpt = None,
-    duplicates: DuplicatesOpt = Duplicates.ERROR,
-    alpha_mu: AlphaMuOpt = 1.01,
-    alpha_pi: AlphaPiOpt = 1.01,
-    epsilon: EpsilonOpt = 0.1,
-    max_iter: MaxIterOpt = 500,
-    tol: TolOpt = 1e-8,
     output_format: FormatOpt = OutputFormat.TABLE,
     output: OutputOpt = None,
-    item_col: ItemCol = None,
-    agent_col: AgentCol = None,
-    rater_col: RaterCol = None,
-    label_col: LabelCol = None,
-    default_agent: AgentOpt = None,
-    agent_a_col: AgentACol = None,
-    agent_b_col: AgentBCol = None,
-    winner_col: WinnerCol = None,
-    criterion_col: CriterionCol = None,
-    pairwise: PairwiseOpt = None,
-    input_format: InputFormatOpt = None,
-    gold: Annotated[Path | None, typer.Option("--gold", help="Gold labels (item[,agent],gold), e.g. a truth.csv: "
-                                              "also report the predicted levels' accuracy against them.",
-                                              rich_help_panel="Input")] = None,
+    gold: GoldOpt = None,
 ) -> None:
     """Rater and item diagnostics from the fitted confusion matrices and posteriors.
 
@@ -110,98 +68,33 @@ def diagnose(
     Per response: posterior, predicted level, confidence, ambiguity and entropy (nats); ambiguous ones are listed.
     """
     from stableval.errors import StableValError
-    from stableval.evaluate import MethodOptions
     from stableval.evaluate.diagnostics import diagnose as run_diagnose
 
     try:
-        table = read_input(file, levels=levels, credit=credit, duplicates=duplicates, agent=default_agent,
-                           pairwise=pairwise, input_format=input_format, item_col=item_col, agent_col=agent_col,
-                           rater_col=rater_col, label_col=label_col, agent_a_col=agent_a_col,
-                           agent_b_col=agent_b_col, winner_col=winner_col, criterion_col=criterion_col)
-        options = MethodOptions(alpha_mu=alpha_mu, alpha_pi=alpha_pi, epsilon=epsilon, max_iter=max_iter, tol=tol)
-        result = run_diagnose(table, method.value, ambiguity_threshold=ambiguity_threshold,
-                              spammer_threshold=spammer_threshold, options=options)
-        accuracy = None
+        table = read_input(file, inputs).table
+        result = run_diagnose(table, methods.chosen()[0].estimator, ambiguity_threshold=ambiguity_threshold,
+                              spammer_threshold=spammer_threshold)
+        emitted: Any = Appended(result, render_options={"top": top})
         if gold is not None:
-            from stableval.datasets import gold_accuracy, read_gold
-
-            labels = read_gold(gold, default_agent=str(table.agents[0]) if table.n_agents == 1 else None)
-            posteriors = result.responses[[f"p_{level}" for level in result.levels]].to_numpy(float)
-            accuracy = gold_accuracy(table, {method.value: posteriors}, labels)
+            emitted = _with_accuracy(emitted, table, result, gold)
     except StableValError as error:
         raise fail(str(error)) from None
-    if output_format is OutputFormat.JSON:
-        payload = {"command": " ".join(["stableval", *sys.argv[1:]]), "version": __version__, **result.to_dict()}
-        if accuracy is not None:
-            payload["gold_accuracy"] = json.loads(accuracy.to_json(orient="records"))
-        text = json.dumps(payload, indent=2) + "\n"
-    elif output_format is OutputFormat.CSV:
-        frame = {CsvTable.RATERS: result.raters, CsvTable.RESPONSES: result.responses,
-                 CsvTable.AMBIGUOUS: result.ambiguous}[csv_table]
-        text = frame.to_csv(index=False)
-    else:
-        text = _render(result, top=top, to_file=output is not None)
-        if accuracy is not None:
-            overall = accuracy[accuracy["agent"] == "(all)"].iloc[0]
-            text += (f"Accuracy of the predicted levels against gold: {overall['accuracy']:.4f} on "
-                     f"{int(overall['gold_responses']):,} responses with gold (expected accuracy "
-                     f"{overall['expected_accuracy']:.4f}).\n")
-    write_output(text, output)
+    emit(emitted, output_format, output, frame=result.to_frame(csv_table.value))
 
 
-def _render(result: Any, *, top: int, to_file: bool) -> str:
-    from rich import box
-    from rich.console import Console
-    from rich.table import Table
+def _with_accuracy(emitted: Appended, table: Any, result: Any, path: Any) -> Appended:
+    """The predicted levels' accuracy against gold labels, after the diagnostics."""
+    from stableval.datasets import gold_accuracy, read_gold
 
-    buffer = io.StringIO()
-    terminal = not to_file and sys.stdout.isatty()
-    width = shutil.get_terminal_size((140, 40)).columns if terminal else 140
-    console = Console(file=buffer, force_terminal=terminal, width=width, highlight=False)
-    data, settings = result.dataset, result.settings
-    console.print(f"[bold]{data['source']}[/]: {data['judgments']:,} judgments of {data['responses']:,} responses "
-                  f"by {data['raters']:,} raters; levels {' < '.join(data['levels'])}")
-    for note in data["notes"]:
-        console.print(f"  note: {note}")
-    fit = result.fit
-    state = "converged" if fit["converged"] else "[bold red]did NOT converge[/] (raise --max-iter)"
-    priors = ", ".join(f"{level} {p:.3f}" for level, p in zip(result.levels, result.priors, strict=True))
-    console.print(f"{settings['method']}: EM {state} in {fit['n_iter']} iterations; estimated class priors: {priors}")
+    labels = read_gold(path, default_agent=str(table.agents[0]) if table.n_agents == 1 else None)
+    posteriors = result.responses[[f"p_{level}" for level in result.levels]].to_numpy(float)
+    accuracy = gold_accuracy(table, {result.method: posteriors}, labels)
+    overall = accuracy[accuracy["agent"] == "(all)"].iloc[0]
 
-    raters = Table(box=box.SIMPLE_HEAVY, show_edge=False, title_justify="left",
-                   title="Raters (best class-balanced accuracy first)")
-    for name, justify in (("Rater", "left"), ("Ratings", "right"), ("Accuracy", "right"), ("Weighted acc.", "right"),
-                          ("Leniency", "right"), ("Strictness", "right"), ("Over", "right"), ("Under", "right"),
-                          ("Spammer", "right"), ("Flags", "left")):
-        raters.add_column(name, justify=justify)  # type: ignore[arg-type]
-    for row in result.raters.itertuples(index=False):
-        flags = [text for flag, text in ((row.below_chance, "[red]at/below chance[/]"),
-                                         (row.near_uniform, "[yellow]near-uniform[/]")) if flag]
-        raters.add_row(str(row.rater), f"{row.ratings:,}", f"{row.accuracy:.3f}", f"{row.weighted_accuracy:.3f}",
-                       f"{row.leniency:.3f}", f"{row.strictness:.3f}", f"{row.over_rating:.3f}",
-                       f"{row.under_rating:.3f}", f"{row.spammer_score:.3f}", ", ".join(flags))
-    console.print(raters)
-    below = int(result.raters["below_chance"].sum())
-    uniform = int(result.raters["near_uniform"].sum())
-    console.print(f"Accuracy = mean over true levels of P(correct); weighted by the class priors in 'Weighted acc.'. "
-                  f"Over/Under = P(label above/below the truth). {below} rater(s) at or below chance "
-                  f"(accuracy <= 1/{len(result.levels)}), {uniform} near-uniform (spammer score < "
-                  f"{settings['spammer_threshold']:g}).")
+    def render(console: Console) -> None:
+        console.print(f"Accuracy of the predicted levels against gold: {overall['accuracy']:.4f} on "
+                      f"{int(overall['gold_responses']):,} responses with gold (expected accuracy "
+                      f"{overall['expected_accuracy']:.4f}).")
 
-    total = len(result.responses)
-    count = len(result.ambiguous)
-    share = count / total if total else 0.0
-    console.print(f"\n{count:,} of {total:,} responses ({share:.1%}) are ambiguous (ambiguity > "
-                  f"{settings['ambiguity_threshold']:g}); mean entropy {result.responses['entropy'].mean():.3f} nats.")
-    if count and top:
-        shown = result.ambiguous.head(top)
-        items = Table(box=box.SIMPLE_HEAVY, show_edge=False, title_justify="left",
-                      title=f"Most ambiguous responses (top {len(shown)} of {count:,})")
-        for name, justify in (("Item", "left"), ("Agent", "left"), ("Predicted", "left"), ("Confidence", "right"),
-                              ("Ambiguity", "right"), ("Entropy", "right"), ("Judgments", "left")):
-            items.add_column(name, justify=justify, overflow="fold")  # type: ignore[arg-type]
-        for row in shown.itertuples(index=False):
-            items.add_row(str(row.item), str(row.agent), str(row.predicted), f"{row.confidence:.3f}",
-                          f"{row.ambiguity:.3f}", f"{row.entropy:.3f}", str(row.details))
-        console.print(items)
-    return buffer.getvalue()
+    return Appended(emitted.result, json={"gold_accuracy": accuracy.to_dict("records")}, render_more=render,
+                    render_options=emitted.render_options)

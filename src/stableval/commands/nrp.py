@@ -1,16 +1,36 @@
-"""``stableval nrp``: evaluate generated answers by ranking them among human-judged documents (NRP)."""
+"""``stableval nrp``: evaluate generated answers by ranking them among human-judged documents (NRP).
+
+``evaluate-rankers`` and ``score`` share the collection and ranker flags: they are declared once (the
+``*Opt`` types below, listed in :data:`SHARED_FLAGS`) and :func:`ranker_options` gives a command all of them,
+collected into one :class:`RankerOptions` record.
+
+>>> options = RankerOptions(batch_size=8)
+>>> options.pool, options.missing_text, options.batch_size
+('merged', 'error', 8)
+"""
 
 from __future__ import annotations
 
-import io
-import json
-import sys
+import functools
+import inspect
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
 
-from stableval.commands.common import FormatOpt, OutputFormat, OutputOpt, SeedOpt, fail, write_output
+from stableval.commands.common import FormatOpt, OutputFormat, OutputOpt, SeedOpt, fail
+from stableval.commands.output import emit
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
+    from rich.console import Console
+
+    from stableval.nrp.collection import TestCollection
+    from stableval.nrp.rankers import Ranker
+
+F = TypeVar("F", bound=Callable[..., Any])
 
 app = typer.Typer(help="NRP: score generated answers by their rank among human-judged documents "
                        "(Heineking et al. 2024); choose the ranker; check agreement with experts.",
@@ -45,59 +65,113 @@ CacheOpt = Annotated[Path | None, typer.Option("--cache", help="SQLite file cach
                                                "(neural rankers), reused across runs.", rich_help_panel="Ranker")]
 
 
-def _collection(path: Path, pool: str, query_field: str, drop_missing_text: bool) -> Any:
-    from stableval.nrp.collection import read_collection
-
-    return read_collection(path, pool=pool, query_field=query_field,
-                           missing_text="drop" if drop_missing_text else "error")
-
-
-def _rankers(names: str, model_path: Path | None, device: str, batch_size: int, max_length: int,
-             cache: Path | None) -> dict[str, Any]:
-    from stableval.nrp.rankers import RANKERS, ScoreCache, make_ranker
-
-    chosen = [n.strip() for n in names.split(",") if n.strip()]
-    bad = [n for n in chosen if n not in RANKERS]
-    if bad or not chosen:
-        raise typer.BadParameter(f"unknown ranker {bad[0] if bad else names!r}; choose from {', '.join(RANKERS)}",
-                                 param_hint="--ranker")
-    store = ScoreCache(cache) if cache is not None else None
-    return {name: make_ranker(name, model_path=model_path, device=device, batch_size=batch_size,
-                              max_length=max_length, cache=store) for name in chosen}
+#: The flags ``evaluate-rankers`` and ``score`` share, in ``--help`` order: python name -> typer annotation (the
+#: defaults are :class:`RankerOptions`' own).
+SHARED_FLAGS: dict[str, Any] = {"pool": PoolOpt, "query_field": QueryFieldOpt, "drop_missing_text": MissingTextOpt,
+                                "model_path": ModelPathOpt, "device": DeviceOpt, "batch_size": BatchOpt,
+                                "max_length": MaxLenOpt, "cache": CacheOpt}
 
 
-def _render(frame: Any, title: str, notes: list[str], digits: int = 3) -> str:
-    from rich import box
-    from rich.console import Console
-    from rich.table import Table
+@dataclass(frozen=True)
+class RankerOptions:
+    """How to read the test collection (LiveQA pool and query field, missing text) and how to run the rankers
+    (model directory, device, batch size, truncation, score cache)."""
 
-    buffer = io.StringIO()
-    console = Console(file=buffer, width=160, highlight=False, force_terminal=False)
-    table = Table(box=box.SIMPLE_HEAVY, title=title, title_justify="left", show_edge=False)
-    for column in frame.columns:
-        table.add_column(str(column), justify="left" if frame[column].dtype == object else "right")
-    for row in frame.itertuples(index=False):
-        table.add_row(*[f"{v:.{digits}f}" if isinstance(v, float) else str(v) for v in row])
-    console.print(table)
-    for note in notes:
-        console.print(f"note: {note}")
-    return buffer.getvalue()
+    pool: str = "merged"
+    query_field: str = "paraphrase"
+    drop_missing_text: bool = False
+    model_path: Path | None = None
+    device: str = "cpu"
+    batch_size: int = 32
+    max_length: int = 512
+    cache: Path | None = None
+
+    @property
+    def missing_text(self) -> str:
+        return "drop" if self.drop_missing_text else "error"
+
+    def collection(self, path: Path) -> TestCollection:
+        """Read the test collection at ``path``."""
+        from stableval.nrp.collection import read_collection
+
+        return read_collection(path, pool=self.pool, query_field=self.query_field, missing_text=self.missing_text)
+
+    def rankers(self, names: str) -> dict[str, Ranker]:
+        """The comma-separated rankers ``names`` (``--ranker``), built with these settings and one score cache."""
+        from stableval.nrp.rankers import RANKERS, ScoreCache, make_ranker
+
+        chosen = [n.strip() for n in names.split(",") if n.strip()]
+        bad = [n for n in chosen if n not in RANKERS]
+        if bad or not chosen:
+            raise typer.BadParameter(f"unknown ranker {bad[0] if bad else names!r}; choose from "
+                                     f"{', '.join(RANKERS)}", param_hint="--ranker")
+        store = ScoreCache(self.cache) if self.cache is not None else None
+        return {name: make_ranker(name, model_path=self.model_path, device=self.device, batch_size=self.batch_size,
+                                  max_length=self.max_length, cache=store) for name in chosen}
 
 
-def _emit(frame: Any, output_format: OutputFormat, output: Path | None, *, title: str, notes: list[str],
-          extra: dict[str, Any]) -> None:
-    if output_format is OutputFormat.JSON:
-        payload = {"command": " ".join(["stableval", *sys.argv[1:]]), **extra, "notes": notes,
-                   "rows": json.loads(frame.to_json(orient="records"))}
-        text = json.dumps(payload, indent=2) + "\n"
-    elif output_format is OutputFormat.CSV:
-        text = frame.to_csv(index=False)
-    else:
-        text = _render(frame, title, notes)
-    write_output(text, output)
+def ranker_options(func: F) -> F:
+    """Give the command the :data:`SHARED_FLAGS` in place of its ``options: RankerOptions`` parameter; the
+    command is called with them collected into one :class:`RankerOptions`."""
+    signature = inspect.signature(func, eval_str=True)  # typer reads the wrapper's signature as it is
+    if "options" not in signature.parameters:
+        raise TypeError(f"{func.__name__} must take a parameter 'options'")
+    defaults = RankerOptions()
+    shared = [inspect.Parameter(name, inspect.Parameter.POSITIONAL_OR_KEYWORD, default=getattr(defaults, name),
+                                annotation=annotation) for name, annotation in SHARED_FLAGS.items()]
+    parameters: list[inspect.Parameter] = []
+    for parameter in signature.parameters.values():
+        parameters.extend(shared if parameter.name == "options" else [parameter])
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        if "options" in kwargs:  # called from Python with the record itself
+            return func(*args, **kwargs)
+        values = {name: kwargs.pop(name) for name in SHARED_FLAGS if name in kwargs}
+        return func(*args, options=RankerOptions(**values), **kwargs)
+
+    wrapper.__signature__ = signature.replace(parameters=parameters)  # type: ignore[attr-defined]
+    wrapper.__annotations__ = {**{p.name: p.annotation for p in parameters},
+                               "return": signature.return_annotation}
+    return wrapper  # type: ignore[return-value]
+
+
+@dataclass(frozen=True)
+class TableResult:
+    """A table of results with a title, notes and extra JSON entries, written by
+    :func:`stableval.commands.output.emit` (JSON: the extra entries, ``notes`` and ``rows``)."""
+
+    frame: pd.DataFrame
+    title: str
+    notes: list[str] = field(default_factory=list)
+    extra: dict[str, Any] = field(default_factory=dict)
+    digits: int = 3
+
+    def to_dict(self) -> dict[str, Any]:
+        from stableval._json import jsonable, records
+
+        return {**jsonable(self.extra), "notes": list(self.notes), "rows": records(self.frame)}
+
+    def to_frame(self) -> pd.DataFrame:
+        return self.frame
+
+    def render(self, console: Console) -> None:
+        from pandas.api.types import is_numeric_dtype
+        from rich import box
+        from rich.table import Table
+
+        table = Table(box=box.SIMPLE_HEAVY, title=self.title, title_justify="left", show_edge=False)
+        for column in self.frame.columns:
+            table.add_column(str(column), justify="right" if is_numeric_dtype(self.frame[column]) else "left")
+        for row in self.frame.itertuples(index=False):
+            table.add_row(*[f"{v:.{self.digits}f}" if isinstance(v, float) else str(v) for v in row])
+        console.print(table)
+        for note in self.notes:
+            console.print(f"note: {note}")
 
 
 @app.command("evaluate-rankers")
+@ranker_options
 def evaluate_rankers(
     collection: CollectionArg,
     ranker: Annotated[str, typer.Option("--ranker", "-r", help="Comma-separated rankers: bm25, biencoder, "
@@ -106,14 +180,7 @@ def evaluate_rankers(
                                                 "relevant for AP, P@10 and RR (nDCG uses the grades).")] = 1.0,
     per_question: Annotated[Path | None, typer.Option("--per-question", help="Also write per-question "
                                                       "measures to this CSV file.", rich_help_panel="Output")] = None,
-    pool: PoolOpt = "merged",
-    query_field: QueryFieldOpt = "paraphrase",
-    drop_missing_text: MissingTextOpt = False,
-    model_path: ModelPathOpt = None,
-    device: DeviceOpt = "cpu",
-    batch_size: BatchOpt = 32,
-    max_length: MaxLenOpt = 512,
-    cache: CacheOpt = None,
+    options: RankerOptions = RankerOptions(),
     output_format: FormatOpt = OutputFormat.TABLE,
     output: OutputOpt = None,
 ) -> None:
@@ -123,8 +190,8 @@ def evaluate_rankers(
     from stableval.nrp.measures import evaluate_rankers as run
 
     try:
-        data = _collection(collection, pool, query_field, drop_missing_text)
-        rankers = _rankers(ranker, model_path, device, batch_size, max_length, cache)
+        data = options.collection(collection)
+        rankers = options.rankers(ranker)
         summary, detail = run(data, rankers, min_relevant=min_relevant, progress=True)
     except StableValError as error:
         raise fail(str(error)) from None
@@ -133,8 +200,21 @@ def evaluate_rankers(
         typer.echo(f"wrote {per_question}", err=True)
     notes = [*data.notes, f"{data.name}: {data.n_questions} questions, {len(data.pool())} judged "
              f"(question, document) pairs; relevant = grade >= {min_relevant:g}"]
-    _emit(summary, output_format, output, title="Ranker effectiveness on the judged pools (mean over questions)",
-          notes=notes, extra={"collection": data.name})
+    emit(TableResult(summary, "Ranker effectiveness on the judged pools (mean over questions)", notes,
+                     {"collection": data.name}), output_format, output, width=160)
+
+
+def _write_plots(summary: pd.DataFrame, folder: Path, *, title: str) -> None:
+    """``nrp_by_prompt.png`` and, per prompt with known model sizes, ``nrp_vs_size_<prompt>.png`` in ``folder``."""
+    from stableval.report.figures import nrp_by_prompt_figure, nrp_vs_size_figure, save_figure
+
+    folder.mkdir(parents=True, exist_ok=True)
+    written = [save_figure(nrp_by_prompt_figure(summary, title=title), folder / "nrp_by_prompt.png", dpi=120)]
+    for prompt in summary.loc[summary["params"].notna(), "prompt"].unique():
+        written.append(save_figure(nrp_vs_size_figure(summary, prompt=prompt), folder / f"nrp_vs_size_{prompt}.png",
+                                   dpi=120))
+    for path in written:
+        typer.echo(f"wrote {path}", err=True)
 
 
 def _parse_sizes(text: str | None) -> dict[str, float]:
@@ -156,6 +236,7 @@ def _parse_sizes(text: str | None) -> dict[str, float]:
 
 
 @app.command("score")
+@ranker_options
 def score(
     collection: CollectionArg,
     answers: Annotated[Path, typer.Argument(help="Generated answers: CSV/TSV/JSONL/Parquet with qid, model, "
@@ -181,14 +262,7 @@ def score(
     sizes: Annotated[str | None, typer.Option("--sizes", help="Model sizes for the size plot, e.g. "
                                               "gpt2=124M,llama-2-7b=7B (or a params column in ANSWERS).",
                                               rich_help_panel="Output")] = None,
-    pool: PoolOpt = "merged",
-    query_field: QueryFieldOpt = "paraphrase",
-    drop_missing_text: MissingTextOpt = False,
-    model_path: ModelPathOpt = None,
-    device: DeviceOpt = "cpu",
-    batch_size: BatchOpt = 32,
-    max_length: MaxLenOpt = 512,
-    cache: CacheOpt = None,
+    options: RankerOptions = RankerOptions(),
     output_format: FormatOpt = OutputFormat.TABLE,
     output: OutputOpt = None,
 ) -> None:
@@ -196,7 +270,7 @@ def score(
     Prints mean NRP per model x prompt with a bootstrap interval over questions and the share ranked first."""
     from stableval.errors import StableValError
     from stableval.nrp.collection import read_answers
-    from stableval.nrp.nrp import N_CHOICES, TIE_POLICIES, score_answers
+    from stableval.nrp.score import N_CHOICES, TIE_POLICIES, score_answers
 
     if n not in N_CHOICES:
         raise typer.BadParameter(f"{n!r}; choose from {', '.join(N_CHOICES)}", param_hint="--n")
@@ -204,11 +278,11 @@ def score(
         raise typer.BadParameter(f"{ties!r}; choose from {', '.join(TIE_POLICIES)}", param_hint="--ties")
     size_map = _parse_sizes(sizes)
     try:
-        data = _collection(collection, pool, query_field, drop_missing_text)
+        data = options.collection(collection)
         table = read_answers(answers, collection=data)
         if size_map:
             table["params"] = table["model"].map(size_map).astype(float).fillna(table["params"])
-        (name, model), = _rankers(ranker, model_path, device, batch_size, max_length, cache).items()
+        (name, model), = options.rankers(ranker).items()
         result = score_answers(data, table, model, n=n, ties=ties, bootstrap=bootstrap, confidence=confidence,
                                seed=seed, progress=True)
     except StableValError as error:
@@ -217,24 +291,14 @@ def score(
         result.answers.to_csv(answers_out, index=False)
         typer.echo(f"wrote {answers_out}", err=True)
     if plot is not None:
-        from stableval.nrp.plots import plot_by_prompt, plot_vs_size
-
-        plot.mkdir(parents=True, exist_ok=True)
-        written = [plot_by_prompt(result.summary, plot / "nrp_by_prompt.png",
-                                  title=f"NRP by model, grouped by prompt ({name}, {data.name})")]
-        if result.summary["params"].notna().any():
-            prompts = result.summary.loc[result.summary["params"].notna(), "prompt"].unique()
-            for prompt in prompts:
-                written.append(plot_vs_size(result.summary, plot / f"nrp_vs_size_{prompt}.png", prompt=prompt))
-        for path in written:
-            typer.echo(f"wrote {path}", err=True)
+        _write_plots(result.summary, plot, title=f"NRP by model, grouped by prompt ({name}, {data.name})")
     s = result.settings
     notes = [*data.notes, *result.notes,
              f"{s['answers']:,} answers to {s['questions']} questions ranked by {s['ranker']}; N = {n}, "
              f"ties = {ties}; {round(confidence * 100)}% percentile bootstrap over questions (B={bootstrap}, "
              f"seed {seed})"]
-    _emit(result.summary, output_format, output, title="NRP per model x prompt (best first)", notes=notes,
-          extra={"settings": s})
+    emit(TableResult(result.summary, "NRP per model x prompt (best first)", notes, {"settings": s}), output_format,
+         output, width=160)
 
 
 @app.command("agree")
@@ -258,12 +322,9 @@ def agree(
 ) -> None:
     """Agreement between expert and system rankings per question: Kendall tau-b, Spearman rho, average overlap
     (AO) and extrapolated RBO (Webber, Moffat & Zobel 2010), with means and t-based intervals."""
-    import numpy as np
-    import pandas as pd
-
     from stableval.errors import InputError, StableValError
-    from stableval.nrp.agreement import agreement_table, mean_interval
     from stableval.nrp.label_studio import match_tasks, read_expert_rankings, read_system_scores
+    from stableval.nrp.rank_agreement import agreement_summary, agreement_table
 
     if not 0.0 < p < 1.0:
         raise typer.BadParameter(f"p = {p:g}: RBO needs 0 < p < 1; for the depth-limited average of overlaps "
@@ -293,13 +354,8 @@ def agree(
     if per_question is not None:
         table.to_csv(per_question, index=False)
         typer.echo(f"wrote {per_question}", err=True)
-    rows = []
-    for column, label in (("tau_b", "Kendall tau-b"), ("spearman", "Spearman rho"), ("ao", "average overlap (AO)"),
-                          ("rbo", f"RBO_ext (p={p:g})")):
-        mean, low, high, count = mean_interval(table[column].to_numpy(), confidence)
-        rows.append({"measure": label, "mean": mean, "ci_low": low, "ci_high": high, "questions": count})
-    summary = pd.DataFrame(rows)
-    notes = [*data.notes, f"{len(table)} questions, {int(np.sum(table['items']))} ranked items; "
+    summary = agreement_summary(table, p=p, confidence=confidence)
+    notes = [*data.notes, f"{len(table)} questions, {int(table['items'].sum())} ranked items; "
              f"{round(confidence * 100)}% t intervals over questions"]
-    _emit(summary, output_format, output, title="Agreement between expert and system rankings", notes=notes,
-          extra={"p": p})
+    emit(TableResult(summary, "Agreement between expert and system rankings", notes, {"p": p}), output_format,
+         output, width=160)

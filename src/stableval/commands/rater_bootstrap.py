@@ -7,17 +7,14 @@
 
 from __future__ import annotations
 
-import io
-import json
-import sys
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
-from stableval._version import __version__
-from stableval.commands.common import FormatOpt, OutputFormat, OutputOpt, SeedOpt, fail, write_output
+from stableval.commands.common import FormatOpt, OutputFormat, OutputOpt, SeedOpt, fail
+from stableval.commands.output import emit
 
 
 class Rule(StrEnum):
@@ -63,25 +60,6 @@ def _named(values: list[str] | None) -> dict[str, Path]:
     return out
 
 
-def _header(command: str) -> dict[str, Any]:
-    return {"command": " ".join(["stableval", *sys.argv[1:]]) if sys.argv else command, "version": __version__}
-
-
-def _interval(mean: Any, low: Any, high: Any, scale: float = 100.0, digits: int = 1) -> str:
-    if mean != mean:
-        return "—"
-    text = f"{scale * mean:.{digits}f}"
-    if low == low and high == high and abs(high - low) > 1e-12:
-        text += f" [{scale * low:.{digits}f}, {scale * high:.{digits}f}]"
-    return text
-
-
-def _console(buffer: io.StringIO) -> Any:
-    from rich.console import Console
-
-    return Console(file=buffer, force_terminal=False, width=160, highlight=False)
-
-
 # ====================================================================================== generic
 def rater_bootstrap(
     file: Annotated[Path, typer.Argument(help="Per-item labels: one row per rating (item, label) or one row per "
@@ -109,9 +87,9 @@ def rater_bootstrap(
 ) -> None:
     """Accuracy of each model against bootstrapped ground truths: per item, draw k ratings with replacement,
     aggregate, score; mean and interval over draws."""
+    from stableval.datasets.label_sets import read_label_sets, read_predictions_file
     from stableval.errors import StableValError
     from stableval.evaluate.rater_bootstrap import rater_bootstrap as run
-    from stableval.evaluate.rater_bootstrap import read_label_sets, read_predictions_file
 
     models = _named(predictions)
     try:
@@ -122,44 +100,7 @@ def rater_bootstrap(
                      confidence=confidence, progress=True)
     except StableValError as error:
         raise fail(str(error)) from None
-    if output_format is OutputFormat.JSON:
-        text = json.dumps({**_header("rater-bootstrap"), **result.to_dict()}, indent=2) + "\n"
-    elif output_format is OutputFormat.CSV:
-        text = result.summary.to_csv(index=False)
-    else:
-        buffer = io.StringIO()
-        console = _console(buffer)
-        s = result.settings
-        console.print(f"[bold]{s['source']}[/]: {s['items']:,} items, {s['ratings']:,} ratings, labels "
-                      f"{', '.join(s['levels'])}")
-        for note in s["notes"]:
-            console.print(f"  note: {note}")
-        share = result.to_dict()["excluded_share"]
-        how = "all of its ratings" if raters == 0 else f"{raters} rating(s)"
-        console.print(f"Per draw each item gets {how} drawn with replacement; rule {s['rule']}"
-                      + (f", ties {s['ties']}" if s["rule"] == "majority" else "")
-                      + f"; {s['n_draws']:,} draws (seed {s['seed']}).")
-        if s["draws_with_no_item"]:
-            console.print(f"{s['draws_with_no_item']:,} draw(s) left every item out; they are not averaged.")
-        if share["mean"] > 0:
-            console.print(f"Items left out per draw: {100 * share['mean']:.1f}% "
-                          f"[{100 * share['ci_low']:.1f}, {100 * share['ci_high']:.1f}].")
-        from rich import box
-        from rich.table import Table
-
-        pct = round(100 * confidence)
-        table = Table(box=box.SIMPLE_HEAVY, show_edge=False)
-        for column in ("Model", f"Accuracy % [{pct}% interval]", "Frozen key %"):
-            table.add_column(column, justify="left" if column == "Model" else "right")
-        for row in result.summary.itertuples(index=False):
-            table.add_row(str(row.model), _interval(row.accuracy, row.ci_low, row.ci_high),
-                          _interval(row.frozen_accuracy, float("nan"), float("nan")))
-        if len(result.summary):
-            console.print(table)
-        else:
-            console.print("No --predictions given: nothing to score.")
-        text = buffer.getvalue()
-    write_output(text, output)
+    emit(result, output_format, output, width=160)
 
 
 # ====================================================================================== MedQA
@@ -181,11 +122,15 @@ def medqa(
 ) -> None:
     """Relabeled MedQA: share of questions excluded for missing information, label errors and multiple correct
     answers, and each model's accuracy (predictions: CSV with qid,answer) after each exclusion."""
+    from stableval.datasets.medqa import load_medqa, read_medqa_predictions
     from stableval.errors import StableValError
-    from stableval.evaluate.medqa import evaluate_medqa, load_medqa, plot_medqa, read_medqa_predictions
+    from stableval.report.figures import check_figure_path, medqa_figure, save_figure
+    from stableval.studies.medqa import evaluate_medqa
 
     models = _named(predictions)
     try:
+        if plot is not None:
+            check_figure_path(plot)
         data = load_medqa(ratings)
         preds = {name: read_medqa_predictions(path) for name, path in models.items()}
         result = evaluate_medqa(data, preds, k=raters, n_draws=draws, how=vote.value, seed=seed,
@@ -193,60 +138,9 @@ def medqa(
     except StableValError as error:
         raise fail(str(error)) from None
     if plot is not None:
-        plot_medqa(result, plot)
+        save_figure(medqa_figure(result), plot)
         typer.echo(f"wrote {plot}", err=True)
-    if output_format is OutputFormat.JSON:
-        text = json.dumps({**_header("medqa"), **result.to_dict()}, indent=2) + "\n"
-    elif output_format is OutputFormat.CSV:
-        import pandas as pd
-
-        ex = result.exclusions.assign(metric="excluded_share", model="").rename(columns={"share": "mean"})
-        acc = result.accuracy.assign(metric="accuracy").rename(columns={"accuracy": "mean"})
-        columns = ["metric", "model", "filter", "mean", "ci_low", "ci_high"]
-        text = pd.concat([ex[columns], acc[columns]], ignore_index=True).to_csv(index=False)
-    else:
-        text = _medqa_table(result)
-    write_output(text, output)
-
-
-def _medqa_table(result: Any) -> str:
-    from rich import box
-    from rich.table import Table
-
-    buffer = io.StringIO()
-    console = _console(buffer)
-    s = result.settings
-    console.print(f"[bold]{s['source']}[/]: {s['questions']:,} questions, {s['ratings']:,} ratings by "
-                  f"{s['raters']} raters; per draw {s['k']} ratings per question with replacement, {s['vote']} vote; "
-                  f"{s['n_draws']:,} draws (seed {s['seed']}).")
-    for note in s["notes"]:
-        console.print(f"  note: {note}")
-    pct = round(100 * s["confidence"])
-    table = Table(box=box.SIMPLE_HEAVY, show_edge=False, title="Questions excluded", title_justify="left")
-    table.add_column("Exclusion")
-    table.add_column(f"% excluded [{pct}% interval]", justify="right")
-    table.add_column("questions kept", justify="right")
-    table.add_column("% excluded, vote of all raters", justify="right")
-    for row in result.exclusions.itertuples(index=False):
-        if row.filter == "none":
-            continue
-        table.add_row(row.label, _interval(row.share, row.ci_low, row.ci_high), f"{row.questions:,.1f}",
-                      f"{100 * row.share_all_raters:.1f}")
-    console.print(table)
-    if s["models"]:
-        acc = Table(box=box.SIMPLE_HEAVY, show_edge=False, title=f"Accuracy % on the original key [{pct}% interval]",
-                    title_justify="left")
-        acc.add_column("Model")
-        labels = list(dict.fromkeys(result.accuracy["label"]))
-        for label in labels:
-            acc.add_column(label, justify="right")
-        for model in s["models"]:
-            rows = result.accuracy[result.accuracy["model"] == model]
-            acc.add_row(model, *(_interval(r.accuracy, r.ci_low, r.ci_high) for r in rows.itertuples(index=False)))
-        console.print(acc)
-    else:
-        console.print("No --predictions given: exclusion shares only.")
-    return buffer.getvalue()
+    emit(result, output_format, output, width=160)
 
 
 # ====================================================================================== DDx
@@ -275,8 +169,11 @@ def ddx(
 ) -> None:
     """Dermatology DDx: top-k accuracy of N × C score matrices (.npy or numpy.savetxt text) against bootstrapped
     IRN ground truths, by risk category, and per-case annotation certainty."""
+    import dataclasses
+
+    from stableval.datasets.ddx import load_ddx, load_scores
     from stableval.errors import StableValError
-    from stableval.evaluate.ddx import evaluate_ddx, load_ddx, load_scores
+    from stableval.studies.ddx import evaluate_ddx
 
     models = _named(predictions)
     try:
@@ -303,62 +200,9 @@ def ddx(
     if certainty_out is not None:
         result.certainty.to_csv(certainty_out, index=False)
         typer.echo(f"wrote {certainty_out}", err=True)
-    if output_format is OutputFormat.JSON:
-        text = json.dumps({**_header("ddx"), **result.to_dict(least_certain)}, indent=2) + "\n"
-    elif output_format is OutputFormat.CSV:
-        text = result.accuracy.to_csv(index=False)
-    else:
-        text = _ddx_table(result, least_certain, raters)
-    write_output(text, output)
+    emit(dataclasses.replace(result, shown=least_certain), output_format, output, width=160)
 
 
 def _beside(selectors: Path, name: str) -> Path | None:
     path = selectors.parent / name
     return path if path.exists() else None
-
-
-def _ddx_table(result: Any, least_certain: int, raters: int) -> str:
-    from rich import box
-    from rich.table import Table
-
-    buffer = io.StringIO()
-    console = _console(buffer)
-    s = result.settings
-    how = "all of its rankings" if raters == 0 else f"{raters} ranking(s)"
-    console.print(f"[bold]{s['source']}[/]: {s['cases']:,} cases, {s['rankings']:,} partial rankings, "
-                  f"{s['conditions']} conditions; per draw each case gets {how} drawn with replacement, "
-                  f"aggregated by {s['aggregation']}; {s['n_draws']:,} draws (seed {s['seed']}).")
-    for note in s["notes"]:
-        console.print(f"  note: {note}")
-    pct = round(100 * s["confidence"])
-    if s["models"]:
-        strata = list(dict.fromkeys(result.accuracy["risk"]))
-        table = Table(box=box.SIMPLE_HEAVY, show_edge=False, title=f"Top-k accuracy % [{pct}% interval] by risk "
-                      "of the ground-truth condition", title_justify="left")
-        table.add_column("Model")
-        table.add_column("k", justify="right")
-        for stratum in strata:
-            table.add_column(stratum if stratum == "all" else f"{stratum} risk", justify="right")
-        table.add_column("frozen key (all)", justify="right")
-        for (model, k), rows in result.accuracy.groupby(["model", "k"], sort=False):
-            cells = [_interval(r.accuracy, r.ci_low, r.ci_high) for r in rows.itertuples(index=False)]
-            table.add_row(str(model), str(k), *cells, f"{100 * rows['frozen_accuracy'].iloc[0]:.1f}")
-        console.print(table)
-        if len(strata) > 1:
-            cases = result.accuracy.drop_duplicates("risk").set_index("risk")["cases"]
-            console.print("Cases per stratum (mean per draw): "
-                          + ", ".join(f"{k} {v:,.1f}" for k, v in cases.items()))
-    else:
-        console.print("No --predictions given: annotation certainty only.")
-    cert = result.certainty["certainty"]
-    console.print(f"Annotation certainty (P(drawn top-1 = top-1 of all rankings)): mean {cert.mean():.3f}; "
-                  f"{int((cert == 1).sum()):,} of {len(cert):,} cases always agree.")
-    if least_certain:
-        table = Table(box=box.SIMPLE_HEAVY, show_edge=False, title=f"{least_certain} least certain cases",
-                      title_justify="left")
-        for column in ("case", "rankings", "certainty", "top-1 of all rankings", "drawn top-1 (share)"):
-            table.add_column(column, justify="right" if column in ("case", "rankings", "certainty") else "left")
-        for row in result.least_certain(least_certain).itertuples(index=False):
-            table.add_row(str(row.case), str(row.rankings), f"{row.certainty:.3f}", row.top1, row.drawn_top1)
-        console.print(table)
-    return buffer.getvalue()

@@ -8,25 +8,12 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from stableval.commands.common import (
-    AgentCol,
-    AgentOpt,
-    CreditOpt,
-    Duplicates,
-    DuplicatesOpt,
-    FileArg,
-    InputFormatOpt,
-    ItemCol,
-    LabelCol,
-    LevelsOpt,
-    PairwiseOpt,
-    RaterCol,
-    SeedOpt,
-    fail,
-)
+from stableval.commands.common import FileArg, MethodSelection, SeedOpt, fail, input_options, method_options, read_input
 
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.figure import Figure
+
+    from stableval.data import InputOptions, Loaded
 
 PLOT_KINDS = ("forest", "win-probability", "stability", "raters", "confusion", "ratings", "win-rate")
 
@@ -36,33 +23,27 @@ def register(app: typer.Typer) -> None:
     app.command()(plot)
 
 
-def _read_options(levels: str | None, credit: str | None, item_col: str | None, agent_col: str | None,
-                  rater_col: str | None, label_col: str | None, default_agent: str | None, pairwise: bool | None,
-                  input_format: str | None) -> dict[str, Any]:
-    columns = {role: name for role, name in (("item", item_col), ("agent", agent_col), ("rater", rater_col),
-                                             ("label", label_col)) if name}
-    return {"levels": levels, "credit": credit, "columns": columns or None, "default_agent": default_agent,
-            "pairwise": pairwise, "format": input_format}
+def _qc(qc_rater: str | None, qc_file: Path | None, qc_consensus: bool) -> dict[str, Any] | None:
+    if sum(x is not None and x is not False for x in (qc_rater, qc_file, qc_consensus or None)) > 1:
+        raise typer.BadParameter("give one of --qc-rater, --qc-file, --qc-consensus", param_hint="--qc-*")
+    if not (qc_rater or qc_file or qc_consensus):
+        return None
+    return {"rater": [r.strip() for r in qc_rater.split(",") if r.strip()] if qc_rater else None,
+            "file": qc_file, "consensus": qc_consensus}
 
 
+@input_options("ratings")
+@method_options()
 def report(
     file: FileArg,
+    inputs: InputOptions,
+    methods: MethodSelection,
     output: Annotated[Path, typer.Option("--output", "-o", help="The HTML file to write.")] = Path("report.html"),
     quick: Annotated[bool, typer.Option("--quick", help="Fewer bootstrap draws (200) for a fast first look.")
                      ] = False,
     bootstrap: Annotated[int | None, typer.Option("--bootstrap", "-B", min=0, help="Bootstrap replicates "
                                                   "(default 1000, or 200 with --quick).")] = None,
     seed: SeedOpt = 0,
-    levels: LevelsOpt = None,
-    credit: CreditOpt = None,
-    duplicates: DuplicatesOpt = Duplicates.ERROR,
-    item_col: ItemCol = None,
-    agent_col: AgentCol = None,
-    rater_col: RaterCol = None,
-    label_col: LabelCol = None,
-    default_agent: AgentOpt = None,
-    pairwise: PairwiseOpt = None,
-    input_format: InputFormatOpt = None,
     jobs: Annotated[int, typer.Option("--jobs", "-j", min=0, help="Worker processes for the stability analysis "
                                       "(0 = one per core).")] = 1,
     qc_rater: Annotated[str | None, typer.Option("--qc-rater", help="Add reliability against QC: the QC rater "
@@ -73,94 +54,92 @@ def report(
                                                "other raters.", rich_help_panel="Quality control")] = False,
 ) -> None:
     """Write one self-contained HTML report (inline figures, printable) of every analysis of FILE."""
+    import os
+
     from stableval.errors import StableValError
     from stableval.report import build_report
 
+    qc = _qc(qc_rater, qc_file, qc_consensus)
+    if output.is_dir():
+        raise typer.BadParameter(f"{output} is a folder; give the HTML file to write", param_hint="--output")
     try:
-        import os
-
-        if sum(x is not None and x is not False for x in (qc_rater, qc_file, qc_consensus or None)) > 1:
-            raise typer.BadParameter("give one of --qc-rater, --qc-file, --qc-consensus", param_hint="--qc-*")
-        qc = {"rater": [r.strip() for r in qc_rater.split(",") if r.strip()] if qc_rater else None,
-              "file": qc_file, "consensus": qc_consensus} if (qc_rater or qc_file or qc_consensus) else None
-        html = build_report(file, quick=quick, seed=seed, bootstrap=bootstrap, duplicates=duplicates.value,
-                            command="stableval " + " ".join(sys.argv[1:]), progress=True,
-                            read_options=_read_options(levels, credit, item_col, agent_col, rater_col, label_col,
-                                                       default_agent, pairwise, input_format),
+        html = build_report(read_input(file, inputs), methods=methods.chosen(seed=seed), quick=quick, seed=seed,
+                            bootstrap=bootstrap, command="stableval " + " ".join(sys.argv[1:]), progress=True,
                             options={"jobs": jobs or os.cpu_count() or 1, "qc": qc})
     except StableValError as error:
         raise fail(str(error)) from None
+    output.parent.mkdir(parents=True, exist_ok=True)
     output.write_text(html, encoding="utf-8")
     typer.echo(f"wrote {output} ({len(html) / 1024:.0f} KiB)", err=True)
 
 
+@input_options("ratings")
+@method_options()
 def plot(
     kind: Annotated[str, typer.Argument(help=f"Figure: {', '.join(PLOT_KINDS)}.", show_default=False)],
     file: FileArg,
+    inputs: InputOptions,
+    methods: MethodSelection,
     output: Annotated[Path, typer.Option("--output", "-o", help="Image file: .png, .svg or .pdf.")] = Path("fig.png"),
     bootstrap: Annotated[int, typer.Option("--bootstrap", "-B", min=0, help="Bootstrap replicates.")] = 1000,
     seed: SeedOpt = 0,
-    levels: LevelsOpt = None,
-    credit: CreditOpt = None,
-    duplicates: DuplicatesOpt = Duplicates.ERROR,
-    item_col: ItemCol = None,
-    agent_col: AgentCol = None,
-    rater_col: RaterCol = None,
-    label_col: LabelCol = None,
-    default_agent: AgentOpt = None,
-    pairwise: PairwiseOpt = None,
-    input_format: InputFormatOpt = None,
 ) -> None:
     """Draw one figure of the report to an image file."""
-    from stableval.errors import StableValError
+    from stableval.errors import InputError, StableValError
+    from stableval.report.figures import check_figure_path, save_figure
 
     if kind not in PLOT_KINDS:
         raise typer.BadParameter(f"{kind!r}; allowed: {', '.join(PLOT_KINDS)}", param_hint="KIND")
-    if output.suffix.lower() not in (".png", ".svg", ".pdf"):
-        raise typer.BadParameter(f"{output.name!r}: use a .png, .svg or .pdf file name", param_hint="--output")
-    options = _read_options(levels, credit, item_col, agent_col, rater_col, label_col, default_agent, pairwise,
-                            input_format)
     try:
-        fig = _make_figure(kind, file, bootstrap, seed, duplicates.value, options)
+        check_figure_path(output, option="--output")
+    except InputError as error:
+        raise typer.BadParameter(str(error), param_hint="--output") from None
+    try:
+        loaded = read_input(file, inputs)
+        fig = _make_figure(kind, loaded, methods.chosen(seed=seed), bootstrap, seed)
     except StableValError as error:
         raise fail(str(error)) from None
-    fig.savefig(output, dpi=150, bbox_inches="tight")
-    typer.echo(f"wrote {output}", err=True)
+    typer.echo(f"wrote {save_figure(fig, output)}", err=True)
 
 
-def _make_figure(kind: str, file: Path, bootstrap: int, seed: int, duplicates: str,
-                 options: dict[str, Any]) -> Figure:
-    from stableval.report import forest_plot, rating_plot, win_heatmap
+def _make_figure(kind: str, loaded: Loaded, methods: list[Any], bootstrap: int, seed: int) -> Figure:
+    from stableval.report.figures import forest_plot, win_heatmap
 
     if kind in ("ratings", "win-rate"):
-        from stableval.data import read_pairwise
+        from stableval.errors import InputError
         from stableval.evaluate.pairwise import pairwise_leaderboard
+        from stableval.report.figures import rating_plot
 
-        votes = read_pairwise(file, columns=options["columns"], duplicates=duplicates, format=options["format"])
-        board = pairwise_leaderboard(votes, bootstrap=bootstrap, seed=seed, progress=True)
+        if loaded.votes is None:
+            raise InputError(f"the {kind} figure needs pairwise votes", file=loaded.table.source,
+                             allowed="a file with agent_a, agent_b and winner columns (or --pairwise with "
+                                     "--agent-a-col / --agent-b-col / --winner-col)")
+        board = pairwise_leaderboard(loaded.votes, bootstrap=bootstrap, seed=seed, progress=True)
         if kind == "ratings":
             return rating_plot(board)
         criterion = next(iter(board.win_rate))
         order = board.ratings[board.ratings["criterion"] == criterion]["agent"].tolist()
         return win_heatmap(board.win_rate[criterion].loc[order, order], f"Observed win rate — {criterion}")
-    from stableval.data import read_any
-    from stableval.evaluate import score_agents
-
-    table = read_any(file, duplicates=duplicates, **options)
+    table = loaded.table
     if kind == "stability":
-        from stableval.evaluate.stability import ranking_stability, stability_figure
+        from stableval.evaluate.stability import ranking_stability
+        from stableval.report.figures.stability import stability_figure
 
-        return stability_figure(ranking_stability(table, seed=seed, progress=True))
+        return stability_figure(ranking_stability(table, methods, seed=seed, progress=True))
     if kind in ("raters", "confusion"):
+        from stableval.aggregate.registry import headline_rater_model
         from stableval.evaluate.diagnostics import diagnose
         from stableval.report.figures import confusion_grid, rater_scatter
 
-        diagnostics = diagnose(table)
+        diagnostics = diagnose(table, headline_rater_model(methods))
         return rater_scatter(diagnostics) if kind == "raters" else confusion_grid(diagnostics)
-    result = score_agents(table, bootstrap=bootstrap, seed=seed, progress=True)
+    from stableval.aggregate.registry import method_label, primary_method
+    from stableval.evaluate import score_agents
+
+    result = score_agents(table, methods, bootstrap=bootstrap, seed=seed, progress=True)
     if kind == "forest":
         return forest_plot(result)
-    method = "stableval"
+    method = primary_method(result.methods)
     order = result.leaderboard()["agent"].tolist()
     return win_heatmap(result.win_probability[method].loc[order, order],
-                       "P(row agent scores above column agent) — STABLEVAL")
+                       f"P(row agent scores above column agent) — {method_label(method)}")

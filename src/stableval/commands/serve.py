@@ -1,20 +1,25 @@
 """``stableval serve`` (the evaluation portal web server) and ``stableval portal ...`` (its admin tasks).
 
 The admin tasks work on the database directly, without the web server: migrate, create tracks, import
-questions, create invites, export judgments as stableval annotation or pairwise tables.
+questions, create invites. Exporting judgments (``stableval portal export``, also ``stableval export``) lives in
+:mod:`stableval.commands.export`, which adds itself to the :data:`portal_app` group declared here.
 """
 
 from __future__ import annotations
 
 import os
 import sys
-from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from stableval.commands.common import OutputOpt, fail
+
+if TYPE_CHECKING:  # pragma: no cover
+    from stableval.portal.db import Database
+
+__all__ = ["DEFAULT_DB", "DatabaseOpt", "open_database", "portal_app", "register", "serve"]
 
 DEFAULT_DB = "sqlite:///stableval-portal.db"
 
@@ -24,27 +29,20 @@ DatabaseOpt = Annotated[str, typer.Option(
          "postgresql+psycopg://user:password@host:5432/name.")]
 
 
-class ExportKind(StrEnum):
-    ANNOTATIONS = "annotations"
-    PAIRWISE = "pairwise"
-
-
-class ExportFormat(StrEnum):
-    CSV = "csv"
-    JSONL = "jsonl"
-    PARQUET = "parquet"
-
-
 portal_app = typer.Typer(help="Portal admin tasks without the web server: migrate, tracks, question import, "
                               "invites, export.", no_args_is_help=True)
 
 
 def register(app: typer.Typer) -> None:
+    """``stableval serve`` and the ``stableval portal`` group (its ``export`` is added by
+    :func:`stableval.commands.export.register`)."""
     app.command()(serve)
     app.add_typer(portal_app, name="portal")
 
 
-def _database(url: str) -> object:
+def open_database(url: str) -> Database:
+    """The portal database at ``url``, its schema created or upgraded; a clear error exit when the portal extra
+    is missing or the database cannot be opened."""
     try:
         from stableval.portal.db import Database
     except ModuleNotFoundError as error:
@@ -94,7 +92,7 @@ def serve(
 @portal_app.command("migrate")
 def migrate(database_url: DatabaseOpt = DEFAULT_DB) -> None:
     """Create or upgrade the portal's database schema (Alembic)."""
-    _database(database_url)
+    open_database(database_url)
     typer.echo(f"database {database_url} is up to date", err=True)
 
 
@@ -116,11 +114,10 @@ def track(
     from stableval.errors import StableValError
     from stableval.portal.manage import create_track
 
-    db = _database(database_url)
+    db = open_database(database_url)
     names = [c for c in criteria.split(",") if c.strip()] if criteria else None
     try:
-        create_track(db, slug, title, criteria=names, k=k, flag_limit=flag_limit,  # type: ignore[arg-type]
-                     lease_hours=lease_hours)
+        create_track(db, slug, title, criteria=names, k=k, flag_limit=flag_limit, lease_hours=lease_hours)
     except StableValError as error:
         raise fail(str(error)) from None
     typer.echo(f"created track {slug}", err=True)
@@ -137,9 +134,9 @@ def import_(
     from stableval.errors import StableValError
     from stableval.portal.manage import import_questions
 
-    db = _database(database_url)
+    db = open_database(database_url)
     try:
-        count = import_questions(db, slug, file)  # type: ignore[arg-type]
+        count = import_questions(db, slug, file)
     except StableValError as error:
         raise fail(str(error)) from None
     typer.echo(f"imported {count} questions into {slug}", err=True)
@@ -166,8 +163,8 @@ def invites(
             raise fail(str(error)) from None
     if not notes:
         raise typer.BadParameter("give --count N or --from FILE", param_hint="--count")
-    db = _database(database_url)
-    created = create_invites(db, notes)  # type: ignore[arg-type]
+    db = open_database(database_url)
+    created = create_invites(db, notes)
     import pandas as pd
 
     frame = pd.DataFrame({"rater": [f"rater-{i.rater_id}" for i in created], "note": [i.note for i in created],
@@ -180,38 +177,3 @@ def invites(
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write(text)
         typer.echo(f"wrote {len(created)} invite links to {output}", err=True)
-
-
-@portal_app.command("export")
-def export(
-    slug: Annotated[str | None, typer.Argument(help="Track name (default: every track).")] = None,
-    kind: Annotated[ExportKind, typer.Option("--kind", help="annotations (item, agent, rater, label 1-5) or "
-                                                            "pairwise (item, agent_a, agent_b, rater, winner).")
-                    ] = ExportKind.ANNOTATIONS,
-    output_format: Annotated[ExportFormat, typer.Option("--format", "-f", help="csv, jsonl or parquet.")
-                             ] = ExportFormat.CSV,
-    criterion: Annotated[str | None, typer.Option("--criterion", help="Only this criterion (needed to score "
-                                                                      "ratings with stableval score).")] = None,
-    output: OutputOpt = None,
-    database_url: DatabaseOpt = DEFAULT_DB,
-) -> None:
-    """Export confirmed judgments (one row per rater × item × criterion) for stableval score and friends."""
-    from stableval.errors import StableValError
-    from stableval.portal.export import export as run_export
-    from stableval.portal.export import write
-
-    db = _database(database_url)
-    try:
-        result = run_export(db, kind.value, track=slug, criterion=criterion)  # type: ignore[arg-type]
-    except StableValError as error:
-        raise fail(str(error)) from None
-    if output is None:
-        if output_format is ExportFormat.PARQUET:
-            raise typer.BadParameter("Parquet needs --output FILE", param_hint="--format")
-        write(result.frame, sys.stdout.buffer, output_format.value)
-        sys.stdout.flush()
-    else:
-        write(result.frame, output, output_format.value)
-        typer.echo(f"wrote {len(result.frame):,} rows to {output}", err=True)
-    for note in result.notes:
-        typer.echo(f"note: {note}", err=True)

@@ -28,12 +28,14 @@ def _numbers(text: str, option: str, count: int | None = None) -> tuple[float, .
 
 
 def _table_writer(path: Path) -> str:
-    suffix = path.suffix.lower()
-    formats = {".csv": "csv", ".tsv": "tsv", ".tab": "tsv", ".jsonl": "jsonl", ".parquet": "parquet"}
-    if suffix not in formats:
+    """The output format of ``path`` by its suffix, from the one format table of :mod:`stableval.data.files`."""
+    from stableval.data.files import FORMATS, output_format
+
+    try:
+        return output_format(path)
+    except ValueError:
         raise typer.BadParameter(f"cannot tell the format of {path.name!r}; allowed suffixes: "
-                                 f"{', '.join(formats)}", param_hint="--output")
-    return formats[suffix]
+                                 f"{', '.join(FORMATS)}", param_hint="--output") from None
 
 
 def simulate(

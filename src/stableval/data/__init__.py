@@ -1,5 +1,11 @@
 """The annotation table and its readers: files → validated, integer-coded :class:`AnnotationTable`.
 
+One concept per module: :mod:`~stableval.data.files` (read and write table files, name rows),
+:mod:`~stableval.data.columns` (column roles, ids, the CLI flag spellings), :mod:`~stableval.data.labels`
+(levels, label codes, credit), :mod:`~stableval.data.duplicates` (the duplicate policy),
+:mod:`~stableval.data.annotations` and :mod:`~stableval.data.pairwise` (the two readers) and
+:mod:`~stableval.data.loader` (one input path above both: :class:`InputOptions`, :func:`load`, :func:`read_any`).
+
 >>> table = read_any(example_path("mt_bench"), duplicates="keep")
 >>> table.n_raters, table.n_agents, table.n_items
 (65, 6, 80)
@@ -7,31 +13,59 @@
 
 from __future__ import annotations
 
+import importlib
 from importlib import resources
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-from stableval.data.pairwise import (
-    PAIRWISE_ALIASES,
-    PAIRWISE_CREDIT,
-    PAIRWISE_LEVELS,
-    WINNER_VALUES,
-    PairwiseTable,
-    is_pairwise_frame,
-    pairwise_from_frame,
-    pairwise_to_annotations,
-    read_any,
-    read_pairwise,
-)
-from stableval.data.read import (
-    DUPLICATE_POLICIES,
-    FORMATS,
-    ROLE_ALIASES,
-    annotations_from_frame,
-    parse_list,
-    read_annotations,
-    read_table_file,
-)
-from stableval.data.table import AnnotationTable, default_credit
+if TYPE_CHECKING:  # pragma: no cover
+    from stableval.data.annotations import annotations_from_frame, read_annotations
+    from stableval.data.columns import ROLE_ALIASES
+    from stableval.data.duplicates import DUPLICATE_POLICIES
+    from stableval.data.files import FORMATS, output_format, read_table_file, write_frame
+    from stableval.data.labels import parse_list
+    from stableval.data.loader import InputOptions, Loaded, load, load_frame, read_any
+    from stableval.data.pairwise import (
+        PAIRWISE_ALIASES,
+        PAIRWISE_CREDIT,
+        PAIRWISE_LEVELS,
+        WINNER_VALUES,
+        PairwiseTable,
+        is_pairwise_frame,
+        pairwise_from_frame,
+        pairwise_to_annotations,
+        read_pairwise,
+    )
+    from stableval.data.table import AnnotationTable, default_credit
+
+#: public name → the module that defines it (loaded on first use, so the command line starts without pandas)
+_HOME: dict[str, str] = {
+    "annotations_from_frame": "stableval.data.annotations",
+    "read_annotations": "stableval.data.annotations",
+    "ROLE_ALIASES": "stableval.data.columns",
+    "DUPLICATE_POLICIES": "stableval.data.duplicates",
+    "FORMATS": "stableval.data.files",
+    "output_format": "stableval.data.files",
+    "read_table_file": "stableval.data.files",
+    "write_frame": "stableval.data.files",
+    "parse_list": "stableval.data.labels",
+    "InputOptions": "stableval.data.loader",
+    "Loaded": "stableval.data.loader",
+    "load": "stableval.data.loader",
+    "load_frame": "stableval.data.loader",
+    "read_any": "stableval.data.loader",
+    "PAIRWISE_ALIASES": "stableval.data.pairwise",
+    "PAIRWISE_CREDIT": "stableval.data.pairwise",
+    "PAIRWISE_LEVELS": "stableval.data.pairwise",
+    "WINNER_VALUES": "stableval.data.pairwise",
+    "PairwiseTable": "stableval.data.pairwise",
+    "is_pairwise_frame": "stableval.data.pairwise",
+    "pairwise_from_frame": "stableval.data.pairwise",
+    "pairwise_to_annotations": "stableval.data.pairwise",
+    "read_pairwise": "stableval.data.pairwise",
+    "AnnotationTable": "stableval.data.table",
+    "default_credit": "stableval.data.table",
+}
 
 __all__ = [
     "DUPLICATE_POLICIES",
@@ -43,11 +77,16 @@ __all__ = [
     "ROLE_ALIASES",
     "WINNER_VALUES",
     "AnnotationTable",
+    "InputOptions",
+    "Loaded",
     "PairwiseTable",
     "annotations_from_frame",
     "default_credit",
     "example_path",
     "is_pairwise_frame",
+    "load",
+    "load_frame",
+    "output_format",
     "pairwise_from_frame",
     "pairwise_to_annotations",
     "parse_list",
@@ -55,6 +94,7 @@ __all__ = [
     "read_any",
     "read_pairwise",
     "read_table_file",
+    "write_frame",
 ]
 
 #: Bundled example name → file in ``stableval/examples`` (see its README.md for origin and license).
@@ -79,3 +119,15 @@ def example_path(name: str = "mt_bench") -> Path:
     if not path.is_file():
         raise FileNotFoundError(f"bundled example {name!r} is missing from the installation: {path}")
     return path
+
+
+def __getattr__(name: str) -> Any:
+    if name in _HOME:
+        value = getattr(importlib.import_module(_HOME[name]), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'stableval.data' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return __all__

@@ -21,19 +21,10 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from stableval.data.read import (
-    ROLE_ALIASES,
-    _apply_duplicates,
-    _check_policy,
-    _combine,
-    _parse_credit,
-    annotations_from_frame,
-    id_column,
-    line_offset,
-    read_table_file,
-    resolve_columns,
-    row_error,
-)
+from stableval.data.columns import ROLE_ALIASES, id_column, resolve_columns
+from stableval.data.duplicates import apply_duplicates, check_policy, combine_codes
+from stableval.data.files import line_offset, read_table_file, row_error
+from stableval.data.labels import parse_credit
 from stableval.data.table import AnnotationTable
 from stableval.errors import InputError
 
@@ -45,7 +36,6 @@ __all__ = [
     "is_pairwise_frame",
     "pairwise_from_frame",
     "pairwise_to_annotations",
-    "read_any",
     "read_pairwise",
 ]
 
@@ -142,7 +132,7 @@ def pairwise_from_frame(
     >>> pairwise_from_frame(votes).frame["winner"].tolist()
     ['b']
     """
-    _check_policy(duplicates)
+    check_policy(duplicates)
     if len(frame) == 0:
         raise InputError("no rows", file=source, allowed="one row per vote")
     found = resolve_columns(frame, PAIRWISE_ALIASES, columns, source=source, optional=("criterion", "weight"))
@@ -199,7 +189,7 @@ def pairwise_from_frame(
     parts = [pd.factorize(item)[0], low, high, pd.factorize(rater)[0]]
     if criterion is not None:
         parts.append(pd.factorize(criterion)[0])
-    key = _combine(*parts)
+    key = combine_codes(*parts)
 
     def describe(pos: int) -> str:
         text = (f"item {item.iloc[pos]!r}, agents {agent_a.iloc[pos]!r} and {agent_b.iloc[pos]!r}, "
@@ -207,8 +197,8 @@ def pairwise_from_frame(
         return text + (f", criterion {criterion.iloc[pos]!r}" if criterion is not None else "")
 
     what = "(item, agent pair, rater" + (", criterion)" if criterion is not None else ")")
-    keep, notes = _apply_duplicates(key, duplicates, source=source, offset=offset, describe=describe,
-                                    what=what)
+    keep, notes = apply_duplicates(key, duplicates, source=source, offset=offset, describe=describe,
+                                   what=what)
     notes = [note.replace("judgment", "vote") for note in notes]
     clean = pd.DataFrame({"item": item, "agent_a": agent_a, "agent_b": agent_b, "rater": rater,
                           "winner": winner})
@@ -234,7 +224,7 @@ def read_pairwise(
     >>> read_pairwise(example_path("mt_bench"), duplicates="keep").n_votes
     1689
     """
-    _check_policy(duplicates)
+    check_policy(duplicates)
     frame = read_table_file(path, format=format)
     return pairwise_from_frame(frame, columns=columns, duplicates=duplicates, source=str(path))
 
@@ -255,8 +245,8 @@ def pairwise_to_annotations(
     [['q1', 'A', 'r1', 'win'], ['q1', 'B', 'r1', 'loss']]
     """
     frame = table.frame
-    credit_values = _parse_credit(credit if credit is not None else PAIRWISE_CREDIT, PAIRWISE_LEVELS,
-                                  source=table.source)
+    credit_values = parse_credit(credit if credit is not None else PAIRWISE_CREDIT, PAIRWISE_LEVELS,
+                                 source=table.source)
     winner = frame["winner"].to_numpy(dtype=object)
     bad = ~np.isin(winner, np.array(["a", "b", "tie"], dtype=object))
     if bad.any():
@@ -282,43 +272,3 @@ def pairwise_to_annotations(
             notes.append(f"votes on {n_criteria} criteria pooled into one table")
     return AnnotationTable.from_frame(judgments, levels=PAIRWISE_LEVELS, credit=credit_values,
                                       source=table.source, notes=notes)
-
-
-def read_any(
-    path: str | os.PathLike[str],
-    *,
-    pairwise: bool | None = None,
-    columns: Mapping[str, str] | None = None,
-    levels: Sequence[str] | str | None = None,
-    credit: Sequence[float] | str | None = None,
-    duplicates: str = "error",
-    format: str | None = None,
-    default_agent: str | None = None,
-) -> AnnotationTable:
-    """Read a file once; pairwise votes (auto-detected unless ``pairwise`` says) are converted to judgments.
-
-    With pairwise data the levels are fixed (``loss, tie, win``): passing ``levels`` is an error, ``credit``
-    may give three numbers, ``default_agent`` is not used.
-
-    >>> from stableval.data import example_path
-    >>> table = read_any(example_path("mt_bench"), duplicates="keep")
-    >>> table.n_judgments, table.n_agents, table.levels
-    (3378, 6, ('loss', 'tie', 'win'))
-    """
-    _check_policy(duplicates)
-    frame = read_table_file(path, format=format)
-    source = str(path)
-    if pairwise is None:
-        pairwise = is_pairwise_frame(frame, columns)
-    if not pairwise:
-        return annotations_from_frame(frame, columns=columns, levels=levels, credit=credit,
-                                      duplicates=duplicates, source=source, default_agent=default_agent)
-    if levels is not None:
-        raise InputError("levels cannot be set for pairwise votes: they are fixed", file=source,
-                         value=levels if isinstance(levels, str) else list(levels),
-                         allowed="no levels (pairwise votes become loss, tie, win; set their credit with "
-                                 "credit=, CLI --credit 0,0.5,1)")
-    if credit is not None:
-        _parse_credit(credit, PAIRWISE_LEVELS, source=source)  # fail before the rows are scanned
-    votes = pairwise_from_frame(frame, columns=columns, duplicates=duplicates, source=source)
-    return pairwise_to_annotations(votes, credit=credit)

@@ -9,6 +9,13 @@ every row dropped or kept and why.
 ['convabuse', 'dawid-skene', 'mslr', 'mt-bench', 'qags', 'truth-inference']
 >>> DATASETS["qags"].options
 ('separate_workers',)
+
+Public datasets that a study command reads as they are (not as an annotation table) are registered in
+:data:`STUDY_DATASETS`, with ``kind="study"``; ``stableval convert`` does not list them. The readers of other
+formats (judgments with flags, label sets, predictions, gold files) live beside them in this package.
+
+>>> sorted(STUDY_DATASETS), STUDY_DATASETS["ddx"].options
+(['ddx', 'medqa', 'nvidia-reliability'], ('conditions', 'risks'))
 """
 
 from __future__ import annotations
@@ -18,30 +25,37 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from stableval.data.table import AnnotationTable
 from stableval.datasets._common import Dataset
 from stableval.datasets.convabuse import load_convabuse
 from stableval.datasets.dawid_skene import load_dawid_skene
-from stableval.datasets.gold import gold_accuracy, read_gold, write_gold
+from stableval.datasets.ddx import load_ddx
+from stableval.datasets.gold import GoldLabels, gold_accuracy, read_gold, write_gold
+from stableval.datasets.medqa import load_medqa
 from stableval.datasets.mslr import load_mslr
 from stableval.datasets.mt_bench import MAPPINGS, load_mt_bench
+from stableval.datasets.nvidia_reliability import read_toy_json
 from stableval.datasets.qags import load_qags
 from stableval.datasets.truth_inference import load_truth_inference
 
 __all__ = [
     "DATASETS",
     "MAPPINGS",
+    "STUDY_DATASETS",
     "Dataset",
     "DatasetInfo",
+    "GoldLabels",
     "gold_accuracy",
     "load_convabuse",
     "load_dataset",
     "load_dawid_skene",
+    "load_ddx",
+    "load_medqa",
     "load_mslr",
     "load_mt_bench",
     "load_qags",
     "load_truth_inference",
     "read_gold",
+    "read_toy_json",
     "write_gold",
 ]
 
@@ -52,21 +66,25 @@ class DatasetInfo:
 
     Attributes:
         name: the registry name.
-        loader: the function (``path, **options``) → :class:`AnnotationTable` or :class:`Dataset`.
+        loader: the function (``path, **options``) → :class:`AnnotationTable` or :class:`Dataset` (for
+            ``kind="study"``: the study's own record, e.g. :class:`~stableval.datasets.medqa.MedQARatings`).
         title: one line: what the dataset is.
         citation: the paper.
         license: the data license.
         path: where the files are in the shared data folder (``../shared/data/<path>``), for the examples.
         options: keyword options the loader takes.
+        kind: ``"annotations"`` (converted to an annotation table: :func:`load_dataset`, ``stableval convert``)
+            or ``"study"`` (read as it is by a study command: :data:`STUDY_DATASETS`).
     """
 
     name: str
-    loader: Callable[..., AnnotationTable | Dataset]
+    loader: Callable[..., Any]
     title: str
     citation: str
     license: str
     path: str
     options: tuple[str, ...] = ()
+    kind: str = "annotations"
 
 
 DATASETS: dict[str, DatasetInfo] = {info.name: info for info in (
@@ -89,6 +107,21 @@ DATASETS: dict[str, DatasetInfo] = {info.name: info for info in (
     DatasetInfo("dawid-skene", load_dawid_skene, "Dawid & Skene (1979) anaesthetist data (or the caries data)",
                 "Dawid & Skene (1979), JRSS C 28(1)", "MIT (dallascard transcription); GPL-2 (rater package)",
                 "dawid_skene_1979", ("data",)),
+)}
+
+
+#: Public datasets read as they are by a study command (``stableval medqa``, ``ddx``, ``reliability``).
+STUDY_DATASETS: dict[str, DatasetInfo] = {info.name: info for info in (
+    DatasetInfo("medqa", load_medqa, "Relabeled MedQA: 3+ clinicians per MedQA test question, blind then seeing "
+                "the key (stableval medqa)", "Saab et al. (2024), arXiv:2404.18416, App. C.2",
+                "CC BY 4.0 (annotations)", "medqa_relabelling/medqa_relabelling.csv", kind="study"),
+    DatasetInfo("ddx", load_ddx, "Dermatology DDx: experts' partial rankings of skin conditions per case "
+                "(stableval ddx)", "Stutz et al. (2023), arXiv:2307.02191", "CC BY 4.0 (annotations)",
+                "dermatology_ddx/data/dermatology_selectors.json", ("conditions", "risks"), kind="study"),
+    DatasetInfo("nvidia-reliability", read_toy_json, "NVIDIA Win-Tie-Loss reliability notebook: evaluator and QC "
+                "judgments (stableval reliability)", "NVIDIA GenerativeAIExamples, Reliability_Scoring_Win_Tie_Loss",
+                "not stated for the toy data (code Apache-2.0)", "nvidia_reliability_wtl_toy/toy_data.json",
+                kind="study"),
 )}
 
 

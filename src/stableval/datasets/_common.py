@@ -1,4 +1,7 @@
-"""Helpers shared by the dataset loaders: finding the file, checking columns and ids, the ``Dataset`` record.
+"""Helpers shared by the dataset loaders: finding the file, checking columns, the ``Dataset`` record.
+
+Row errors and id columns come from :mod:`stableval.data.files` (``row_error``) and
+:mod:`stableval.data.columns` (``id_column``), as for every other reader.
 
 >>> import pandas as pd
 >>> require_columns(pd.DataFrame(columns=["a", "b"]), ("a",), source="x.csv")
@@ -11,7 +14,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 
 from stableval.data.table import AnnotationTable
@@ -67,27 +69,6 @@ def require_columns(frame: pd.DataFrame, names: Sequence[str], *, source: str) -
         if name not in present:
             raise InputError(f"missing column {name!r}", file=source, column=name,
                              allowed="columns " + ", ".join(names) + "; present: " + ", ".join(present))
-
-
-def stripped_ids(frame: pd.DataFrame, name: str, *, source: str, role: str, line_offset: int | None = 1) -> pd.Series:
-    """Stripped text of an id column; the first empty id raises with its data row (and file line)."""
-    text = frame[name].astype(str).str.strip().reset_index(drop=True)
-    empty = (text == "").to_numpy(dtype=bool, na_value=True)
-    if empty.any():
-        pos = int(np.flatnonzero(empty)[0])
-        raise row_error(f"empty {role} ({int(empty.sum()):,} row(s) in all)", source=source, pos=pos,
-                        line_offset=line_offset, column=name, value=str(frame[name].iloc[pos]),
-                        allowed=f"a non-empty {role} on every row")
-    return text
-
-
-def row_error(problem: str, *, source: str, pos: int, line_offset: int | None, column: str | None,
-              value: object, allowed: str) -> InputError:
-    """An InputError at 0-based position ``pos``: data row ``pos + 1``, and the file line when known."""
-    if line_offset is not None:
-        problem = f"{problem} (line {pos + 1 + line_offset})"
-    return InputError(problem, file=source, row=pos + 1, column=column, value=value, allowed=allowed,
-                      has_value=True)
 
 
 def plural(count: int, noun: str) -> str:

@@ -28,9 +28,10 @@ import os
 import numpy as np
 import pandas as pd
 
-from stableval.data.read import read_table_file
+from stableval.data.columns import id_column
+from stableval.data.files import read_table_file, row_error
 from stableval.data.table import AnnotationTable
-from stableval.datasets._common import plural, require_columns, resolve_file, row_error, stripped_ids
+from stableval.datasets._common import plural, require_columns, resolve_file
 from stableval.errors import InputError
 
 __all__ = ["LEVELS", "SEVERITY_COLUMNS", "SEVERITY_LEVEL", "load_convabuse"]
@@ -59,13 +60,13 @@ def load_convabuse(path: str | os.PathLike[str]) -> AnnotationTable:
     if bad.any():
         pos = int(np.flatnonzero(bad)[0])
         raise row_error(f"severity is not one-hot ({plural(int(bad.sum()), 'row')} in all)", source=source,
-                        pos=pos, line_offset=1, column=",".join(SEVERITY_COLUMNS),
-                        value=[str(v) for v in onehot[pos]],
+                        row=pos + 1, offset=1, line_at="problem", column=",".join(SEVERITY_COLUMNS),
+                        value=[str(v) for v in onehot[pos]], has_value=True,
                         allowed="exactly one of the is_abuse.* columns 1, the others 0")
     label = np.asarray(SEVERITY_LEVEL, dtype=np.int64)[is_one.argmax(axis=1)]
-    conv = stripped_ids(frame, "conv_id", source=source, role="conv_id")
-    bot = stripped_ids(frame, "bot", source=source, role="bot")
-    rater = stripped_ids(frame, "annotator_id", source=source, role="annotator_id")
+    conv = id_column(frame, "conv_id", source=source, role="conversation")
+    bot = id_column(frame, "bot", source=source, role="bot")
+    rater = id_column(frame, "annotator_id", source=source, role="annotator")
     clean = pd.DataFrame({"item": conv, "agent": bot, "rater": rater, "label": label})
     first = ~clean.duplicated(["item", "agent", "rater"], keep="first").to_numpy()
     notes = [f"{plural(len(clean), 'row')} read; kept the first row in file order of each "

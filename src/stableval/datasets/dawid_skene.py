@@ -28,9 +28,10 @@ import os
 import numpy as np
 import pandas as pd
 
-from stableval.data.read import annotations_from_frame, read_table_file
+from stableval.data.annotations import annotations_from_frame
+from stableval.data.files import read_table_file, row_error
 from stableval.data.table import AnnotationTable
-from stableval.datasets._common import plural, resolve_file, row_error
+from stableval.datasets._common import plural, resolve_file
 from stableval.errors import InputError
 
 __all__ = ["ANESTHESIA_LEVELS", "CARIES_LEVELS", "load_dawid_skene"]
@@ -53,15 +54,16 @@ def _caries(frame: pd.DataFrame, source: str) -> AnnotationTable:
     bad = ~np.isin(patterns, ["1", "2"])
     if bad.any():
         pos, col = (int(v[0]) for v in np.nonzero(bad))
-        raise row_error("caries rating is not 1 or 2", source=source, pos=pos, line_offset=1, column=raters[col],
-                        value=patterns[pos, col], allowed="1 (sound) or 2 (caries)")
+        raise row_error("caries rating is not 1 or 2", source=source, row=pos + 1, offset=1, line_at="problem",
+                        column=raters[col], value=patterns[pos, col], has_value=True, allowed="1 (sound) or 2 (caries)")
     count_text = frame["n"].str.strip()
     counts = pd.to_numeric(count_text, errors="coerce").to_numpy(dtype=float)
     bad_n = ~(np.isfinite(counts) & (counts >= 1) & (counts == np.floor(counts)))
     if bad_n.any():
         pos = int(np.flatnonzero(bad_n)[0])
-        raise row_error("pattern count is not a positive integer", source=source, pos=pos, line_offset=1,
-                        column="n", value=frame["n"].iloc[pos], allowed="integers >= 1")
+        raise row_error("pattern count is not a positive integer", source=source, row=pos + 1, offset=1,
+                        line_at="problem", column="n", value=frame["n"].iloc[pos], has_value=True,
+                        allowed="integers >= 1")
     n = counts.astype(np.int64)
     codes = (patterns == "2").astype(np.int64)  # (P, 5): 0 sound, 1 caries
     per_patient = np.repeat(codes, n, axis=0)  # (patients, 5), patients in pattern order
@@ -101,8 +103,9 @@ def load_dawid_skene(path: str | os.PathLike[str], *, data: str = "anesthesia") 
     bad = ~values.isin(ANESTHESIA_LEVELS).to_numpy()
     if bad.any():
         pos = int(np.flatnonzero(bad)[0])
-        raise row_error(f"rating is not 1-4 ({plural(int(bad.sum()), 'row')} in all)", source=source, pos=pos,
-                        line_offset=1, column=label, value=frame[label].iloc[pos], allowed="1, 2, 3, 4")
+        raise row_error(f"rating is not 1-4 ({plural(int(bad.sum()), 'row')} in all)", source=source,
+                        row=pos + 1, offset=1, line_at="problem", column=label, value=frame[label].iloc[pos],
+                        has_value=True, allowed="1, 2, 3, 4")
     long = pd.DataFrame({"item": frame[item], "agent": "anesthesia", "rater": frame[rater], "label": values})
     long.attrs.update(frame.attrs)
     table = annotations_from_frame(long, levels=ANESTHESIA_LEVELS, duplicates="keep", source=source)

@@ -1,4 +1,10 @@
-"""Accuracy of aggregated labels against known gold labels, and gold files (``item, agent, gold``).
+"""Gold (quality-control) labels: the one gold-file format and reader, and accuracy against gold.
+
+A gold file (CSV, TSV, JSONL or Parquet) has an item column, an optional agent column, a gold column and optional
+``flag`` / ``skip`` columns (yes/no), one row per item or (item, agent). :func:`read_gold` reads it for
+``stableval score --gold``, ``stableval diagnose --gold`` and ``stableval reliability --qc-file`` alike, into a
+:class:`GoldLabels`: a mapping ``{(item, agent): label}`` (what :func:`gold_accuracy` takes) that keeps the rows
+with their flags (what :func:`~stableval.evaluate.reliability.reliability_vs_qc` takes).
 
 Accuracy is the standard truth-inference measure (Zheng et al. 2017, "Truth Inference in Crowdsourcing: Is the
 Problem Solved?", PVLDB 10(5), section 6.1): the share of gold responses whose inferred label equals the gold
@@ -22,23 +28,35 @@ level (equal to ``accuracy`` for hard labels). In the example: accuracy (1 + 1/2
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from stableval.data.read import ROLE_ALIASES, read_table_file
+from stableval.data.columns import ROLE_ALIASES
+from stableval.data.files import line_offset, read_table_file, row_error, write_frame
 from stableval.data.table import AnnotationTable
-from stableval.datasets._common import plural, row_error
+from stableval.datasets._common import plural
+from stableval.datasets.judgments import JUDGMENT_COLUMNS, JUDGMENT_ROLES, judgments_from_frame
 from stableval.errors import InputError
 
-__all__ = ["GOLD_ALIASES", "gold_accuracy", "gold_array", "read_gold", "write_gold"]
+__all__ = ["GOLD_ALIASES", "GOLD_ROLES", "GoldLabels", "gold_accuracy", "gold_array", "read_gold", "write_gold"]
 
 #: Header names accepted for the gold column of a gold file (case-insensitive).
 GOLD_ALIASES: tuple[str, ...] = ("gold", "truth", "gold_label", "true_label", "label")
 _ITEM_ALIASES = (*ROLE_ALIASES["item"], "id", "q")
+#: Column aliases of each role of a gold file: item, optional agent, the gold label, optional flag and skip.
+GOLD_ROLES: dict[str, tuple[str, ...]] = {
+    "item": _ITEM_ALIASES,
+    "agent": ROLE_ALIASES["agent"],
+    "label": (*GOLD_ALIASES, *(a for a in JUDGMENT_ROLES["label"] if a not in GOLD_ALIASES)),
+    "flag": JUDGMENT_ROLES["flag"],
+    "skip": JUDGMENT_ROLES["skip"],
+}
 _ALL = "(all)"
 
 
@@ -88,7 +106,7 @@ def _distribution(prediction: Any, table: AnnotationTable, name: str) -> np.ndar
     if array.shape == (n,) and np.issubdtype(array.dtype, np.integer):
         if array.size and (array.min() < 0 or array.max() >= k):
             raise ValueError(f"{name}: label codes must be 0..{k - 1}")
-        return np.eye(k)[array]
+        return np.asarray(np.eye(k)[array])
     raise ValueError(f"{name}: expected ({n}, {k}) posteriors or ({n},) integer labels, got shape {array.shape}")
 
 
@@ -148,60 +166,113 @@ def gold_accuracy(
     return out
 
 
-def read_gold(path: str | os.PathLike[str], *, default_agent: str | None = None) -> dict[tuple[str, str], str]:
-    """Read a gold file (CSV/TSV/JSONL/Parquet): an item column, an optional agent column, and a gold column.
+@dataclass(frozen=True, eq=False)
+class GoldLabels(Mapping[tuple[str, str], str]):
+    """The gold labels of a gold file (:func:`read_gold`).
 
-    Item columns: ``item``, ``question``, ``task``, ``id``, ... ; agent: ``agent``, ``system``, ``model``, ... ;
-    gold: ``gold``, ``truth``, ``gold_label``, ``true_label`` or ``label``. Without an agent column every row is
-    of ``default_agent`` (CLI: the table's only agent). The ``truth.csv`` files of the truth-inference format
-    (``question,truth``) read as they are. Values are returned as text (level names).
+    As a mapping it is ``{(item, agent): label}`` over the rows neither flagged nor skipped: what
+    :func:`gold_accuracy` (``score --gold``, ``diagnose --gold``) takes. :meth:`judgments` gives every row, with
+    its flag and skip, as QC judgments for :func:`~stableval.evaluate.reliability.reliability_vs_qc`
+    (``reliability --qc-file``).
+
+    Attributes:
+        frame: one row per item or (item, agent): ``item, agent, label, flag, skip, row`` (``row``: the 1-based
+            data row of the file). ``agent`` is empty on every row when the file has no agent column and no
+            default agent was given (:attr:`by_item`).
+        source: the file read.
+
+    >>> import pandas as pd
+    >>> gold = GoldLabels(pd.DataFrame({"item": ["q1", "q2"], "agent": "A", "label": ["yes", ""],
+    ...                                 "flag": [False, True], "skip": False, "row": [1, 2]}))
+    >>> dict(gold), len(gold.judgments())
+    ({('q1', 'A'): 'yes'}, 2)
+    """
+
+    frame: pd.DataFrame
+    source: str = "<memory>"
+
+    @property
+    def by_item(self) -> bool:
+        """True when no agent is known: each label is then the item's, for every agent's response to it."""
+        return bool((self.frame["agent"] == "").all())
+
+    @cached_property
+    def _labels(self) -> dict[tuple[str, str], str]:
+        if self.by_item:
+            raise InputError("gold file has no agent column and no default agent was given", file=self.source,
+                             allowed="an agent column, or default_agent= (the CLI uses the table's agent when it "
+                                     "has only one)")
+        rated = self.frame.loc[~(self.frame["flag"].to_numpy(dtype=bool) | self.frame["skip"].to_numpy(dtype=bool))]
+        return dict(zip(zip(rated["item"], rated["agent"], strict=True), rated["label"], strict=True))
+
+    def mapping(self) -> dict[tuple[str, str], str]:
+        """``{(item, agent): label}`` of the rows neither flagged nor skipped."""
+        return dict(self._labels)
+
+    def __getitem__(self, key: tuple[str, str]) -> str:
+        return self._labels[key]
+
+    def __iter__(self) -> Iterator[tuple[str, str]]:
+        return iter(self._labels)
+
+    def __len__(self) -> int:
+        return len(self._labels)
+
+    def __repr__(self) -> str:
+        return f"GoldLabels({self.source!r}, {len(self.frame):,} rows{', by item' if self.by_item else ''})"
+
+    def judgments(self) -> pd.DataFrame:
+        """Every row as a QC judgment (columns ``item, agent, rater, label, flag, skip, qc, row``)."""
+        return self.frame.assign(rater="<gold>", qc=True)[list(JUDGMENT_COLUMNS)].reset_index(drop=True)
+
+
+def read_gold(
+    path: str | os.PathLike[str],
+    *,
+    default_agent: str | None = None,
+    every_agent: bool = False,
+    columns: Mapping[str, str] | None = None,
+    levels: Sequence[str] | str | None = None,
+    format: str | None = None,
+) -> GoldLabels:
+    """Read a gold (QC) file: an item column, an optional agent column, a gold column, optional flag and skip.
+
+    Columns are found by name (case-insensitive; ``columns={"item": ..., "label": ...}`` names them): item
+    ``item``, ``question``, ``task``, ``id``, ... ; agent ``agent``, ``system``, ``model``, ... ; gold ``gold``,
+    ``truth``, ``gold_label``, ``true_label``, ``label``, ``rating``, ``best``, ... ; ``flag`` and ``skip`` are yes/no
+    (a flagged or skipped row may leave the label empty). The ``truth.csv`` files of the truth-inference format
+    (``question,truth``) read as they are. Without an agent column every row is of ``default_agent`` (CLI: the
+    table's only agent); without either, ``every_agent=True`` makes each label the item's, for every agent's
+    response to it (as ``reliability --qc-file`` does), and otherwise it is an error. ``levels`` restricts the
+    labels. A response listed twice must have the same label (the repeat is dropped). Labels are text (level names).
 
     >>> import pathlib, tempfile
     >>> path = pathlib.Path(tempfile.mkdtemp()) / "truth.csv"
     >>> _ = path.write_text("question,truth\\nq1,1\\nq2,0\\n")
-    >>> read_gold(path, default_agent="A")
+    >>> dict(read_gold(path, default_agent="A"))
     {('q1', 'A'): '1', ('q2', 'A'): '0'}
+    >>> read_gold(path, every_agent=True).by_item
+    True
     """
-    frame = read_table_file(path)
     source = str(path)
-    offset = frame.attrs.get("stableval.line_offset")
-    lowered = {str(c).strip().lower(): str(c) for c in frame.columns}
-
-    def find(aliases: tuple[str, ...]) -> str | None:
-        return next((lowered[a] for a in aliases if a in lowered), None)
-
-    item_col, agent_col, gold_col = find(_ITEM_ALIASES), find(ROLE_ALIASES["agent"]), find(GOLD_ALIASES)
-    if item_col is None or gold_col is None:
-        raise InputError("gold file needs an item column and a gold column", file=source,
-                         value=[str(c) for c in frame.columns],
-                         allowed=f"item: {', '.join(_ITEM_ALIASES)}; gold: {', '.join(GOLD_ALIASES)}; "
-                                 f"optional agent: {', '.join(ROLE_ALIASES['agent'])}")
-    if agent_col is None and default_agent is None:
+    raw = read_table_file(path, format=format)
+    frame = judgments_from_frame(raw, columns=columns, levels=levels, source=source, default_agent=default_agent,
+                                 require_rater=False, roles=GOLD_ROLES)
+    if not every_agent and (frame["agent"] == "").all():
         raise InputError("gold file has no agent column and no default agent was given", file=source,
                          allowed="an agent column, or default_agent= (the CLI uses the table's agent when it has "
                                  "only one)")
-    text = {}
-    for role, column in (("item", item_col), ("gold", gold_col), ("agent", agent_col)):
-        if column is None:
-            continue
-        values = frame[column].astype(str).str.strip()
-        empty = (values == "").to_numpy()
-        if empty.any():
-            pos = int(np.flatnonzero(empty)[0])
-            raise row_error(f"empty {role} ({plural(int(empty.sum()), 'row')} in all)", source=source, pos=pos,
-                            line_offset=offset, column=column, value=frame[column].iloc[pos],
-                            allowed=f"a {role} on every row")
-        text[role] = values
-    agent = text["agent"] if "agent" in text else pd.Series(str(default_agent), index=frame.index)
-    pairs = pd.DataFrame({"item": text["item"], "agent": agent, "gold": text["gold"]})
-    first = pairs.drop_duplicates(["item", "agent"], keep="first")
-    check = pairs.merge(first, on=["item", "agent"], suffixes=("", "_first"))
-    conflict = (check["gold"] != check["gold_first"]).to_numpy()
+    rows = frame[["item", "agent", "label", "flag", "skip", "row"]]
+    first = rows.drop_duplicates(["item", "agent", "label", "flag", "skip"], keep="first")
+    conflict = first.duplicated(["item", "agent"], keep="first").to_numpy()
     if conflict.any():
-        row = check.loc[conflict].iloc[0]
-        raise InputError("two different gold labels for one response", file=source, column=gold_col,
-                         value=(row["item"], row["agent"]), allowed="one gold label per (item, agent)")
-    return dict(zip(zip(first["item"], first["agent"], strict=True), first["gold"], strict=True))
+        pos = int(first["row"].to_numpy()[np.flatnonzero(conflict)[0]]) - 1
+        repeat = first.iloc[int(np.flatnonzero(conflict)[0])]
+        raise row_error("two different gold labels for one response", source=source, row=pos + 1,
+                        offset=line_offset(raw), line_at="problem", column=None,
+                        value=(repeat["item"], repeat["agent"]), has_value=True,
+                        allowed="one gold label per (item, agent)")
+    return GoldLabels(frame=first.reset_index(drop=True), source=source)
 
 
 def write_gold(gold: Mapping[tuple[str, str], Any], path: str | os.PathLike[str]) -> Path:
@@ -212,8 +283,6 @@ def write_gold(gold: Mapping[tuple[str, str], Any], path: str | os.PathLike[str]
     >>> path.read_text()
     'item,agent,gold\\nq1,A,1\\n'
     """
-    from stableval.datasets.export import write_frame
-
     keys = list(gold)
     frame = pd.DataFrame({"item": [str(k[0]) for k in keys], "agent": [str(k[1]) for k in keys],
                           "gold": [str(v) for v in gold.values()]})

@@ -27,12 +27,12 @@ tasks other than ``main``, are dropped; every drop is counted in ``table.notes``
 
 from __future__ import annotations
 
-import json
 import os
 
 import numpy as np
 import pandas as pd
 
+from stableval.data.files import iter_jsonl
 from stableval.data.table import AnnotationTable
 from stableval.datasets._common import plural, resolve_file
 from stableval.errors import InputError
@@ -77,14 +77,7 @@ def load_mslr(path: str | os.PathLike[str], *, min_annotators: int = 2) -> Annot
     source = str(file)
     rows: list[tuple[object, ...]] = []
     other_tasks = 0
-    for line_no, line in enumerate(file.read_text(encoding="utf-8-sig").splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise InputError(f"line {line_no} is not valid JSON ({exc.msg})", file=source, row=line_no,
-                             allowed="one JSON object per line (a review)") from exc
+    for line_no, record in iter_jsonl(file, allowed="one JSON object per line (a review)"):
         review = str(record.get("review_id", "")).strip() if isinstance(record, dict) else ""
         if not review:
             raise InputError(f"line {line_no}: missing review_id", file=source, row=line_no, column="review_id",

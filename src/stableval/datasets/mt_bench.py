@@ -48,10 +48,10 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from stableval.data.files import line_offset, read_table_file, row_error
 from stableval.data.pairwise import pairwise_from_frame
-from stableval.data.read import read_table_file
 from stableval.data.table import AnnotationTable
-from stableval.datasets._common import plural, require_columns, resolve_file, row_error
+from stableval.datasets._common import plural, require_columns, resolve_file
 from stableval.errors import InputError
 
 __all__ = ["MAPPINGS", "TURN_COVERAGE", "Mapping", "load_mt_bench"]
@@ -123,9 +123,9 @@ def load_mt_bench(
     bad = ~turn.isin(["1", "2"]).to_numpy()
     if bad.any():
         pos = int(np.flatnonzero(bad)[0])
-        raise row_error(f"unknown turn ({plural(int(bad.sum()), 'row')} in all)", source=source, pos=pos,
-                        line_offset=frame.attrs.get("stableval.line_offset"), column="turn",
-                        value=frame["turn"].iloc[pos], allowed="1 or 2")
+        raise row_error(f"unknown turn ({plural(int(bad.sum()), 'row')} in all)", source=source, row=pos + 1,
+                        offset=line_offset(frame), line_at="problem", column="turn",
+                        value=frame["turn"].iloc[pos], has_value=True, allowed="1 or 2")
     question = frame["question_id"].str.strip()
     votes_in = pd.DataFrame({"item": "q" + question + "-turn" + turn, "agent_a": frame["model_a"],
                              "agent_b": frame["model_b"], "rater": frame["judge"], "winner": frame["winner"],
@@ -134,9 +134,9 @@ def load_mt_bench(
     empty_question = (question == "").to_numpy()
     if empty_question.any():
         pos = int(np.flatnonzero(empty_question)[0])
-        raise row_error("empty question_id", source=source, pos=pos,
-                        line_offset=frame.attrs.get("stableval.line_offset"), column="question_id",
-                        value=frame["question_id"].iloc[pos], allowed="a question id on every row")
+        raise row_error("empty question_id", source=source, row=pos + 1, offset=line_offset(frame),
+                        line_at="problem", column="question_id", value=frame["question_id"].iloc[pos],
+                        has_value=True, allowed="a question id on every row")
     votes = pairwise_from_frame(votes_in, duplicates=duplicates, source=source)
     clean = votes.frame
     notes = [f"{plural(len(frame), 'vote')} read: " + ", ".join(

@@ -24,12 +24,12 @@ README numbers workers per file; ``no`` â†’ level 0 (``unsupported``), ``yes`` â
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 
 import pandas as pd
 
+from stableval.data.files import iter_jsonl
 from stableval.data.table import AnnotationTable
 from stableval.datasets._common import plural
 from stableval.errors import InputError
@@ -63,18 +63,7 @@ def _read_one(file: Path, stem: str, agent: str, prefix: str) -> tuple[pd.DataFr
     raters: list[str] = []
     labels: list[int] = []
     articles = 0
-    try:
-        text = file.read_text(encoding="utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise InputError(f"file is not UTF-8 text ({exc.reason})", file=source, allowed="UTF-8 JSON Lines") from exc
-    for line_no, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise InputError(f"line {line_no} is not valid JSON ({exc.msg})", file=source, row=line_no,
-                             allowed="one JSON object per line") from exc
+    for line_no, record in iter_jsonl(file):
         sentences = record.get("summary_sentences") if isinstance(record, dict) else None
         if not isinstance(sentences, list):
             raise InputError(f"line {line_no} has no summary_sentences list", file=source, row=line_no,

@@ -32,8 +32,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from stableval.data.read import MAX_INTEGER_LEVELS, annotations_from_frame, read_table_file
-from stableval.datasets._common import Dataset, plural, resolve_file, row_error
+from stableval.data.annotations import annotations_from_frame
+from stableval.data.files import read_table_file, row_error
+from stableval.data.labels import MAX_INTEGER_LEVELS
+from stableval.datasets._common import Dataset, plural, resolve_file
 from stableval.errors import InputError
 
 __all__ = ["load_truth_inference"]
@@ -47,7 +49,8 @@ def _integer_codes(column: pd.Series, *, source: str, name: str) -> np.ndarray:
     if not ok.all():
         pos = int(np.flatnonzero(~ok)[0])
         raise row_error(f"not an integer class code ({plural(int((~ok).sum()), 'row')} in all)", source=source,
-                        pos=pos, line_offset=1, column=name, value=str(column.iloc[pos]),
+                        row=pos + 1, offset=1, line_at="problem", column=name, value=str(column.iloc[pos]),
+                        has_value=True,
                         allowed=f"integers 0..{MAX_INTEGER_LEVELS - 1}, or pass levels=[...] naming every answer "
                                 "value (CLI: --levels a,b,c); continuous scales (f201_Emotion) need binning first")
     return number.astype(np.int64)
@@ -112,8 +115,9 @@ def load_truth_inference(
         if unknown.any():
             pos = int(np.flatnonzero(unknown)[0])
             raise row_error(f"gold label is not one of the levels ({plural(int(unknown.sum()), 'row')} in all)",
-                            source=gold_source, pos=pos, line_offset=1, column=str(gold_frame.columns[1]),
-                            value=gold_frame.iloc[pos, 1], allowed=", ".join(table.levels))
+                            source=gold_source, row=pos + 1, offset=1, line_at="problem",
+                            column=str(gold_frame.columns[1]), value=gold_frame.iloc[pos, 1], has_value=True,
+                            allowed=", ".join(table.levels))
         pairs = pd.DataFrame({"item": item, "value": value})
         repeated = pairs.duplicated(["item"], keep="first").to_numpy()
         conflicting = pairs.loc[repeated].merge(pairs.loc[~repeated], on="item", suffixes=("", "_first"))

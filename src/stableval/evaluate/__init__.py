@@ -3,7 +3,7 @@
 >>> from stableval.evaluate import score_agents, ranking_stability, diagnose, pairwise_leaderboard
 """
 
-from stableval.evaluate.credit import METHODS, MethodOptions, fit_methods, item_credit
+from stableval.evaluate.credit import METHODS, fit_methods, item_credit
 from stableval.evaluate.diagnostics import Diagnostics, diagnose
 from stableval.evaluate.pairwise import PairwiseLeaderboard, pairwise_leaderboard
 from stableval.evaluate.scores import AgentScores, score_agents
@@ -13,7 +13,6 @@ __all__ = [
     "METHODS",
     "AgentScores",
     "Diagnostics",
-    "MethodOptions",
     "PairwiseLeaderboard",
     "StabilityResult",
     "diagnose",

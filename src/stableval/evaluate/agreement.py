@@ -19,14 +19,19 @@ import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
+from stableval._json import records
 from stableval.data.table import AnnotationTable
+from stableval.evaluate.intervals import percentile_interval
 from stableval.progress import progress_bar
+
+if TYPE_CHECKING:  # pragma: no cover
+    from rich.console import Console
 
 __all__ = [
     "ALPHA_METRICS",
@@ -101,7 +106,7 @@ def _delta(metric: str, n_c: np.ndarray) -> np.ndarray:
         cumulative = np.cumsum(n_c, axis=-1)
         low, high = np.minimum.outer(c, c), np.maximum.outer(c, c)
         between = cumulative[..., high] - cumulative[..., low] + n_c[..., low]
-        return (between - (n_c[..., :, None] + n_c[..., None, :]) / 2.0) ** 2
+        return np.asarray((between - (n_c[..., :, None] + n_c[..., None, :]) / 2.0) ** 2)
     raise ValueError(f"unknown metric {metric!r}; allowed: {', '.join(ALPHA_METRICS)}")
 
 
@@ -305,6 +310,23 @@ def _chunks(total: int, size: int) -> Iterator[int]:
 
 
 # ====================================================================================== the result
+#: how each statistic is named in tables
+STATISTIC_LABELS: dict[str, str] = {
+    "unanimous_agreement": "Unanimous agreement",
+    "pairwise_agreement": "Pairwise agreement",
+    "krippendorff_alpha_nominal": "Krippendorff's alpha (nominal)",
+    "krippendorff_alpha_ordinal": "Krippendorff's alpha (ordinal)",
+    "krippendorff_alpha_interval": "Krippendorff's alpha (interval)",
+    "fleiss_kappa": "Fleiss' kappa",
+    "gwet_ac1": "Gwet's AC1",
+    "cohen_kappa_mean": "Cohen's kappa, mean over rater pairs",
+}
+
+
+def _number(value: float, digits: int = 3) -> str:
+    return "—" if value != value else f"{value:.{digits}f}"
+
+
 @dataclass(frozen=True)
 class AgreementResult:
     """What :func:`agreement` returns.
@@ -327,6 +349,54 @@ class AgreementResult:
     settings: dict[str, Any]
     notes: tuple[str, ...] = field(default=())
 
+    def to_frame(self) -> pd.DataFrame:
+        """The statistics: one row per statistic."""
+        return self.statistics
+
+    def render(self, console: Console, pairs: int = 10) -> None:
+        """The statistics with their intervals, then Cohen's kappa of the ``pairs`` rater pairs sharing most."""
+        from rich import box
+        from rich.table import Table
+
+        data = self.dataset
+        console.print(
+            f"[bold]{data['source']}[/]: {data['judgments']:,} judgments of {data['responses']:,} responses "
+            f"({data['items']:,} items × {data['agents']} agents) by {data['raters']:,} raters; "
+            f"{data['mean_judgments_per_response']:.2f} judgments per response "
+            f"({data['min_judgments_per_response']}–{data['max_judgments_per_response']}); "
+            f"{data['responses_with_2_or_more']:,} responses with 2 or more; levels {' < '.join(data['levels'])}"
+        )
+        settings = self.settings
+        ci = f"{round(settings['confidence'] * 100)}% CI" if settings["bootstrap"] else "CI"
+        stats = Table(box=box.SIMPLE_HEAVY, title="Agreement", title_justify="left", show_edge=False)
+        for name in ("Statistic", "Value", ci, "Units", "Note"):
+            stats.add_column(name, justify="left" if name in ("Statistic", "Note") else "right")
+        row: Any  # a row of the statistics or pairs frame (itertuples)
+        for row in self.statistics.itertuples(index=False):
+            interval = "" if row.ci_low != row.ci_low else f"[{row.ci_low:.3f}, {row.ci_high:.3f}]"
+            unit = "pairs" if row.statistic == "cohen_kappa_mean" else "responses"
+            stats.add_row(STATISTIC_LABELS.get(str(row.statistic), str(row.statistic)), _number(float(row.value)),
+                          interval, f"{row.units:,} {unit}", str(row.note))
+        console.print(stats)
+        if pairs and len(self.pairs):
+            shown = self.pairs.head(pairs)
+            table = Table(box=box.SIMPLE_HEAVY, show_edge=False, title_justify="left",
+                          title=f"Cohen's kappa per rater pair ({len(shown)} of {len(self.pairs):,}, most shared "
+                                "responses first)")
+            for name in ("Rater A", "Rater B", "Shared", "Agreement", "kappa", "linear", "quadratic",
+                         f"{ci} ({settings['cohen_weights']})"):
+                table.add_column(name, justify="left" if name.startswith("Rater") else "right")
+            for row in shown.itertuples(index=False):
+                interval = "" if row.ci_low != row.ci_low else f"[{row.ci_low:.3f}, {row.ci_high:.3f}]"
+                table.add_row(str(row.rater_a), str(row.rater_b), f"{row.shared:,}", _number(row.agreement),
+                              _number(row.kappa), _number(row.kappa_linear), _number(row.kappa_quadratic), interval)
+            console.print(table)
+        if settings["bootstrap"]:
+            console.print(f"Percentile bootstrap over responses (B={settings['bootstrap']:,}, seed "
+                          f"{settings['seed']}).")
+        for note in self.notes:
+            console.print(f"note: {note}")
+
     def value(self, statistic: str) -> float:
         """The point estimate of one statistic, e.g. ``result.value("fleiss_kappa")``."""
         rows = self.statistics.loc[self.statistics["statistic"] == statistic, "value"]
@@ -336,11 +406,6 @@ class AgreementResult:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready: NaN becomes None."""
-        def records(frame: pd.DataFrame) -> list[dict[str, Any]]:
-            clean = frame.astype(object).where(frame.notna(), None)
-            return [{str(key): (value.item() if isinstance(value, np.generic) else value) for key, value in row.items()}
-                    for row in clean.to_dict("records")]
-
         return {"dataset": self.dataset, "settings": self.settings, "statistics": records(self.statistics),
                 "pairs": records(self.pairs), "notes": list(self.notes)}
 
@@ -392,80 +457,140 @@ def agreement(
     chosen = kappas[cohen_weights]
     with np.errstate(invalid="ignore"):
         point["cohen_kappa_mean"] = np.asarray(np.nanmean(chosen) if np.isfinite(chosen).any() else np.nan)
-
-    n_pairable = int((per_response >= 2).sum())
-    tail = (1.0 - confidence) / 2.0
-    low = {name: np.nan for name in STATISTICS}
-    high = dict(low)
-    pair_low = np.full(chosen.size, np.nan)
-    pair_high = np.full(chosen.size, np.nan)
-    notes: list[str] = list(table.notes)
+    intervals = _Intervals.empty(chosen.size)
     if bootstrap and table.n_responses:
-        rng = np.random.default_rng(seed)
-        replicates = {name: np.empty(bootstrap) for name in STATISTICS}
-        keep_pairs = chosen.size * bootstrap <= 20_000_000
-        pair_reps = np.empty((bootstrap, chosen.size)) if keep_pairs else None
-        chunk = max(1, min(bootstrap, 4_000_000 // max(table.n_responses, 1)))
-        done = 0
-        with progress_bar("bootstrap", total=bootstrap, enabled=progress) as bar:
-            for rows in _chunks(bootstrap, chunk):
-                draws = _draw_counts(rng, rows, table.n_responses)
-                stats = _from_sums(draws @ units, k)
-                pair_tables = np.asarray(pairs.design.T @ draws.T).T.reshape(rows, -1, k, k)
-                rep_kappa = np.asarray(cohen_kappa(pair_tables, cohen_weights)).reshape(rows, -1)
-                with np.errstate(invalid="ignore"), _quiet_nanmean():
-                    stats["cohen_kappa_mean"] = np.nanmean(rep_kappa, axis=1) if rep_kappa.shape[1] else \
-                        np.full(rows, np.nan)
-                for name in STATISTICS:
-                    replicates[name][done:done + rows] = stats[name]
-                if pair_reps is not None:
-                    pair_reps[done:done + rows] = rep_kappa
-                done += rows
-                bar.advance(rows)
-        for name in STATISTICS:
-            low[name], high[name] = _percentiles(replicates[name], tail)
-        if pair_reps is not None and chosen.size:
-            with _quiet_nanmean():
-                pair_low = np.nanquantile(pair_reps, tail, axis=0)
-                pair_high = np.nanquantile(pair_reps, 1.0 - tail, axis=0)
-        elif chosen.size:
-            notes.append(f"too many rater pairs ({chosen.size:,}) for per-pair bootstrap intervals; "
-                         "only the mean over pairs has one")
+        replicates, pair_reps = _bootstrap(table, units, pairs, bootstrap=bootstrap, seed=seed,
+                                           cohen_weights=cohen_weights, progress=progress)
+        intervals = _intervals(replicates, pair_reps, chosen.size, confidence)
+    notes = [*table.notes, *intervals.notes, *_notes(per_response, pairs, chosen.size, min_shared)]
+    summary = table.summary()
+    dataset = {**{key: summary[key] for key in ("source", "judgments", "responses", "items", "agents", "raters",
+                                                "levels", "mean_judgments_per_response")},
+               "responses_with_2_or_more": int((per_response >= 2).sum()),
+               "min_judgments_per_response": int(per_response.min()) if per_response.size else 0,
+               "max_judgments_per_response": int(per_response.max()) if per_response.size else 0}
+    settings = {"bootstrap": bootstrap, "seed": seed, "confidence": confidence, "min_shared": min_shared,
+                "cohen_weights": cohen_weights}
+    return AgreementResult(dataset=dataset, statistics=_statistics_frame(point, intervals, per_response, chosen,
+                                                                         cohen_weights),
+                           pairs=_pairs_frame(table, pairs, kappas, intervals), settings=settings,
+                           notes=tuple(notes))
 
-    # ---- notes and the tables
+
+# ====================================================================================== the steps of agreement()
+@dataclass(frozen=True)
+class _Intervals:
+    """Percentile-bootstrap intervals of every statistic and of each rater pair's kappa."""
+
+    low: dict[str, float]
+    high: dict[str, float]
+    pair_low: np.ndarray
+    pair_high: np.ndarray
+    notes: tuple[str, ...] = ()
+
+    @classmethod
+    def empty(cls, n_pairs: int) -> _Intervals:
+        """No bootstrap: every bound NaN."""
+        return cls(low={name: np.nan for name in STATISTICS}, high={name: np.nan for name in STATISTICS},
+                   pair_low=np.full(n_pairs, np.nan), pair_high=np.full(n_pairs, np.nan))
+
+
+def _bootstrap(table: AnnotationTable, units: np.ndarray, pairs: _Pairs, *, bootstrap: int, seed: int | None,
+               cohen_weights: str, progress: bool) -> tuple[dict[str, np.ndarray], np.ndarray | None]:
+    """Every statistic over ``bootstrap`` resamples of the responses, and each pair's kappa when that fits in
+    memory (else None); chunk by chunk, each chunk one multinomial draw-count matrix times ``units``."""
+    k = table.n_levels
+    n_pairs = pairs.tables.shape[0]
+    rng = np.random.default_rng(seed)
+    replicates = {name: np.empty(bootstrap) for name in STATISTICS}
+    pair_reps = np.empty((bootstrap, n_pairs)) if n_pairs * bootstrap <= 20_000_000 else None
+    chunk = max(1, min(bootstrap, 4_000_000 // max(table.n_responses, 1)))
+    done = 0
+    with progress_bar("bootstrap", total=bootstrap, enabled=progress) as bar:
+        for rows in _chunks(bootstrap, chunk):
+            draws = _draw_counts(rng, rows, table.n_responses)
+            stats = _from_sums(draws @ units, k)
+            pair_tables = np.asarray(pairs.design.T @ draws.T).T.reshape(rows, -1, k, k)
+            rep_kappa = np.asarray(cohen_kappa(pair_tables, cohen_weights)).reshape(rows, -1)
+            with np.errstate(invalid="ignore"), _quiet_nanmean():
+                stats["cohen_kappa_mean"] = np.nanmean(rep_kappa, axis=1) if rep_kappa.shape[1] else \
+                    np.full(rows, np.nan)
+            for name in STATISTICS:
+                replicates[name][done:done + rows] = stats[name]
+            if pair_reps is not None:
+                pair_reps[done:done + rows] = rep_kappa
+            done += rows
+            bar.advance(rows)
+    return replicates, pair_reps
+
+
+def _intervals(replicates: dict[str, np.ndarray], pair_reps: np.ndarray | None, n_pairs: int,
+               confidence: float) -> _Intervals:
+    """Percentile intervals (over the finite replicates) of the statistics and of the per-pair kappas."""
+    bounds = {name: percentile_interval(replicates[name], confidence) for name in STATISTICS}
+    pair_low, pair_high = np.full(n_pairs, np.nan), np.full(n_pairs, np.nan)
+    notes: tuple[str, ...] = ()
+    if pair_reps is not None and n_pairs:
+        pair_low, pair_high = percentile_interval(pair_reps, confidence)
+    elif n_pairs:
+        notes = (f"too many rater pairs ({n_pairs:,}) for per-pair bootstrap intervals; only the mean over pairs "
+                 "has one",)
+    return _Intervals(low={name: float(bounds[name][0]) for name in STATISTICS},
+                      high={name: float(bounds[name][1]) for name in STATISTICS},
+                      pair_low=np.asarray(pair_low, dtype=float), pair_high=np.asarray(pair_high, dtype=float),
+                      notes=notes)
+
+
+def _varying(per_response: np.ndarray) -> bool:
+    return bool(per_response.size > 0 and per_response.min() != per_response.max())
+
+
+def _notes(per_response: np.ndarray, pairs: _Pairs, n_pairs: int, min_shared: int) -> list[str]:
+    """What the user should know: single-judgment responses, varying raters, repeats, pairs kept."""
+    notes = []
     single = int(((per_response == 1)).sum())
     if single:
         notes.append(f"{single:,} response(s) with a single judgment have no pair to compare: left out of "
                      "every agreement statistic (they still count in Fleiss' and Gwet's chance-agreement "
                      "level shares)")
-    varying = per_response.size > 0 and per_response.min() != per_response.max()
-    if varying:
+    if _varying(per_response):
         notes.append(f"judgments per response vary ({int(per_response.min())}–{int(per_response.max())}): "
                      "Fleiss' kappa uses Gwet's (2014) generalisation for varying raters per unit (equal to "
                      "Fleiss 1971 when every response has the same number)")
     if pairs.dropped_repeats:
         notes.append(f"Cohen's kappa: {pairs.dropped_repeats:,} repeated judgment(s) of a response by the same "
                      "rater left out (the first one is used)")
-    notes.append(f"Cohen's kappa: {chosen.size:,} of {pairs.n_candidate:,} rater pairs share >= {min_shared} "
-                 f"responses" + ("" if chosen.size else " (lower --min-shared to see pairs)"))
-    unit_counts = {name: n_pairable for name in STATISTICS}
+    notes.append(f"Cohen's kappa: {n_pairs:,} of {pairs.n_candidate:,} rater pairs share >= {min_shared} "
+                 f"responses" + ("" if n_pairs else " (lower --min-shared to see pairs)"))
+    return notes
+
+
+def _statistics_frame(point: dict[str, np.ndarray], intervals: _Intervals, per_response: np.ndarray,
+                      chosen: np.ndarray, cohen_weights: str) -> pd.DataFrame:
+    """One row per statistic (:data:`STATISTICS` order) with its interval, units and a note."""
+    unit_counts = {name: int((per_response >= 2).sum()) for name in STATISTICS}
     unit_counts["cohen_kappa_mean"] = int(np.isfinite(chosen).sum())
     stat_notes = {name: "" for name in STATISTICS}
-    stat_notes["fleiss_kappa"] = "Gwet (2014) generalisation: raters per response vary" if varying else \
-        "Fleiss (1971)"
+    stat_notes["fleiss_kappa"] = "Gwet (2014) generalisation: raters per response vary" \
+        if _varying(per_response) else "Fleiss (1971)"
     stat_notes["cohen_kappa_mean"] = f"mean over rater pairs, {cohen_weights} weights"
     stat_notes["krippendorff_alpha_interval"] = "level codes 0..K-1 as interval values"
-    statistics = pd.DataFrame({
+    return pd.DataFrame({
         "statistic": list(STATISTICS),
         "value": [float(point[name]) for name in STATISTICS],
-        "ci_low": [float(low[name]) for name in STATISTICS],
-        "ci_high": [float(high[name]) for name in STATISTICS],
+        "ci_low": [float(intervals.low[name]) for name in STATISTICS],
+        "ci_high": [float(intervals.high[name]) for name in STATISTICS],
         "units": [unit_counts[name] for name in STATISTICS],
         "note": [stat_notes[name] for name in STATISTICS],
     })
+
+
+def _pairs_frame(table: AnnotationTable, pairs: _Pairs, kappas: dict[str, np.ndarray],
+                 intervals: _Intervals) -> pd.DataFrame:
+    """One row per rater pair (most shared responses first) with its agreement and kappas."""
     tables = pairs.tables
     agree = np.trace(tables, axis1=1, axis2=2) / np.maximum(tables.sum(axis=(1, 2)), 1.0)
-    pair_frame = pd.DataFrame({
+    return pd.DataFrame({
         "rater_a": table.raters.to_numpy()[pairs.rater_a] if pairs.rater_a.size else np.array([], dtype=object),
         "rater_b": table.raters.to_numpy()[pairs.rater_b] if pairs.rater_b.size else np.array([], dtype=object),
         "shared": tables.sum(axis=(1, 2)).astype(np.int64),
@@ -473,26 +598,9 @@ def agreement(
         "kappa": kappas["none"],
         "kappa_linear": kappas["linear"],
         "kappa_quadratic": kappas["quadratic"],
-        "ci_low": pair_low,
-        "ci_high": pair_high,
+        "ci_low": intervals.pair_low,
+        "ci_high": intervals.pair_high,
     }).sort_values(["shared", "rater_a", "rater_b"], ascending=[False, True, True], ignore_index=True)
-    summary = table.summary()
-    dataset = {**{key: summary[key] for key in ("source", "judgments", "responses", "items", "agents", "raters",
-                                                "levels", "mean_judgments_per_response")},
-               "responses_with_2_or_more": n_pairable,
-               "min_judgments_per_response": int(per_response.min()) if per_response.size else 0,
-               "max_judgments_per_response": int(per_response.max()) if per_response.size else 0}
-    settings = {"bootstrap": bootstrap, "seed": seed, "confidence": confidence, "min_shared": min_shared,
-                "cohen_weights": cohen_weights}
-    return AgreementResult(dataset=dataset, statistics=statistics, pairs=pair_frame, settings=settings,
-                           notes=tuple(notes))
-
-
-def _percentiles(values: np.ndarray, tail: float) -> tuple[float, float]:
-    finite = values[np.isfinite(values)]
-    if finite.size == 0:
-        return np.nan, np.nan
-    return float(np.quantile(finite, tail)), float(np.quantile(finite, 1.0 - tail))
 
 
 @contextmanager

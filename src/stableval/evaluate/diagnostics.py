@@ -26,18 +26,29 @@ Per response: the posterior over levels, the predicted (most probable) level, ``
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 
+from stableval._json import records
+from stableval.aggregate import Aggregator
+from stableval.aggregate.registry import REGISTRY, method_label, resolve_methods
 from stableval.data.table import AnnotationTable
-from stableval.evaluate.credit import METHOD_LABELS, MethodOptions
 
-#: methods that estimate a confusion matrix per rater
-DIAGNOSE_METHODS = ("stableval", "ds")
+if TYPE_CHECKING:  # pragma: no cover
+    from rich.console import Console
+
+
+def rater_model_methods() -> tuple[str, ...]:
+    """The registered methods that estimate a confusion matrix per rater (those ``diagnose`` accepts)."""
+    return tuple(name for name, method in REGISTRY.items() if method.rater_model)
+
+
+#: methods that estimate a confusion matrix per rater (registry order)
+DIAGNOSE_METHODS = rater_model_methods()
 #: default: responses whose ambiguity (1 − max posterior) exceeds this are listed
 AMBIGUITY_THRESHOLD = 0.3
 #: default: raters whose spammer score is below this are flagged as near-uniform (labels nearly independent of
@@ -112,10 +123,10 @@ class Diagnostics:
         raters_order: rater names in the order of ``confusion``'s first axis.
         priors: (K,) estimated class priors mu.
         levels: the level names.
-        method: ``"stableval"`` or ``"ds"``.
+        method: the method's key (``"stableval"``, ``"ds"``, ...).
         fit: ``n_iter, converged, log_likelihood, objective`` of the EM fit.
         dataset: counts from :meth:`AnnotationTable.summary`.
-        settings: thresholds and method options.
+        settings: thresholds, the method's label and its hyper-parameters (``params``).
     """
 
     raters: pd.DataFrame
@@ -139,13 +150,13 @@ class Diagnostics:
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready: settings, priors, raters (each with its confusion matrix), ambiguous responses."""
         position = {name: i for i, name in enumerate(self.raters_order)}
-        raters = _records(self.raters)
+        raters = records(self.raters)
         for row in raters:
             row["confusion"] = np.round(self.confusion[position[str(row["rater"])]], 6).tolist()
         return {
             "dataset": self.dataset,
             "settings": self.settings,
-            "method": METHOD_LABELS[self.method],
+            "method": method_label(self.method),
             "fit": self.fit,
             "levels": list(self.levels),
             "priors": {level: float(p) for level, p in zip(self.levels, self.priors, strict=True)},
@@ -153,22 +164,69 @@ class Diagnostics:
             "raters": raters,
             "responses_total": len(self.responses),
             "ambiguous_count": len(self.ambiguous),
-            "ambiguous": _records(self.ambiguous),
+            "ambiguous": records(self.ambiguous),
         }
 
+    def render(self, console: Console, top: int = 20) -> None:
+        """The fit, the rater table (best first, flags), and the ``top`` most ambiguous responses."""
+        from rich import box
+        from rich.table import Table
 
-def _finite(value: Any) -> Any:
-    if isinstance(value, float | np.floating):
-        return float(value) if np.isfinite(value) else None
-    if isinstance(value, np.integer):
-        return int(value)
-    if isinstance(value, np.bool_):
-        return bool(value)
-    return value
+        data, settings = self.dataset, self.settings
+        console.print(f"[bold]{data['source']}[/]: {data['judgments']:,} judgments of {data['responses']:,} "
+                      f"responses by {data['raters']:,} raters; levels {' < '.join(data['levels'])}")
+        for note in data["notes"]:
+            console.print(f"  note: {note}")
+        priors = ", ".join(f"{level} {p:.3f}" for level, p in zip(self.levels, self.priors, strict=True))
+        fit = self.fit
+        if fit:
+            state = "converged" if fit["converged"] else "[bold red]did NOT converge[/] (raise --max-iter)"
+            console.print(f"{settings['method']}: EM {state} in {fit['n_iter']} iterations; estimated class priors: "
+                          f"{priors}")
+        else:
+            console.print(f"{settings['method']}: estimated class priors: {priors}")
+        raters = Table(box=box.SIMPLE_HEAVY, show_edge=False, title_justify="left",
+                       title="Raters (best class-balanced accuracy first)")
+        for name in ("Rater", "Ratings", "Accuracy", "Weighted acc.", "Leniency", "Strictness", "Over", "Under",
+                     "Spammer", "Flags"):
+            raters.add_column(name, justify="left" if name in ("Rater", "Flags") else "right")
+        for row in self.raters.itertuples(index=False):
+            flags = [text for flag, text in ((row.below_chance, "[red]at/below chance[/]"),
+                                             (row.near_uniform, "[yellow]near-uniform[/]")) if flag]
+            raters.add_row(str(row.rater), f"{row.ratings:,}", f"{row.accuracy:.3f}", f"{row.weighted_accuracy:.3f}",
+                           f"{row.leniency:.3f}", f"{row.strictness:.3f}", f"{row.over_rating:.3f}",
+                           f"{row.under_rating:.3f}", f"{row.spammer_score:.3f}", ", ".join(flags))
+        console.print(raters)
+        below = int(self.raters["below_chance"].sum())
+        uniform = int(self.raters["near_uniform"].sum())
+        console.print(f"Accuracy = mean over true levels of P(correct); weighted by the class priors in 'Weighted "
+                      f"acc.'. Over/Under = P(label above/below the truth). {below} rater(s) at or below chance "
+                      f"(accuracy <= 1/{len(self.levels)}), {uniform} near-uniform (spammer score < "
+                      f"{settings['spammer_threshold']:g}).")
+        total = len(self.responses)
+        count = len(self.ambiguous)
+        share = count / total if total else 0.0
+        console.print(f"\n{count:,} of {total:,} responses ({share:.1%}) are ambiguous (ambiguity > "
+                      f"{settings['ambiguity_threshold']:g}); mean entropy {self.responses['entropy'].mean():.3f} "
+                      "nats.")
+        if count and top:
+            shown = self.ambiguous.head(top)
+            items = Table(box=box.SIMPLE_HEAVY, show_edge=False, title_justify="left",
+                          title=f"Most ambiguous responses (top {len(shown)} of {count:,})")
+            for name in ("Item", "Agent", "Predicted", "Confidence", "Ambiguity", "Entropy", "Judgments"):
+                items.add_column(name, justify="right" if name in ("Confidence", "Ambiguity", "Entropy") else "left",
+                                 overflow="fold")
+            for row in shown.itertuples(index=False):
+                items.add_row(str(row.item), str(row.agent), str(row.predicted), f"{row.confidence:.3f}",
+                              f"{row.ambiguity:.3f}", f"{row.entropy:.3f}", str(row.details))
+            console.print(items)
 
-
-def _records(frame: pd.DataFrame) -> list[dict[str, Any]]:
-    return [{str(k): _finite(v) for k, v in row.items()} for row in frame.to_dict("records")]
+    def to_frame(self, which: str = "raters") -> pd.DataFrame:
+        """One of the tables: ``"raters"``, ``"responses"`` (all, with posteriors) or ``"ambiguous"``."""
+        tables = {"raters": self.raters, "responses": self.responses, "ambiguous": self.ambiguous}
+        if which not in tables:
+            raise ValueError(f"no table {which!r}; allowed: {', '.join(tables)}")
+        return tables[which]
 
 
 # ====================================================================================== diagnose
@@ -189,20 +247,21 @@ def _judgment_details(table: AnnotationTable, responses: np.ndarray) -> list[str
 
 def diagnose(
     table: AnnotationTable,
-    method: str = "stableval",
+    method: str | Aggregator = "stableval",
     *,
+    params: Mapping[str, Any] | None = None,
     ambiguity_threshold: float = AMBIGUITY_THRESHOLD,
     spammer_threshold: float = SPAMMER_THRESHOLD,
-    options: MethodOptions | None = None,
 ) -> Diagnostics:
-    """Fit ``method`` (``"stableval"`` or ``"ds"``) and derive rater and response diagnostics.
+    """Fit a rater model and derive rater and response diagnostics.
 
     Args:
         table: the annotation table.
-        method: the confusion-matrix model: ``"stableval"`` (default) or ``"ds"``.
+        method: a registered method with a rater model (:func:`rater_model_methods`: ``"stableval"``, the default,
+            or ``"ds"``), by name or as an estimator instance such as ``Stableval(alpha_pi=2)``.
+        params: the method's hyper-parameters by name (with a method name), e.g. ``{"alpha_pi": 2.0}``.
         ambiguity_threshold: responses with ambiguity (1 − max posterior) above it are listed (0 <= t < 1).
         spammer_threshold: raters with a spammer score below it are flagged near-uniform.
-        options: hyper-parameters of the method (priors, EM tolerance, ...).
 
     A rater who never judged a response of some true level has no evidence for that row of pi_r; the model
     then leaves the row uniform (DS) or at its prior (STABLEVAL), and the class-balanced metrics average it in.
@@ -214,16 +273,19 @@ def diagnose(
     >>> result.raters["rater"].tolist(), int(result.raters["ratings"].sum())
     (['a', 'b', 'c'], 9)
     """
-    name = method.strip().lower()
-    if name not in DIAGNOSE_METHODS:
+    if isinstance(method, str) and method.strip().lower() not in rater_model_methods():
         raise ValueError(f"diagnostics need a model with rater confusion matrices: got {method!r}; "
-                         f"allowed: {', '.join(DIAGNOSE_METHODS)}")
+                         f"allowed: {', '.join(rater_model_methods())}")
     if not 0.0 <= ambiguity_threshold < 1.0:
         raise ValueError(f"ambiguity threshold must be in [0, 1), got {ambiguity_threshold}")
     if not 0.0 <= spammer_threshold <= 1.0:
         raise ValueError(f"spammer threshold must be in [0, 1], got {spammer_threshold}")
-    options = options or MethodOptions()
-    model = options.build(name).fit(table)
+    chosen = resolve_methods([method], {method.strip().lower(): params or {}} if isinstance(method, str) else None)[0]
+    if not chosen.method.rater_model:
+        raise ValueError(f"diagnostics need a model with rater confusion matrices: {chosen.method.name} has none; "
+                         f"allowed: {', '.join(rater_model_methods())}")
+    name = chosen.key
+    model = chosen.build().fit(table)
     confusion = np.asarray(model.confusion_, dtype=float)
     priors = np.asarray(model.priors_, dtype=float)
     posteriors = np.asarray(model.posteriors_, dtype=float)
@@ -259,16 +321,13 @@ def diagnose(
     ambiguous = responses.iloc[flagged].drop(columns="ambiguous").reset_index(drop=True)
     ambiguous["details"] = _judgment_details(table, flagged)
 
-    fit = {"n_iter": int(model.n_iter_), "converged": bool(model.converged_),
-           "log_likelihood": float(model.log_likelihood_[-1]), "objective": float(model.objective_[-1])}
-    settings: dict[str, Any] = {"method": METHOD_LABELS[name], "ambiguity_threshold": ambiguity_threshold,
+    settings: dict[str, Any] = {"method": chosen.label, "ambiguity_threshold": ambiguity_threshold,
                                 "spammer_threshold": spammer_threshold, "chance_accuracy": 1.0 / k,
-                                "entropy_unit": "nats", "tol": options.tol, "max_iter": options.max_iter}
-    if name == "stableval":
-        settings.update(alpha_mu=options.alpha_mu, alpha_pi=options.alpha_pi, epsilon=options.epsilon)
+                                "entropy_unit": "nats", "params": chosen.estimator.get_params()}
     return Diagnostics(
         raters=raters, responses=responses, ambiguous=ambiguous, confusion=confusion,
-        raters_order=[str(r) for r in table.raters], priors=priors, levels=table.levels, method=name, fit=fit,
+        raters_order=[str(r) for r in table.raters], priors=priors, levels=table.levels, method=name,
+        fit=model.fit_summary(),
         dataset=table.summary(), settings=settings,
     )
 

@@ -19,16 +19,22 @@ decisive votes won by the left side, with a Wilson interval, tells whether rater
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 
-from stableval.aggregate.bradley_terry import BradleyTerry, count_matrices, vote_codes, vote_counts
+from stableval._json import jsonable, matrix, records
+from stableval.aggregate._base import clone
+from stableval.aggregate.bradley_terry import BradleyTerry
+from stableval.aggregate.pairwise import count_matrices, pairwise_counts, vote_codes
 from stableval.data.pairwise import PairwiseTable
 from stableval.evaluate.intervals import wilson_interval
 from stableval.evaluate.scores import competition_ranks
 from stableval.progress import progress_bar
+
+if TYPE_CHECKING:  # pragma: no cover
+    from rich.console import Console
 
 ALL = "all"
 
@@ -56,29 +62,69 @@ class PairwiseLeaderboard:
     tie_parameter: dict[str, float]
     settings: dict[str, Any] = field(default_factory=dict)
 
+    def to_frame(self) -> pd.DataFrame:
+        """The ratings: one row per (criterion, agent)."""
+        return self.ratings
+
+    def render(self, console: Console) -> None:
+        """Per criterion: the ratings with intervals, the win-rate matrix and the position bias."""
+        _render_leaderboard(self, console)
+
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready dictionary."""
-        def clean(value: Any) -> Any:
-            if isinstance(value, float | np.floating):
-                return None if not np.isfinite(value) else float(value)
-            if isinstance(value, np.integer):
-                return int(value)
-            return value
-
-        def records(frame: pd.DataFrame) -> list[dict[str, Any]]:
-            return [{str(k): clean(v) for k, v in row.items()} for row in frame.to_dict("records")]
-
-        def matrix(frame: pd.DataFrame) -> dict[str, dict[str, Any]]:
-            return {str(a): {str(b): clean(v) for b, v in row.items()} for a, row in frame.iterrows()}
-
+        """JSON-ready dictionary (NaN and infinities become None)."""
         return {
-            "settings": self.settings,
+            "settings": jsonable(self.settings),
             "ratings": records(self.ratings),
             "win_rate": {c: matrix(f) for c, f in self.win_rate.items()},
             "win_probability": {c: matrix(f) for c, f in self.win_probability.items()},
             "position_bias": records(self.position_bias),
-            "tie_parameter": {c: clean(v) for c, v in self.tie_parameter.items()},
+            "tie_parameter": jsonable(self.tie_parameter),
         }
+
+
+def _render_leaderboard(board: PairwiseLeaderboard, console: Console) -> None:
+    """The table people read: per criterion the ratings, the win-rate matrix and the position bias."""
+    from rich import box
+    from rich.table import Table
+
+    settings = board.settings
+    console.print(f"[bold]{settings['source']}[/]: {settings['votes']:,} pairwise votes; Bradley–Terry, ties "
+                  f"{'as half wins' if settings['ties'] == 'half' else 'by the Davidson model'}"
+                  + (f", prior {settings['prior']:g} virtual ties per pair" if settings["prior"] else ""))
+    for note in settings["notes"]:
+        console.print(f"  note: {note}")
+    confidence = round(settings["confidence"] * 100)
+    for criterion, part in board.ratings.groupby("criterion", sort=False):
+        table = Table(box=box.SIMPLE_HEAVY, title=f"Leaderboard — {criterion}", title_justify="left",
+                      show_edge=False)
+        for name in ("Agent", "Rating", f"{confidence}% CI", "Rank", "Games", "W / L / T"):
+            table.add_column(name, justify="left" if name == "Agent" else "right")
+        row: Any
+        for row in part.itertuples(index=False):
+            interval = f"[{row.ci_low:.0f}, {row.ci_high:.0f}]" if row.ci_low == row.ci_low else ""
+            rank = f"{row.rank}" + (f" ({row.rank_low}–{row.rank_high})" if row.rank_low != row.rank_high else "")
+            table.add_row(str(row.agent), f"{row.rating:.0f}", interval, rank, f"{row.games:g}",
+                          f"{row.wins:g} / {row.losses:g} / {row.ties:g}")
+        console.print(table)
+        rate = board.win_rate[str(criterion)]
+        order = list(part["agent"])
+        matrix_table = Table(box=box.MINIMAL, title="Win rate of row vs column (ties = ½)", title_justify="left")
+        matrix_table.add_column("")
+        for agent in order:
+            matrix_table.add_column(agent[:14], justify="right")
+        for agent in order:
+            cells = [float(rate.loc[agent, a]) for a in order]
+            matrix_table.add_row(agent, *[("—" if a == agent else (f"{v:.2f}" if v == v else ""))
+                                          for a, v in zip(order, cells, strict=True)])
+        console.print(matrix_table)
+        bias = board.position_bias.set_index("criterion").loc[criterion].to_dict()
+        console.print(f"Position bias: the first-shown (left) answer won {bias['share_left']:.1%} of decisive votes "
+                      f"({int(bias['left_wins'])} vs {int(bias['right_wins'])}; {confidence}% CI "
+                      f"[{bias['ci_low']:.1%}, {bias['ci_high']:.1%}]; 50% = no bias). Ties: {int(bias['ties'])}.")
+        if settings["ties"] == "davidson":
+            console.print(f"Davidson tie parameter nu = {board.tie_parameter[str(criterion)]:.3f}.")
+    console.print(f"Ratings: 1000 + 400·log10(strength / geometric mean); intervals from {settings['bootstrap']:,} "
+                  f"bootstrap resamples of the votes (seed {settings['seed']}).")
 
 
 def _bootstrap_ratings(frame: pd.DataFrame, agents: list[str], model: BradleyTerry, n_boot: int,
@@ -89,8 +135,7 @@ def _bootstrap_ratings(frame: pd.DataFrame, agents: list[str], model: BradleyTer
     side_a, side_b, outcome, _ = vote_codes(frame, agents)
     out = np.full((n_boot, len(agents)), np.nan)
     start = np.log(model.strengths_)
-    refit = BradleyTerry(ties=model.ties, prior=model.prior, scale=model.scale, base=model.base,
-                         max_iter=model.max_iter, tol=model.tol)
+    refit = clone(model)
     for replicate in range(n_boot):
         counts = np.bincount(rng.integers(0, n_votes, n_votes), minlength=n_votes)
         wins, ties = count_matrices(side_a, side_b, outcome, base * counts, len(agents))
@@ -122,7 +167,7 @@ def pairwise_leaderboard(
     with progress_bar("bootstrap", total=bootstrap * len(criteria), enabled=progress) as bar:
         for criterion in criteria:
             part = frame if criterion == ALL else frame[frame["criterion"] == criterion]
-            wins, tie_counts, agents = vote_counts(part)
+            wins, tie_counts, agents = pairwise_counts(part)
             model = BradleyTerry(ties=ties, prior=prior).fit_counts(wins, tie_counts, agents)
             games = wins + wins.T + tie_counts
             reps = _bootstrap_ratings(part, agents, model, bootstrap, rng, bar) if bootstrap else np.empty((0, 0))

@@ -24,7 +24,7 @@ def pair_signs(scores: np.ndarray) -> np.ndarray:
     """(..., A(A-1)/2) sign of score_i - score_j for every pair i < j along the last axis."""
     first, second = np.triu_indices(scores.shape[-1], k=1)
     rounded = np.round(scores, SCORE_DECIMALS)
-    return np.sign(rounded[..., first] - rounded[..., second])
+    return np.asarray(np.sign(rounded[..., first] - rounded[..., second]))
 
 
 def kendall_tau_b(x: np.ndarray, y: np.ndarray) -> np.ndarray:

@@ -12,9 +12,10 @@ GenerativeAIExamples, ``nemo/HumanEvaluation/Reliability_Scoring_Win_Tie_Loss.ip
   warning when an evaluator has fewer than ``min_items`` applicable items.
 
 Overall: pooled reliability (Σ matches / Σ applicable), pooled flag mismatch, and the share of items QC flagged.
-QC is a designated rater (``qc_rater``), a gold table (``gold``), QC embedded in the input (the notebook's
-JSON format, :func:`read_toy_json`), or the leave-one-out consensus of the other raters (``consensus=True``;
-items without a strict majority are excluded and counted).
+QC is a designated rater (``qc_rater``), a gold file (``gold``, :func:`stableval.datasets.gold.read_gold`), QC
+embedded in the input (the notebook's JSON format, :func:`stableval.datasets.nvidia_reliability.read_toy_json`), or
+the leave-one-out consensus of the other raters (``consensus=True``; items without a strict majority are excluded
+and counted). Judgment files are read by :func:`stableval.datasets.judgments.read_judgments`.
 
 >>> import pandas as pd
 >>> frame = pd.DataFrame({"item": ["q1", "q1", "q2", "q2", "q3", "q3"],
@@ -30,209 +31,33 @@ items without a strict majority are excluded and counted).
 
 from __future__ import annotations
 
-import json
-import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 
-from stableval.data.read import (
-    ROLE_ALIASES,
-    id_column,
-    line_offset,
-    read_table_file,
-    resolve_columns,
-    row_error,
-)
+from stableval._json import jsonable, records
 from stableval.data.table import AnnotationTable
+from stableval.datasets.gold import GOLD_ROLES, GoldLabels
+from stableval.datasets.judgments import JUDGMENT_COLUMNS, judgments_from_frame
 from stableval.errors import InputError
 from stableval.evaluate.intervals import wilson_interval
 
-__all__ = [
-    "FLAG_FALSE",
-    "FLAG_TRUE",
-    "JUDGMENT_ROLES",
-    "ReliabilityResult",
-    "judgments_from_frame",
-    "plot_reliability",
-    "read_gold",
-    "read_judgments",
-    "read_toy_json",
-    "reliability_vs_qc",
-]
+if TYPE_CHECKING:  # pragma: no cover
+    from rich.console import Console
 
-#: Roles of a judgment table for reliability: the annotation roles plus optional ``flag`` and ``skip``.
-JUDGMENT_ROLES: dict[str, tuple[str, ...]] = {
-    **ROLE_ALIASES,
-    "label": (*ROLE_ALIASES["label"], "best"),
-    "flag": ("flag", "item_flag", "flagged", "nsfw", "unratable"),
-    "skip": ("skip", "skipped"),
-}
-#: Text read as a set flag / skip (case-insensitive) ...
-FLAG_TRUE: frozenset[str] = frozenset({"yes", "y", "true", "t", "1"})
-#: ... and as not set (an empty cell is not set).
-FLAG_FALSE: frozenset[str] = frozenset({"no", "n", "false", "f", "0", ""})
-_FLAG_ALLOWED = "yes/no, true/false, y/n, 1/0 (case-insensitive) or empty"
-_COLUMNS = ["item", "agent", "rater", "label", "flag", "skip", "qc", "row"]
+__all__ = ["ReliabilityResult", "reliability_vs_qc"]
 
-
-# ====================================================================================== reading
-def _bool_column(frame: pd.DataFrame, name: str, *, source: str) -> np.ndarray:
-    text = frame[name].astype(str).str.strip().str.lower().to_numpy(dtype=object)
-    truth = np.isin(text, list(FLAG_TRUE))
-    bad = ~truth & ~np.isin(text, list(FLAG_FALSE))
-    if bad.any():
-        pos = int(np.flatnonzero(bad)[0])
-        raise row_error(f"not a yes/no value ({int(bad.sum()):,} row(s) in all)", source=source, row=pos + 1,
-                         offset=line_offset(frame), column=name, value=str(frame[name].iloc[pos]),
-                         allowed=_FLAG_ALLOWED)
-    return truth
-
-
-def judgments_from_frame(
-    frame: pd.DataFrame,
-    *,
-    columns: Mapping[str, str] | None = None,
-    levels: Sequence[str] | str | None = None,
-    source: str = "<DataFrame>",
-    default_agent: str | None = None,
-    require_rater: bool = True,
-) -> pd.DataFrame:
-    """Validate a raw judgment frame into the columns ``item, agent, rater, label, flag, skip, qc, row``.
-
-    ``flag`` / ``skip`` columns are optional (yes/no, true/false, 1/0, empty = no). A label may be empty only
-    where the row is flagged or skipped. ``levels`` (optional) restricts the non-empty labels. ``agent`` is
-    optional (empty when absent: the unit is then the item). ``row`` is the 1-based data row, for messages.
-
-    >>> import pandas as pd
-    >>> judgments_from_frame(pd.DataFrame({"item": ["1"], "worker": ["w"], "best": ["tie"], "item_flag": ["No"]}))
-      item agent rater label   flag   skip     qc  row
-    0    1           w   tie  False  False  False    1
-    """
-    if len(frame) == 0:
-        raise InputError("no rows", file=source, allowed="one row per judgment")
-    roles = JUDGMENT_ROLES if require_rater else {r: a for r, a in JUDGMENT_ROLES.items() if r != "rater"}
-    found = resolve_columns(frame, roles, columns, source=source, optional=("agent", "flag", "skip"))
-    offset = line_offset(frame)
-    item = id_column(frame, str(found["item"]), source=source, role="item")
-    if found["agent"] is not None:
-        agent = id_column(frame, str(found["agent"]), source=source, role="agent")
-    else:
-        agent = pd.Series("" if default_agent is None else str(default_agent), index=item.index, dtype=object)
-    rater = (id_column(frame, str(found["rater"]), source=source, role="rater") if require_rater
-             else pd.Series("", index=item.index, dtype=object))
-    flag = (_bool_column(frame, str(found["flag"]), source=source) if found["flag"] is not None
-            else np.zeros(len(frame), dtype=bool))
-    skip = (_bool_column(frame, str(found["skip"]), source=source) if found["skip"] is not None
-            else np.zeros(len(frame), dtype=bool))
-    label_col = str(found["label"])
-    label = frame[label_col].astype(str).str.strip().reset_index(drop=True)
-    missing = (label == "").to_numpy() & ~flag & ~skip
-    if missing.any():
-        pos = int(np.flatnonzero(missing)[0])
-        raise row_error(f"empty label on a row that is neither flagged nor skipped ({int(missing.sum()):,} "
-                         "row(s) in all)", source=source, row=pos + 1, offset=offset, column=label_col,
-                         value="", allowed="a label, or flag/skip set on that row")
-    if levels is not None:
-        names = [part.strip() for part in levels.split(",")] if isinstance(levels, str) else [str(v) for v in levels]
-        bad = ~label.isin(names).to_numpy() & (label != "").to_numpy()
-        if bad.any():
-            pos = int(np.flatnonzero(bad)[0])
-            raise row_error(f"label is not one of the levels ({int(bad.sum()):,} row(s) in all)", source=source,
-                             row=pos + 1, offset=offset, column=label_col, value=label.iloc[pos],
-                             allowed="one of: " + ", ".join(names))
-    return pd.DataFrame({"item": item.to_numpy(dtype=object), "agent": agent.to_numpy(dtype=object),
-                         "rater": rater.to_numpy(dtype=object), "label": label.to_numpy(dtype=object),
-                         "flag": flag, "skip": skip, "qc": np.zeros(len(frame), dtype=bool),
-                         "row": np.arange(1, len(frame) + 1)})
-
-
-def read_toy_json(path: str | os.PathLike[str]) -> pd.DataFrame:
-    """Read the JSON format of NVIDIA's reliability notebook into judgment rows (QC rows have ``qc=True``).
-
-    The file is a JSON list with one object per item::
-
-        [{"output_values": {"<evaluator id>": {"item_flag": "No", "best": "response_1"}, ...},
-          "QC": {"<qc id>": {"item_flag": "No", "best": "response_2"}}}, ...]
-
-    Item ids are the 1-based positions in the list (``row`` too); ``best`` is the label (``response_1``,
-    ``response_2``, ``tie``); ``item_flag`` Yes/No is the flag (``best`` may be missing when flagged); an
-    optional ``skip`` (yes/no) is read too.
-    """
-    path = Path(path)
-    source = str(path)
-    if not path.is_file():
-        raise InputError("file not found", file=source, allowed="an existing JSON file")
-    try:
-        data = json.loads(path.read_text(encoding="utf-8-sig"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise InputError(f"not valid JSON ({exc})", file=source,
-                         allowed='a JSON list of {"output_values": {...}, "QC": {...}} objects') from exc
-    allowed_item = 'an object {"output_values": {rater: {"item_flag", "best"}}, "QC": {rater: {...}}}'
-    if not isinstance(data, list) or not data:
-        raise InputError("expected a non-empty JSON list of items", file=source, allowed=allowed_item)
-    records: list[tuple[str, str, str, str, str, str, bool, int]] = []
-    for number, entry in enumerate(data, start=1):
-        if not isinstance(entry, dict) or not isinstance(entry.get("output_values"), dict) \
-                or not isinstance(entry.get("QC", {}), dict):
-            raise InputError("item is not in the notebook's format", file=source, row=number,
-                             value=str(entry)[:80], allowed=allowed_item)
-        for block, is_qc in (("output_values", False), ("QC", True)):
-            for rater, judgment in entry.get(block, {}).items():
-                if not isinstance(judgment, dict):
-                    raise InputError("judgment is not an object", file=source, row=number, column=block,
-                                     value=judgment, allowed='{"item_flag": "No", "best": "response_1"}')
-                records.append((str(number), "", str(rater), str(judgment.get("best") or ""),
-                                str(judgment.get("item_flag") or ""), str(judgment.get("skip") or ""), is_qc,
-                                number))
-    raw = pd.DataFrame(records, columns=["item", "agent", "rater", "best", "item_flag", "skip", "qc", "row"])
-    flag = _bool_column(raw, "item_flag", source=source)
-    skip = _bool_column(raw, "skip", source=source)
-    missing = (raw["best"] == "").to_numpy() & ~flag & ~skip
-    if missing.any():
-        pos = int(np.flatnonzero(missing)[0])
-        raise InputError("no 'best' on a judgment that is not flagged", file=source, row=int(raw["row"].iloc[pos]),
-                         column="best", value=raw["rater"].iloc[pos], allowed="response_1, response_2 or tie")
-    return pd.DataFrame({"item": raw["item"], "agent": raw["agent"], "rater": raw["rater"], "label": raw["best"],
-                         "flag": flag, "skip": skip, "qc": raw["qc"].to_numpy(dtype=bool), "row": raw["row"]})
-
-
-def read_judgments(
-    path: str | os.PathLike[str],
-    *,
-    columns: Mapping[str, str] | None = None,
-    levels: Sequence[str] | str | None = None,
-    format: str | None = None,
-    default_agent: str | None = None,
-) -> pd.DataFrame:
-    """Read judgments for :func:`reliability_vs_qc`: a ``.json`` file in the notebook's format
-    (:func:`read_toy_json`), else CSV/TSV/JSONL/Parquet with optional ``flag``/``skip`` columns."""
-    path = Path(path)
-    if format is None and path.suffix.lower() == ".json":
-        return read_toy_json(path)
-    frame = read_table_file(path, format=format)
-    return judgments_from_frame(frame, columns=columns, levels=levels, source=str(path),
-                                default_agent=default_agent)
-
-
-def read_gold(
-    path: str | os.PathLike[str],
-    *,
-    columns: Mapping[str, str] | None = None,
-    levels: Sequence[str] | str | None = None,
-    format: str | None = None,
-) -> pd.DataFrame:
-    """Read a QC (gold) file: ``item[, agent], label[, flag][, skip]``, one row per item (or response)."""
-    frame = read_table_file(path, format=format)
-    gold = judgments_from_frame(frame, columns=columns, levels=levels, source=str(path), require_rater=False)
-    return gold.assign(qc=True, rater="<gold>")
+_COLUMNS = list(JUDGMENT_COLUMNS)
 
 
 # ====================================================================================== the result
+def _pct(value: float, digits: int = 1) -> str:
+    return "N/A" if value != value else f"{100 * value:.{digits}f}%"
+
+
 @dataclass(frozen=True)
 class ReliabilityResult:
     """What :func:`reliability_vs_qc` returns.
@@ -262,14 +87,50 @@ class ReliabilityResult:
                                "few_items": False}
         return rows
 
+    def to_frame(self) -> pd.DataFrame:
+        """The notebook's table (:meth:`table`)."""
+        return self.table()
+
+    def render(self, console: Console) -> None:
+        """The reliability table (evaluators, then Overall) and the share of items QC flagged."""
+        from rich import box
+        from rich.table import Table
+
+        overall, settings = self.overall, self.settings
+        qc = {"rater": f"rater(s) {', '.join(settings['qc_rater'] or [])}", "gold": "the QC file",
+              "consensus": f"consensus of the other raters (>= {settings['consensus_min']})",
+              "embedded": "QC judgments in the input"}[settings["qc"]]
+        console.print(f"[bold]{settings['source']}[/]: {overall['evaluators']} evaluators, "
+                      f"{overall['total_items']:,} evaluator judgments with QC; QC = {qc}")
+        confidence = round(settings["confidence"] * 100)
+        table = Table(box=box.SIMPLE_HEAVY, show_edge=False, title="Reliability against QC", title_justify="left")
+        for name in ("Evaluator", "Reliability", "Correct / applicable", f"{confidence}% CI (Wilson)",
+                     "Flag mismatch", "Total items", "Skipped", "Excluded"):
+            table.add_column(name, justify="left" if name == "Evaluator" else "right")
+        row: Any  # a row of the table (itertuples)
+        for row in self.table().itertuples(index=False):
+            name = str(row.evaluator) + (" *" if row.few_items else "")
+            interval = "" if row.ci_low != row.ci_low else f"[{_pct(row.ci_low)}, {_pct(row.ci_high)}]"
+            mismatch = "N/A" if row.flag_mismatch_pct != row.flag_mismatch_pct else f"{row.flag_mismatch_pct:.1f}%"
+            table.add_row(name, _pct(row.reliability, 2), f"{int(row.correct)}/{int(row.applicable)}", interval,
+                          mismatch, f"{int(row.total_items):,}", f"{int(row.skipped):,}", f"{int(row.excluded):,}",
+                          style="bold" if row.evaluator == "Overall" else None)
+        console.print(table)
+        flagged = overall["qc_flagged_pct"]
+        console.print(f"Overall prompts flagged as non-ratable by QC: "
+                      f"{'N/A' if flagged != flagged else f'{flagged:.2f}%'} ({overall['qc_flagged']:,} of "
+                      f"{overall['qc_items']:,})")
+        console.print(f"Overall reliability across all evaluators: {_pct(overall['reliability'], 2)} "
+                      f"({overall['correct']:,}/{overall['applicable']:,})")
+        if self.evaluators["few_items"].any():
+            console.print(f"* fewer than {settings['min_items']} applicable items: read that reliability with care.")
+        for note in self.notes:
+            console.print(f"note: {note}")
+
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready: NaN becomes None."""
-        frame = self.evaluators.astype(object).where(self.evaluators.notna(), None)
-        records = [{k: (v.item() if isinstance(v, np.generic) else v) for k, v in row.items()}
-                   for row in frame.to_dict("records")]
-        overall = {k: (None if isinstance(v, float) and v != v else (v.item() if isinstance(v, np.generic) else v))
-                   for k, v in self.overall.items()}
-        return {"settings": self.settings, "overall": overall, "evaluators": records, "notes": list(self.notes)}
+        return {"settings": jsonable(self.settings), "overall": jsonable(self.overall),
+                "evaluators": records(self.evaluators), "notes": list(self.notes)}
 
 
 # ====================================================================================== the computation
@@ -309,11 +170,27 @@ def _unit_codes(*frames: pd.DataFrame, by_item_only: bool = False) -> list[np.nd
     return out
 
 
+@dataclass(frozen=True)
+class _Aligned:
+    """Every evaluator judgment next to its QC judgment (the align step of :func:`reliability_vs_qc`)."""
+
+    evaluations: pd.DataFrame  # the evaluator judgments (J rows)
+    label: np.ndarray          # (J,) label code of each judgment
+    has_qc: np.ndarray         # (J,) a QC judgment (or a consensus) exists for its item
+    q_flag: np.ndarray         # (J,) QC flagged the item
+    q_skip: np.ndarray         # (J,) QC skipped it
+    q_label: np.ndarray        # (J,) QC's label code (-1 without)
+    qc_items: int              # QC judgments of items some evaluator judged
+    qc_flagged: int            # ... of which QC flagged
+    excluded_reason: str
+    notes: tuple[str, ...]
+
+
 def reliability_vs_qc(
     judgments: pd.DataFrame | AnnotationTable,
     *,
     qc_rater: str | Sequence[str] | None = None,
-    gold: pd.DataFrame | None = None,
+    gold: GoldLabels | pd.DataFrame | None = None,
     consensus: bool = False,
     consensus_min: int = 2,
     min_items: int = 10,
@@ -323,11 +200,16 @@ def reliability_vs_qc(
 ) -> ReliabilityResult:
     """Per-evaluator reliability against QC (see the module docstring for the definitions).
 
+    Steps: resolve the QC source, align every evaluator judgment with its QC judgment, count matches, flag
+    mismatches and skips per evaluator, and summarise (per evaluator and pooled, with Wilson intervals).
+
     Args:
-        judgments: rows ``item, agent, rater, label, flag, skip`` (:func:`read_judgments` /
-            :func:`judgments_from_frame`; a raw frame is validated here), or an :class:`AnnotationTable`.
+        judgments: rows ``item, agent, rater, label, flag, skip`` (:func:`~stableval.datasets.judgments.
+            read_judgments` / :func:`~stableval.datasets.judgments.judgments_from_frame`; a raw frame is
+            validated here), or an :class:`AnnotationTable`.
         qc_rater: the QC rater id(s); their judgments are QC (at most one per item), everyone else is evaluated.
-        gold: QC labels (:func:`read_gold`): matched on (item, agent) when it has agents, else on item.
+        gold: QC labels (:func:`~stableval.datasets.gold.read_gold`, or a frame in the same format): matched on
+            (item, agent) when it has agents, else on item.
         consensus: QC = the strict-majority judgment of the *other* raters of the item (leave-one-out), first
             on the flag, then on the label among those who did not flag it; items with fewer than
             ``consensus_min`` other raters or without a strict majority are excluded and counted.
@@ -337,13 +219,34 @@ def reliability_vs_qc(
         source: the input's name in messages.
 
     Without ``qc_rater``, ``gold`` or ``consensus`` the QC must be embedded in the input (``qc`` column,
-    as :func:`read_toy_json` gives).
+    as :func:`~stableval.datasets.nvidia_reliability.read_toy_json` gives).
     """
     if duplicates not in ("error", "first", "last"):
         raise ValueError(f"duplicates={duplicates!r}; allowed: 'error', 'first', 'last'")
     if min_items < 0 or consensus_min < 1 or not 0 < confidence < 1:
         raise ValueError("min_items must be >= 0, consensus_min >= 1 and confidence in (0, 1)")
-    frame = _as_judgments(judgments)
+    frame, mode = _resolve_qc(_as_judgments(judgments), qc_rater=qc_rater, gold=gold, consensus=consensus,
+                              source=source)
+    frame = _duplicates(frame, ["item", "agent", "rater"], duplicates, source=source, what="(item, agent, rater)")
+    evaluations = frame.loc[~frame["qc"].to_numpy()].reset_index(drop=True)
+    if evaluations.empty:
+        raise InputError("no evaluator judgments besides QC", file=source, allowed="judgments by other raters")
+    aligned = _align(evaluations, _qc_rows(frame, gold, mode), mode=mode, consensus_min=consensus_min,
+                     source=source)
+    raters, counts = _count(aligned)
+    evaluators = _evaluator_table(aligned.evaluations, raters, counts, confidence=confidence, min_items=min_items)
+    overall = _overall(counts, aligned, n_evaluators=len(evaluators), confidence=confidence)
+    notes = [*aligned.notes, *_summary_notes(overall, evaluators, aligned.excluded_reason, min_items)]
+    settings = {"qc": mode, "qc_rater": None if qc_rater is None else
+                ([qc_rater] if isinstance(qc_rater, str) else list(qc_rater)),
+                "consensus_min": consensus_min if mode == "consensus" else None, "min_items": min_items,
+                "confidence": confidence, "duplicates": duplicates, "source": source}
+    return ReliabilityResult(evaluators=evaluators, overall=overall, settings=settings, notes=tuple(notes))
+
+
+def _resolve_qc(frame: pd.DataFrame, *, qc_rater: str | Sequence[str] | None,
+                gold: GoldLabels | pd.DataFrame | None, consensus: bool, source: str) -> tuple[pd.DataFrame, str]:
+    """The judgments with their ``qc`` column set for the chosen QC source, and the mode's name."""
     chosen = [name for name, given in (("qc_rater", qc_rater is not None), ("gold", gold is not None),
                                        ("consensus", consensus)) if given]
     if len(chosen) > 1:
@@ -354,77 +257,91 @@ def reliability_vs_qc(
         if not is_qc.any():
             raise InputError("no judgment by the QC rater", file=source, column="rater", value=", ".join(ids),
                              allowed="rater ids present, e.g. " + ", ".join(map(str, frame["rater"].unique()[:5])))
-        frame = frame.assign(qc=is_qc)
-        mode = "rater"
-    elif gold is not None:
-        frame = frame.assign(qc=False)
-        mode = "gold"
-    elif consensus:
-        frame = frame.assign(qc=False)
-        mode = "consensus"
-    else:
-        if not frame["qc"].any():
-            raise ValueError("no QC: give qc_rater, gold or consensus=True (or QC embedded in the input)")
-        mode = "embedded"
-    frame = _duplicates(frame, ["item", "agent", "rater"], duplicates, source=source, what="(item, agent, rater)")
-    evaluations = frame.loc[~frame["qc"].to_numpy()].reset_index(drop=True)
-    if evaluations.empty:
-        raise InputError("no evaluator judgments besides QC", file=source, allowed="judgments by other raters")
-    if mode != "gold":
-        qc_rows = frame.loc[frame["qc"].to_numpy()].reset_index(drop=True)
-    else:
-        assert gold is not None
-        qc_rows = (gold[_COLUMNS] if set(_COLUMNS) <= set(gold.columns) else
-                   judgments_from_frame(gold, require_rater=False)).reset_index(drop=True)
+        return frame.assign(qc=is_qc), "rater"
+    if gold is not None:
+        return frame.assign(qc=False), "gold"
+    if consensus:
+        return frame.assign(qc=False), "consensus"
+    if not frame["qc"].any():
+        raise ValueError("no QC: give qc_rater, gold or consensus=True (or QC embedded in the input)")
+    return frame, "embedded"
 
+
+def _qc_rows(frame: pd.DataFrame, gold: GoldLabels | pd.DataFrame | None, mode: str) -> pd.DataFrame:
+    """The QC judgments: the ``qc`` rows of the input, or the gold rows."""
+    if mode != "gold" or gold is None:
+        return frame.loc[frame["qc"].to_numpy()].reset_index(drop=True)
+    if isinstance(gold, GoldLabels):
+        return gold.judgments()
+    if set(_COLUMNS) <= set(gold.columns):
+        return gold[_COLUMNS].reset_index(drop=True)
+    return judgments_from_frame(gold, require_rater=False, roles=GOLD_ROLES).reset_index(drop=True)
+
+
+def _align(evaluations: pd.DataFrame, qc_rows: pd.DataFrame, *, mode: str, consensus_min: int,
+           source: str) -> _Aligned:
+    """Each evaluator judgment's QC flag, skip and label: by consensus of the other raters, or by its unit."""
     labels, _ = pd.factorize(pd.concat([evaluations["label"], qc_rows["label"]], ignore_index=True))
     e_label = labels[: len(evaluations)].astype(np.int64)
     q_label_rows = labels[len(evaluations):].astype(np.int64)
     e_flag = evaluations["flag"].to_numpy(dtype=bool)
-    e_skip = evaluations["skip"].to_numpy(dtype=bool)
-    notes: list[str] = []
-
     if mode == "consensus":
-        has_qc, q_flag, q_skip, q_label = _consensus(evaluations, e_label, e_flag, e_skip, consensus_min)
-        excluded_reason = "without a consensus of the other raters"
-    else:
-        by_item = mode == "gold" and (qc_rows["agent"] == "").all() and not (evaluations["agent"] == "").all()
-        e_unit, q_unit = _unit_codes(evaluations, qc_rows, by_item_only=bool(by_item))
-        if by_item:
-            notes.append("the QC file has no agent column: its label applies to every agent's response to the item")
-        repeat = pd.Series(q_unit).duplicated().to_numpy()
-        if repeat.any():
-            pos = int(np.flatnonzero(repeat)[0])
-            raise InputError(f"{int(repeat.sum()):,} item(s) have more than one QC judgment", file=source,
-                             row=int(qc_rows["row"].iloc[pos]), value=str(qc_rows["item"].iloc[pos]),
-                             allowed="one QC judgment per item")
-        n_units = int(max(e_unit.max(initial=-1), q_unit.max(initial=-1))) + 1
-        where = np.full(n_units, -1, dtype=np.int64)
-        where[q_unit] = np.arange(q_unit.size)
-        index = where[e_unit]
-        has_qc = index >= 0
-        safe = np.where(has_qc, index, 0)
-        q_flag = qc_rows["flag"].to_numpy(dtype=bool)[safe] & has_qc
-        q_skip = qc_rows["skip"].to_numpy(dtype=bool)[safe] & has_qc
-        q_label = np.where(has_qc, q_label_rows[safe], -1)
-        excluded_reason = "without a QC judgment"
-        used_units = np.unique(q_unit[np.isin(q_unit, e_unit)])
-        unused = int(q_unit.size - used_units.size)
-        if unused:
-            notes.append(f"{unused:,} QC judgment(s) are of items no evaluator judged")
+        has, q_flag, q_skip, q_label = _consensus(evaluations, e_label, e_flag,
+                                                  evaluations["skip"].to_numpy(dtype=bool), consensus_min)
+        return _Aligned(evaluations, e_label, has, q_flag, q_skip, q_label, qc_items=int(has.sum()),
+                        qc_flagged=int((q_flag & has).sum()),
+                        excluded_reason="without a consensus of the other raters", notes=())
+    notes: list[str] = []
+    by_item = mode == "gold" and (qc_rows["agent"] == "").all() and not (evaluations["agent"] == "").all()
+    e_unit, q_unit = _unit_codes(evaluations, qc_rows, by_item_only=bool(by_item))
+    if by_item:
+        notes.append("the QC file has no agent column: its label applies to every agent's response to the item")
+    repeat = pd.Series(q_unit).duplicated().to_numpy()
+    if repeat.any():
+        pos = int(np.flatnonzero(repeat)[0])
+        raise InputError(f"{int(repeat.sum()):,} item(s) have more than one QC judgment", file=source,
+                         row=int(qc_rows["row"].iloc[pos]), value=str(qc_rows["item"].iloc[pos]),
+                         allowed="one QC judgment per item")
+    n_units = int(max(e_unit.max(initial=-1), q_unit.max(initial=-1))) + 1
+    where = np.full(n_units, -1, dtype=np.int64)
+    where[q_unit] = np.arange(q_unit.size)
+    index = where[e_unit]
+    has_qc = index >= 0
+    safe = np.where(has_qc, index, 0)
+    used_units = np.unique(q_unit[np.isin(q_unit, e_unit)])
+    unused = int(q_unit.size - used_units.size)
+    if unused:
+        notes.append(f"{unused:,} QC judgment(s) are of items no evaluator judged")
+    in_play = np.isin(np.arange(q_unit.size), index[has_qc])
+    qc_flag = qc_rows["flag"].to_numpy(dtype=bool)
+    return _Aligned(evaluations, e_label, has_qc, qc_flag[safe] & has_qc,
+                    qc_rows["skip"].to_numpy(dtype=bool)[safe] & has_qc, np.where(has_qc, q_label_rows[safe], -1),
+                    qc_items=int(in_play.sum()), qc_flagged=int((qc_flag & in_play).sum()),
+                    excluded_reason="without a QC judgment", notes=tuple(notes))
 
-    considered = has_qc
-    skipped = considered & (e_skip | q_skip)
-    compared = considered & ~e_skip & ~q_skip
-    mismatch = compared & (e_flag != q_flag)
-    applicable = compared & ~e_flag & ~q_flag
-    correct = applicable & (e_label == q_label)
 
-    rater_code, raters = pd.factorize(evaluations["rater"], sort=True)
+def _count(aligned: _Aligned) -> tuple[pd.Index, dict[str, np.ndarray]]:
+    """The evaluators (sorted) and, per evaluator, the judgments correct, applicable, flag-mismatched, compared
+    (neither skipped), with QC (total), skipped and excluded (without QC)."""
+    e_flag = aligned.evaluations["flag"].to_numpy(dtype=bool)
+    e_skip = aligned.evaluations["skip"].to_numpy(dtype=bool)
+    considered = aligned.has_qc
+    skipped = considered & (e_skip | aligned.q_skip)
+    compared = considered & ~e_skip & ~aligned.q_skip
+    mismatch = compared & (e_flag != aligned.q_flag)
+    applicable = compared & ~e_flag & ~aligned.q_flag
+    correct = applicable & (aligned.label == aligned.q_label)
+    rater_code, raters = pd.factorize(aligned.evaluations["rater"], sort=True)
     counts = {name: np.bincount(rater_code, weights=values.astype(float), minlength=len(raters)).astype(np.int64)
               for name, values in (("correct", correct), ("applicable", applicable), ("mismatch", mismatch),
                                    ("compared", compared), ("total", considered), ("skipped", skipped),
                                    ("excluded", ~considered))}
+    return pd.Index(raters), counts
+
+
+def _evaluator_table(evaluations: pd.DataFrame, raters: pd.Index, counts: dict[str, np.ndarray], *,
+                     confidence: float, min_items: int) -> pd.DataFrame:
+    """One row per evaluator, in the order evaluators first appear in the input (as the notebook does)."""
     low, high = (np.clip(bound, 0.0, 1.0) for bound in
                  wilson_interval(counts["correct"], counts["applicable"], confidence))
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -446,21 +363,18 @@ def reliability_vs_qc(
         "excluded": counts["excluded"],
         "few_items": counts["applicable"] < min_items,
     })
-    # keep first-appearance order of the input (as the notebook does), stable
     first_seen = pd.factorize(evaluations["rater"])[1]
-    evaluators = evaluators.set_index("evaluator").loc[list(first_seen)].reset_index()
+    return evaluators.set_index("evaluator").loc[list(first_seen)].reset_index()
 
+
+def _overall(counts: dict[str, np.ndarray], aligned: _Aligned, *, n_evaluators: int,
+             confidence: float) -> dict[str, Any]:
+    """The pooled counts and rates over every evaluator, and the share of items QC flagged."""
     sums = {name: int(values.sum()) for name, values in counts.items()}
     o_low, o_high = (np.clip(bound, 0.0, 1.0) for bound in
                      wilson_interval(sums["correct"], sums["applicable"], confidence))
-    if mode == "consensus":
-        qc_items = int(considered.sum())
-        qc_flagged = int((q_flag & considered).sum())
-    else:
-        in_play = np.isin(np.arange(q_unit.size), index[has_qc])
-        qc_items = int(in_play.sum())
-        qc_flagged = int((qc_rows["flag"].to_numpy(dtype=bool) & in_play).sum())
-    overall = {
+    qc_items, qc_flagged = aligned.qc_items, aligned.qc_flagged
+    return {
         "reliability": sums["correct"] / sums["applicable"] if sums["applicable"] else float("nan"),
         "correct": sums["correct"], "applicable": sums["applicable"],
         "ci_low": float(o_low), "ci_high": float(o_high),
@@ -469,22 +383,24 @@ def reliability_vs_qc(
         "total_items": sums["total"], "skipped": sums["skipped"], "excluded": sums["excluded"],
         "qc_items": qc_items, "qc_flagged": qc_flagged,
         "qc_flagged_pct": 100.0 * qc_flagged / qc_items if qc_items else float("nan"),
-        "evaluators": len(evaluators),
+        "evaluators": n_evaluators,
     }
-    if sums["excluded"]:
-        notes.append(f"{sums['excluded']:,} evaluator judgment(s) {excluded_reason} were excluded")
-    if sums["skipped"]:
-        notes.append(f"{sums['skipped']:,} judgment(s) skipped by the evaluator or QC are not applicable")
+
+
+def _summary_notes(overall: dict[str, Any], evaluators: pd.DataFrame, excluded_reason: str,
+                   min_items: int) -> list[str]:
+    """What was excluded or skipped, and which evaluators rated too few items."""
+    notes = []
+    if overall["excluded"]:
+        notes.append(f"{overall['excluded']:,} evaluator judgment(s) {excluded_reason} were excluded")
+    if overall["skipped"]:
+        notes.append(f"{overall['skipped']:,} judgment(s) skipped by the evaluator or QC are not applicable")
     few = evaluators.loc[evaluators["few_items"], "evaluator"].tolist()
     if few:
         notes.append(f"{len(few)} evaluator(s) with fewer than {min_items} applicable items (their reliability "
                      "may be high or low by chance): " + ", ".join(map(str, few[:20]))
                      + (" ..." if len(few) > 20 else ""))
-    settings = {"qc": mode, "qc_rater": None if qc_rater is None else
-                ([qc_rater] if isinstance(qc_rater, str) else list(qc_rater)),
-                "consensus_min": consensus_min if mode == "consensus" else None, "min_items": min_items,
-                "confidence": confidence, "duplicates": duplicates, "source": source}
-    return ReliabilityResult(evaluators=evaluators, overall=overall, settings=settings, notes=tuple(notes))
+    return notes
 
 
 def _consensus(evaluations: pd.DataFrame, label: np.ndarray, flag: np.ndarray, skip: np.ndarray,
@@ -508,59 +424,3 @@ def _consensus(evaluations: pd.DataFrame, label: np.ndarray, flag: np.ndarray, s
     label_majority = 2 * top_count > unflagged
     has = (total >= minimum) & (q_flag | ((2 * flagged < total) & label_majority))
     return has, q_flag & has, np.zeros(unit.size, dtype=bool), np.where(has & ~q_flag, top, -1)
-
-
-# ====================================================================================== the plot
-def plot_reliability(result: ReliabilityResult, path: str | os.PathLike[str], *, dpi: int = 150) -> Path:
-    """Save the evaluators × metrics matrix (reliability %, flag mismatch %, total items; N in every cell) as PNG.
-
-    Reliability is coloured red (0%) to green (100%), flag mismatch green (0%) to red (100%), as in the
-    notebook; an ``Overall`` row closes the matrix.
-    """
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    rows = result.table()
-    n = len(rows)
-    colours = np.ones((n, 3, 4))
-    cmap = plt.get_cmap("RdYlGn")
-    rel = rows["reliability"].to_numpy(dtype=float)
-    mis = rows["flag_mismatch_pct"].to_numpy(dtype=float)
-    colours[:, 0] = np.where(np.isfinite(rel)[:, None], cmap(np.nan_to_num(rel)), 1.0)
-    colours[:, 1] = np.where(np.isfinite(mis)[:, None], cmap(1.0 - np.nan_to_num(mis) / 100.0), 1.0)
-    colours[:, 2] = (0.93, 0.93, 0.93, 1.0)
-    fig, ax = plt.subplots(figsize=(7.5, max(3.0, 1.4 + 0.42 * n)))
-    ax.imshow(colours, aspect="auto")
-    applicable = rows["applicable"].to_numpy(dtype=np.int64)
-    compared = rows["flag_compared"].to_numpy(dtype=np.int64)
-    totals = rows["total_items"].to_numpy(dtype=np.int64)
-    names = [str(name) for name in rows["evaluator"]]
-    for i in range(n):
-        weight = "bold" if names[i] == "Overall" else "normal"
-        cells = (
-            "N/A" if not np.isfinite(rel[i]) else f"{100 * rel[i]:.0f}%",
-            "N/A" if not np.isfinite(mis[i]) else f"{mis[i]:.0f}%",
-            f"{totals[i]}",
-        )
-        ns = (f"N={applicable[i]}", f"N={compared[i]}", "items")
-        for j, (text, sub) in enumerate(zip(cells, ns, strict=True)):
-            luminance = float(colours[i, j, :3] @ np.array([0.299, 0.587, 0.114]))
-            ax.text(j, i, f"{text}\n{sub}", ha="center", va="center", fontsize=8, fontweight=weight,
-                    color="white" if luminance < 0.45 else "black")
-    ax.set_xticks(range(3), ["Reliability (%)", "Flag mismatch (%)", "Total items (count)"])
-    ax.set_yticks(range(n), [str(e) + (" *" if few else "") for e, few in zip(rows["evaluator"], rows["few_items"],
-                                                                               strict=True)])
-    ax.xaxis.tick_top()
-    ax.set_xlabel(f"metric (N = items in the denominator; * = fewer than {result.settings['min_items']} "
-                  "applicable items)")
-    ax.set_ylabel("evaluator")
-    ax.set_title(f"Reliability against QC ({result.settings['qc']}): overall "
-                 + ("N/A" if not np.isfinite(result.overall["reliability"]) else
-                    f"{100 * result.overall['reliability']:.2f}%"), pad=28)
-    fig.tight_layout()
-    out = Path(path)
-    fig.savefig(out, dpi=dpi)
-    plt.close(fig)
-    return out

@@ -20,23 +20,23 @@ raters: each agent's responses are put in the order of their credits before draw
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 
-from stableval.aggregate._base import Aggregator
+from stableval._json import matrix, records
+from stableval.aggregate import Aggregator
+from stableval.aggregate.registry import Chosen, method_label, primary_method, resolve_methods
 from stableval.data.table import AnnotationTable
-from stableval.evaluate.credit import (
-    METHOD_LABELS,
-    MethodOptions,
-    check_methods,
-    credits_by_method,
-    fit_matrix,
-)
+from stableval.evaluate.credit import credits_by_method
+from stableval.evaluate.intervals import nan_quantile
 from stableval.progress import progress_bar
+
+if TYPE_CHECKING:  # pragma: no cover
+    from rich.console import Console
 
 #: upper bound on resampled indices held in memory at once (per chunk of replicates)
 _CHUNK_CELLS = 4_000_000
@@ -57,7 +57,8 @@ class AgentScores:
         agents: agent names, in the column order of ``replicates``.
         dataset: counts from :meth:`AnnotationTable.summary`.
         fits: per EM method: ``n_iter``, ``converged``, final ``log_likelihood`` and ``objective``.
-        settings: bootstrap size, seed, confidence, refit flag and method options.
+        settings: method labels, bootstrap size, seed, confidence, refit flag, and ``params``: every method's
+            hyper-parameters (``{method: estimator.get_params()}``).
         posteriors: per method, the fitted (N, K) distribution over levels per response (majority vote: the
             vote shares), rows in ``item_credit`` order — for accuracy against gold labels and diagnostics.
     """
@@ -83,7 +84,7 @@ class AgentScores:
         wide.columns = pd.Index([f"{pair[1]}_{pair[0]}" for pair in wide.columns.to_flat_index()])
         counts = self.scores.drop_duplicates("agent").set_index("agent")[["responses", "judgments"]]
         wide = counts.join(wide)
-        sort_method = "stableval" if "stableval" in self.methods else self.methods[0]
+        sort_method = primary_method(self.methods)
         ordered = wide.sort_values([f"{sort_method}_score"], ascending=False, kind="stable")
         return ordered.reset_index()
 
@@ -95,7 +96,7 @@ class AgentScores:
         boot = bool(self.settings.get("bootstrap"))
         out = pd.DataFrame({"Agent": board["agent"].astype(str), "Responses": board["responses"].map("{:,}".format)})
         for method in self.methods:
-            label = METHOD_LABELS[method]
+            label = method_label(method)
             score = board[f"{method}_score"].map("{:.3f}".format)
             if boot:
                 score = score + " [" + board[f"{method}_ci_low"].map("{:.3f}".format) + ", " + board[
@@ -112,24 +113,62 @@ class AgentScores:
             "dataset": self.dataset,
             "settings": self.settings,
             "fits": self.fits,
-            "scores": _records(self.scores),
-            "win_probability": {
-                method: {str(a): {str(b): _finite(v) for b, v in row.items()} for a, row in frame.iterrows()}
-                for method, frame in self.win_probability.items()
-            },
+            "scores": records(self.scores),
+            "win_probability": {method: matrix(frame) for method, frame in self.win_probability.items()},
         }
 
+    def to_frame(self) -> pd.DataFrame:
+        """The long table: one row per (method, agent)."""
+        return self.scores
 
-def _finite(value: Any) -> Any:
-    if isinstance(value, float | np.floating):
-        return None if not np.isfinite(value) else float(value)
-    if isinstance(value, np.integer):
-        return int(value)
-    return value
+    def render(self, console: Console) -> None:
+        """The dataset line, the leaderboard with every method side by side, and how sure the ranking is."""
+        from rich import box
+        from rich.table import Table
 
+        data = self.dataset
+        credit = ", ".join(f"{c:g}" for c in data["credit"])
+        console.print(
+            f"[bold]{data['source']}[/]: {data['judgments']:,} judgments of {data['responses']:,} responses "
+            f"({data['items']:,} items × {data['agents']} agents) by {data['raters']:,} raters; "
+            f"{data['mean_judgments_per_response']:.2f} judgments per response; levels "
+            f"{' < '.join(data['levels'])} (credit {credit})"
+        )
+        for note in data["notes"]:
+            console.print(f"  note: {note}")
+        table = Table(box=box.SIMPLE_HEAVY, title="Leaderboard (best first)", title_justify="left", show_edge=False)
+        display = self.display_frame()
+        for k, column in enumerate(display.columns):
+            table.add_column("rank" if column.endswith(" rank") else column, justify="left" if k == 0 else "right",
+                             style="bold" if k == 0 else None)
+        for row in display.itertuples(index=False):
+            table.add_row(*row)
+        console.print(table)
+        for line in self._footnotes():
+            console.print(line)
 
-def _records(frame: pd.DataFrame) -> list[dict[str, Any]]:
-    return [{str(key): _finite(value) for key, value in row.items()} for row in frame.to_dict("records")]
+    def _footnotes(self) -> list[str]:
+        settings = self.settings
+        lines = []
+        if settings["bootstrap"]:
+            how = "refitting every method per replicate" if settings["refit"] else "over each agent's responses"
+            lines.append(f"{round(settings['confidence'] * 100)}% percentile bootstrap intervals {how} "
+                         f"(B={settings['bootstrap']:,}, seed {settings['seed']}); rank intervals in parentheses.")
+            main = primary_method(self.methods)
+            board = self.leaderboard()
+            if len(board) >= 2:
+                first, second = str(board["agent"].iloc[0]), str(board["agent"].iloc[1])
+                p = float(self.win_probability[main].loc[[first], [second]].to_numpy(dtype=float)[0, 0])
+                lines.append(f"P({first} scores above {second}) = {p:.2f} under {method_label(main)}.")
+        for method, fit in self.fits.items():
+            state = "converged" if fit["converged"] else "[bold red]did NOT converge[/] (raise --max-iter)"
+            lines.append(f"{method_label(method)}: EM {state} in {fit['n_iter']} iterations, "
+                         f"log-likelihood {fit['log_likelihood']:.2f}.")
+        shown = [f"{method_label(key)} " + ", ".join(f"{name}={value}" for name, value in params.items())
+                 for key, params in settings.get("params", {}).items() if params]
+        if shown:
+            lines.append("Parameters: " + "; ".join(shown) + ".")
+        return lines
 
 
 def agent_means(credits: np.ndarray, agent: np.ndarray, n_agents: int) -> np.ndarray:
@@ -138,7 +177,7 @@ def agent_means(credits: np.ndarray, agent: np.ndarray, n_agents: int) -> np.nda
     sums = np.stack([np.bincount(agent, weights=credits[:, j], minlength=n_agents)
                      for j in range(credits.shape[1])], axis=1)
     with np.errstate(invalid="ignore", divide="ignore"):
-        return sums / counts[:, None]
+        return np.asarray(sums / counts[:, None])
 
 
 def competition_ranks(scores: np.ndarray) -> np.ndarray:
@@ -211,9 +250,8 @@ def bootstrap_fixed(credits: np.ndarray, agent: np.ndarray, n_agents: int, n_boo
     return out
 
 
-def bootstrap_refit(table: AnnotationTable, methods: Sequence[str], options: MethodOptions,
-                    credits: np.ndarray, n_boot: int, seed: int | None, *,
-                    progress: bool = False) -> np.ndarray:
+def bootstrap_refit(table: AnnotationTable, methods: Sequence[Chosen], credits: np.ndarray, n_boot: int,
+                    seed: int | None, *, progress: bool = False) -> np.ndarray:
     """(B, A, m) replicate agent means, re-fitting every method on each replicate's resampled responses."""
     n_agents = table.n_agents
     point = agent_means(credits, table.response_agent, n_agents)
@@ -226,124 +264,120 @@ def bootstrap_refit(table: AnnotationTable, methods: Sequence[str], options: Met
             rows = np.concatenate([orders[a][_draw_indices(streams[a], len(orders[a]), 1)[0]]
                                    for a in range(n_agents)])
             X_b = X[rows]
-            fitted = {method: fit_matrix(options.build(method), X_b, table.n_raters, table.n_levels)
-                      for method in methods}
+            fitted = {chosen.key: chosen.build().fit_matrix(X_b, table.n_raters, table.n_levels)
+                      for chosen in methods}
             replicate_credit = credits_by_method(fitted, table.credit)
             out[b] = agent_means(replicate_credit, table.response_agent[rows], n_agents)
             bar.advance()
     return out
 
 
-def _fit_summary(model: Aggregator) -> dict[str, Any]:
-    if not hasattr(type(model), "fit_matrix") or not hasattr(model, "max_iter"):
-        return {}
-    return {
-        "n_iter": int(model.n_iter_),
-        "converged": bool(model.converged_),
-        "log_likelihood": float(model.log_likelihood_[-1]),
-        "objective": float(model.objective_[-1]),
-    }
-
-
 def score_agents(
     table: AnnotationTable,
-    methods: Sequence[str] = ("mv", "ds", "stableval"),
+    methods: Iterable[str | Aggregator | Chosen] | None = None,
     *,
+    params: Mapping[str, Mapping[str, Any]] | None = None,
     bootstrap: int = 1000,
     seed: int | None = 0,
     confidence: float = 0.95,
     refit: bool = False,
-    options: MethodOptions | None = None,
     progress: bool = False,
 ) -> AgentScores:
     """Score every agent under each method, with bootstrap CIs, rank intervals and win probabilities.
 
     Args:
         table: the annotation table.
-        methods: any of ``"mv"``, ``"ds"``, ``"stableval"``.
+        methods: method names (``"mv"``, ``"ds"``, ``"stableval"``, ... see
+            :func:`stableval.aggregate.method_names`) and/or estimator instances such as
+            ``MajorityVote(ties="lowest")``; default: the registry's default methods.
+        params: hyper-parameters per method name, e.g. ``{"stableval": {"alpha_pi": 2.0}}``.
         bootstrap: number of bootstrap replicates B (0 = no intervals).
-        seed: seed of the bootstrap (and of random tie-breaking).
+        seed: seed of the bootstrap.
         confidence: level of the percentile intervals.
         refit: re-run the aggregation on every replicate (slower; includes rater-model uncertainty).
-        options: hyper-parameters of the methods (tie policy, Dirichlet priors, EM tolerance, ...).
         progress: show progress bars on stderr.
     """
-    chosen = check_methods(methods)
+    chosen = resolve_methods(methods, params)
     if not 0 < confidence < 1:
         raise ValueError(f"confidence must be between 0 and 1, got {confidence}")
     if bootstrap < 0:
         raise ValueError(f"bootstrap must be >= 0, got {bootstrap}")
-    options = options or MethodOptions()
-    with progress_bar("fitting", total=len(chosen), enabled=progress) as bar:
-        fitted = {}
-        for method in chosen:
-            fitted[method] = options.build(method).fit(table)
-            bar.advance()
+    fitted = _fit_all(table, chosen, progress)
     credits = credits_by_method(fitted, table.credit)
     n_agents = table.n_agents
     point = agent_means(credits, table.response_agent, n_agents)
-    if bootstrap:
-        if refit:
-            reps = bootstrap_refit(table, chosen, options, credits, bootstrap, seed, progress=progress)
-        else:
-            reps = bootstrap_fixed(credits, table.response_agent, n_agents, bootstrap, seed, progress=progress)
-    else:
+    if not bootstrap:
         reps = np.full((0, n_agents, len(chosen)), np.nan)
+    elif refit:
+        reps = bootstrap_refit(table, chosen, credits, bootstrap, seed, progress=progress)
+    else:
+        reps = bootstrap_fixed(credits, table.response_agent, n_agents, bootstrap, seed, progress=progress)
+    agents = [str(a) for a in table.agents]
+    rows, win_probability, replicates = _summarise_replicates(table, list(fitted), point, reps, confidence)
+    item_frame = table.response_frame()
+    for j, key in enumerate(fitted):
+        item_frame[key] = credits[:, j]
+    return AgentScores(
+        scores=pd.concat(rows, ignore_index=True),
+        win_probability={key: pd.DataFrame(win, index=agents, columns=agents) for key, win in win_probability.items()},
+        replicates=replicates,
+        item_credit=item_frame,
+        agents=agents,
+        dataset=table.summary(),
+        fits={key: model.fit_summary() for key, model in fitted.items() if model.fit_summary()},
+        posteriors={key: model.level_distribution() for key, model in fitted.items()},
+        settings={
+            "methods": [c.label for c in chosen],
+            "bootstrap": bootstrap,
+            "seed": seed,
+            "confidence": confidence,
+            "refit": refit,
+            "params": {c.key: c.estimator.get_params() for c in chosen},
+        },
+    )
 
+
+def _fit_all(table: AnnotationTable, chosen: Sequence[Chosen], progress: bool) -> dict[str, Aggregator]:
+    """Every method fitted on the whole table, keyed like the results."""
+    fitted: dict[str, Aggregator] = {}
+    with progress_bar("fitting", total=len(chosen), enabled=progress) as bar:
+        for method in chosen:
+            fitted[method.key] = method.build().fit(table)
+            bar.advance()
+    return fitted
+
+
+def _summarise_replicates(table: AnnotationTable, keys: Sequence[str], point: np.ndarray, reps: np.ndarray,
+                          confidence: float
+                          ) -> tuple[list[pd.DataFrame], dict[str, np.ndarray], dict[str, np.ndarray]]:
+    """Per method: the score table (point, percentile interval, rank and rank interval), the win-probability
+    matrix and the (B, A) replicates."""
+    n_agents = table.n_agents
     agents = [str(a) for a in table.agents]
     responses = table.responses_per_agent()
     judgments = np.bincount(table.response_agent[table.response], minlength=n_agents)
     tail = (1.0 - confidence) / 2.0
     rows: list[pd.DataFrame] = []
-    win_probability: dict[str, pd.DataFrame] = {}
+    wins: dict[str, np.ndarray] = {}
     replicates: dict[str, np.ndarray] = {}
-    for j, method in enumerate(chosen):
+    for j, key in enumerate(keys):
         rep = reps[:, :, j]
-        replicates[method] = rep
+        replicates[key] = rep
         ranks = competition_ranks(point[:, j])
-        if bootstrap:
-            low, high = _nanquantile_columns(rep, tail), _nanquantile_columns(rep, 1 - tail)
-            rep_ranks = competition_ranks(rep)
-            rank_low, rank_high = np.quantile(rep_ranks, [tail, 1 - tail], axis=0, method="nearest")
-            win = win_probabilities(rep)
+        if len(rep):
+            low, high = nan_quantile(rep, tail), nan_quantile(rep, 1 - tail)
+            rank_low, rank_high = np.quantile(competition_ranks(rep), [tail, 1 - tail], axis=0, method="nearest")
+            wins[key] = win_probabilities(rep)
         else:
             low = high = np.full(n_agents, np.nan)
             rank_low = rank_high = ranks
-            win = np.full((n_agents, n_agents), np.nan)
+            wins[key] = np.full((n_agents, n_agents), np.nan)
         rows.append(pd.DataFrame({
-            "method": method, "agent": agents, "score": point[:, j], "ci_low": low, "ci_high": high,
+            "method": key, "agent": agents, "score": point[:, j], "ci_low": low, "ci_high": high,
             "rank": ranks, "rank_low": np.asarray(rank_low, dtype=np.int64),
             "rank_high": np.asarray(rank_high, dtype=np.int64), "responses": responses, "judgments": judgments,
         }))
-        win_probability[method] = pd.DataFrame(win, index=agents, columns=agents)
-
-    item_frame = table.response_frame()
-    for j, method in enumerate(chosen):
-        item_frame[method] = credits[:, j]
-    return AgentScores(
-        scores=pd.concat(rows, ignore_index=True),
-        win_probability=win_probability,
-        replicates=replicates,
-        item_credit=item_frame,
-        agents=agents,
-        dataset=table.summary(),
-        fits={method: _fit_summary(model) for method, model in fitted.items() if _fit_summary(model)},
-        posteriors={method: np.asarray(getattr(model, "vote_shares_", model.posteriors_))
-                    for method, model in fitted.items()},
-        settings={
-            "methods": [METHOD_LABELS[m] for m in chosen],
-            "bootstrap": bootstrap,
-            "seed": seed,
-            "confidence": confidence,
-            "refit": refit,
-            "ties": options.ties,
-            "alpha_mu": options.alpha_mu,
-            "alpha_pi": options.alpha_pi,
-            "epsilon": options.epsilon,
-            "tol": options.tol,
-            "max_iter": options.max_iter,
-        },
-    )
+    return rows, wins, replicates
 
 
 def win_probabilities(replicates: np.ndarray) -> np.ndarray:
@@ -359,12 +393,3 @@ def win_probabilities(replicates: np.ndarray) -> np.ndarray:
         win[a] = (column > replicates).mean(axis=0) + 0.5 * (column == replicates).mean(axis=0)
     np.fill_diagonal(win, np.nan)
     return win
-
-
-def _nanquantile_columns(rep: np.ndarray, q: float) -> np.ndarray:
-    """Quantile per column, NaN for all-NaN columns (agents without responses) without warnings."""
-    out = np.full(rep.shape[1], np.nan)
-    valid = ~np.isnan(rep).all(axis=0)
-    if valid.any():
-        out[valid] = np.nanquantile(rep[:, valid], q, axis=0)
-    return out

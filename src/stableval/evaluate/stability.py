@@ -21,25 +21,27 @@ True
 from __future__ import annotations
 
 import math
-import multiprocessing
 import os
-from collections.abc import Sequence
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 
+from stableval._json import records
+from stableval.aggregate import Aggregator
+from stableval.aggregate.registry import Chosen, method_label, resolve_methods
 from stableval.data.table import AnnotationTable
-from stableval.evaluate.credit import METHOD_LABELS, MethodOptions, check_methods, credits_by_method
+from stableval.evaluate.credit import credits_by_method
+from stableval.evaluate.intervals import nan_quantile, t_interval
 from stableval.evaluate.rank_correlation import SCORE_DECIMALS
 from stableval.evaluate.scores import agent_means, competition_ranks
+from stableval.parallel import make_executor
 from stableval.progress import progress_bar
 
-if TYPE_CHECKING:
-    from matplotlib.figure import Figure
+if TYPE_CHECKING:  # pragma: no cover
+    from rich.console import Console
 
 #: default subset sizes, as fractions of the raters
 DEFAULT_SIZES: tuple[float, ...] = (0.25, 0.5, 0.75)
@@ -118,44 +120,61 @@ def _subset_seed(entropy: int | Sequence[int], raters: int, repetition: int) -> 
     return np.random.SeedSequence(entropy, spawn_key=(raters, repetition))
 
 
-def _agent_scores(table: AnnotationTable, methods: Sequence[str], options: MethodOptions) -> np.ndarray:
+def _agent_scores(table: AnnotationTable, methods: Sequence[Chosen]) -> np.ndarray:
     """(A, methods) mean item credit per agent, every method fit on ``table``; NaN for agents without responses."""
-    fitted = {method: options.build(method).fit(table) for method in methods}
+    fitted = {chosen.key: chosen.build().fit(table) for chosen in methods}
     credits = credits_by_method(fitted, table.credit)
     return np.round(agent_means(credits, table.response_agent, table.n_agents), SCORE_DECIMALS)
 
 
-def _one_subset(table: AnnotationTable, methods: Sequence[str], options: MethodOptions,
-                entropy: int | Sequence[int], raters: int, repetition: int
-                ) -> tuple[np.ndarray, np.ndarray, int]:
-    """Draw m raters and refit every method on their judgments.
+#: one repetition's outcome: the drawn rater codes, the (A, methods) agent scores, the responses kept
+Outcome = tuple[np.ndarray, np.ndarray, int]
 
-    Returns the drawn rater codes, the (A, methods) agent scores and the number of responses kept.
+
+@dataclass(frozen=True, eq=False)
+class _SubsetTask:
+    """Repetitions of one subset size, run by one worker (picklable: the table travels once per task)."""
+
+    table: AnnotationTable
+    methods: tuple[Chosen, ...]
+    entropy: int | Sequence[int]
+    raters: int
+    repetitions: tuple[int, ...]
+
+
+def _run_subsets(task: _SubsetTask) -> list[Outcome]:
+    """Draw m raters for each repetition of the task and refit every method on their judgments."""
+    table = task.table
+    out: list[Outcome] = []
+    for repetition in task.repetitions:
+        rng = np.random.default_rng(_subset_seed(task.entropy, task.raters, repetition))
+        drawn = np.sort(rng.choice(table.n_raters, size=task.raters, replace=False))
+        chosen = np.zeros(table.n_raters, dtype=bool)
+        chosen[drawn] = True
+        sub = table.subset(chosen[table.rater])
+        out.append((drawn, _agent_scores(sub, task.methods), sub.n_responses))
+    return out
+
+
+def _all_subsets(table: AnnotationTable, methods: Sequence[Chosen], sizes: Sequence[SubsetSize], repetitions: int,
+                 entropy: int | Sequence[int], jobs: int, progress: bool) -> list[list[Outcome]]:
+    """Every repetition of every size (outer list: sizes), on ``jobs`` processes via :mod:`stableval.parallel`.
+
+    Serially each task is one repetition; in parallel the repetitions are cut into a few chunks per worker so the
+    table is sent to the workers a few times, not once per repetition.
     """
-    rng = np.random.default_rng(_subset_seed(entropy, raters, repetition))
-    drawn = np.sort(rng.choice(table.n_raters, size=raters, replace=False))
-    chosen = np.zeros(table.n_raters, dtype=bool)
-    chosen[drawn] = True
-    sub = table.subset(chosen[table.rater])
-    return drawn, _agent_scores(sub, methods, options), sub.n_responses
-
-
-_WORKER: dict[str, Any] = {}
-
-
-def _init_worker(table: AnnotationTable, methods: Sequence[str], options: MethodOptions) -> None:
-    _WORKER.update(table=table, methods=methods, options=options)
-
-
-def _worker_task(task: tuple[int | Sequence[int], int, int]) -> tuple[np.ndarray, np.ndarray, int]:
-    entropy, raters, repetition = task
-    return _one_subset(_WORKER["table"], _WORKER["methods"], _WORKER["options"], entropy, raters, repetition)
-
-
-def _pool_context() -> Any:
-    """Fresh interpreters for the workers (never ``fork`` a process whose EM thread pools may be running)."""
-    methods = multiprocessing.get_all_start_methods()
-    return multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")
+    chunk = 1 if jobs == 1 else max(1, math.ceil(len(sizes) * repetitions / (4 * jobs)))
+    tasks = [_SubsetTask(table, tuple(methods), entropy, size.raters, tuple(range(start, min(repetitions,
+                                                                                              start + chunk))))
+             for size in sizes for start in range(0, repetitions, chunk)]
+    results: list[list[Outcome]] = [[] for _ in tasks]
+    with progress_bar("rater subsets", total=len(sizes) * repetitions, enabled=progress) as bar, \
+            make_executor(jobs=min(jobs, len(tasks)), preload=("stableval.evaluate.stability",)) as executor:
+        for index, outcome in executor.map_unordered(_run_subsets, tasks):
+            results[index] = outcome
+            bar.advance(len(outcome))
+    per_size = len(tasks) // len(sizes)
+    return [[o for part in results[s * per_size:(s + 1) * per_size] for o in part] for s in range(len(sizes))]
 
 
 # ====================================================================================== result
@@ -179,7 +198,8 @@ class StabilityResult:
         subsets: one row per (size, repetition): ``size, raters, repetition, drawn`` (tuple of rater names).
         full_scores: one row per (method, agent): ``method, agent, score, rank`` from all raters.
         dataset: counts from :meth:`AnnotationTable.summary`.
-        settings: methods, sizes, repetitions, seed, jobs, confidence and method options.
+        settings: method labels, sizes, repetitions, seed, jobs, confidence and ``params`` (every method's
+            hyper-parameters).
         replicates: per (method, m), the (repetitions, A) subset scores (NaN = agent missing).
     """
 
@@ -202,26 +222,69 @@ class StabilityResult:
         return {
             "dataset": self.dataset,
             "settings": self.settings,
-            "full_scores": _records(self.full_scores),
-            "summary": _records(self.summary),
-            "agents": _records(self.agents),
-            "repetitions": _records(self.repetitions),
-            "subsets": _records(subsets),
+            "full_scores": records(self.full_scores),
+            "summary": records(self.summary),
+            "agents": records(self.agents),
+            "repetitions": records(self.repetitions),
+            "subsets": records(subsets),
         }
 
+    def to_frame(self) -> pd.DataFrame:
+        """The summary: one row per (method, size)."""
+        return self.summary
 
-def _finite(value: Any) -> Any:
-    if isinstance(value, float | np.floating):
-        return float(value) if np.isfinite(value) else None
-    if isinstance(value, np.integer):
-        return int(value)
-    if isinstance(value, np.bool_):
-        return bool(value)
-    return value
+    def render(self, console: Console) -> None:
+        """Per subset size and method: mean tau-b with its interval, rank spread, P(top agent changes)."""
+        from rich import box
+        from rich.table import Table
+
+        data, settings = self.dataset, self.settings
+        console.print(f"[bold]{data['source']}[/]: {data['judgments']:,} judgments of {data['responses']:,} "
+                      f"responses ({data['agents']} agents) by {data['raters']:,} raters")
+        for note in data["notes"]:
+            console.print(f"  note: {note}")
+        level = round(settings["confidence"] * 100)
+        table = Table(box=box.SIMPLE_HEAVY, show_edge=False, title_justify="left",
+                      title=f"Ranking stability: Kendall tau-b against all {data['raters']:,} raters "
+                            f"({settings['repetitions']} subsets per size)")
+        table.add_column("Subset")
+        table.add_column("Measure")
+        methods = self.methods
+        for method in methods:
+            table.add_column(method_label(method), justify="right")
+        summary = self.summary.set_index(["raters", "method"])
+        for size in settings["sizes"]:
+            m = size["raters"]
+            rows = {method: summary.loc[(m, method)] for method in methods}
+            first = next(iter(rows.values()))
+            label = f"{size['size']} ({m} raters)" if size["size"].endswith("%") else f"{m} raters"
+            dropped = f"{first['responses_dropped_mean']:.1f} (max {int(first['responses_dropped_max'])})"
+            table.add_row(label, f"tau-b [{level}% CI]", *[_tau_cell(rows[method]) for method in methods])
+            table.add_row("", "mean rank SD", *[f"{rows[method]['mean_rank_sd']:.2f}" for method in methods])
+            table.add_row("", "mean rank range", *[f"{rows[method]['mean_rank_range']:.2f}" for method in methods])
+            table.add_row("", "P(top agent changes)", *[f"{rows[method]['p_top_change']:.2f}" for method in methods])
+            table.add_row("", "responses dropped", *([dropped] * len(methods)), end_section=True)
+        console.print(table)
+        console.print(f"tau-b: scipy's Kendall tau-b between agent scores from all raters and from the subset; "
+                      f"{level}% Student-t interval for the mean over repetitions. Rank SD and range (max − min) are "
+                      f"per agent over repetitions, averaged over agents. Seed {settings['seed']}.")
+        for row in self.summary[self.summary["tau_undefined"] > 0].itertuples(index=False):
+            console.print(f"[yellow]note:[/] {method_label(str(row.method))} at {row.raters} raters: tau-b undefined "
+                          f"in {row.tau_undefined} of {row.repetitions} subsets (all scores tied or < 2 agents "
+                          f"scored); left out of the mean.")
+        missing = self.summary[self.summary["agents_missing"] > 0].drop_duplicates("raters")
+        for row in missing.itertuples(index=False):
+            console.print(f"[yellow]note:[/] at {row.raters} raters, {row.agents_missing} (subset, agent) cases had "
+                          f"no response left; those agents are left out of tau-b and ranks in those subsets.")
 
 
-def _records(frame: pd.DataFrame) -> list[dict[str, Any]]:
-    return [{str(k): _finite(v) for k, v in row.items()} for row in frame.to_dict("records")]
+def _tau_cell(row: Any) -> str:
+    mean, low, high = row["tau_mean"], row["tau_ci_low"], row["tau_ci_high"]
+    if mean != mean:
+        return "undefined"
+    if low != low:
+        return f"{mean:.3f}"
+    return f"{mean:.3f} [{low:.3f}, {high:.3f}]"
 
 
 # ====================================================================================== statistics
@@ -240,20 +303,6 @@ def kendall_tau_b(full: np.ndarray, subset: np.ndarray) -> float:
     if both.sum() < 2:
         return float("nan")
     return float(tau_b(full[both], subset[both]))
-
-
-def _mean_interval(values: np.ndarray, confidence: float) -> tuple[float, float, float]:
-    """Mean and Student-t interval for the mean of the finite ``values``, clipped to [-1, 1]."""
-    from scipy.stats import t as student_t
-
-    values = values[np.isfinite(values)]
-    if values.size == 0:
-        return float("nan"), float("nan"), float("nan")
-    mean = float(values.mean())
-    if values.size < 2:
-        return mean, float("nan"), float("nan")
-    half = float(student_t.ppf(0.5 + confidence / 2.0, values.size - 1) * values.std(ddof=1) / math.sqrt(values.size))
-    return mean, max(-1.0, mean - half), min(1.0, mean + half)
 
 
 def _masked_stats(ranks: np.ndarray) -> dict[str, np.ndarray]:
@@ -277,29 +326,26 @@ def _nanmean(values: np.ndarray) -> float:
     return float(finite.mean()) if finite.size else float("nan")
 
 
-def _percentile(values: np.ndarray, q: float) -> float:
-    finite = values[np.isfinite(values)]
-    return float(np.quantile(finite, q)) if finite.size else float("nan")
-
-
 # ====================================================================================== the analysis
 def ranking_stability(
     table: AnnotationTable,
-    methods: Sequence[str] = ("mv", "ds", "stableval"),
+    methods: Iterable[str | Aggregator | Chosen] | None = None,
     *,
+    params: Mapping[str, Mapping[str, Any]] | None = None,
     sizes: Sequence[float | int | str] = DEFAULT_SIZES,
     repetitions: int = 50,
     seed: int | None = 0,
     jobs: int = 1,
     confidence: float = 0.95,
-    options: MethodOptions | None = None,
     progress: bool = False,
 ) -> StabilityResult:
     """Expected Kendall tau-b between the full-data ranking and rankings from random rater subsets.
 
     Args:
         table: the annotation table.
-        methods: any of ``"mv"``, ``"ds"``, ``"stableval"``; each is refit on every subset.
+        methods: method names and/or estimator instances (default: the registry's default methods); each is
+            refit on every subset.
+        params: hyper-parameters per method name, e.g. ``{"stableval": {"alpha_pi": 2.0}}``.
         sizes: subset sizes: fractions of the raters (floats in (0, 1], or strings like ``"25%"``) and/or whole
             rater counts (ints). Default 25%, 50% and 75%.
         repetitions: subsets drawn per size (R, default 50).
@@ -307,39 +353,21 @@ def ranking_stability(
             so results do not depend on ``jobs`` nor on which other sizes are asked for.
         jobs: worker processes (1 = in this process; 0 or less = one per CPU core).
         confidence: level of the interval for the mean tau-b.
-        options: hyper-parameters of the methods.
         progress: show a progress bar over the repetitions on stderr.
 
     Agents with no response left in a subset are left out of that repetition's tau-b (computed over the agents
     scored in both rankings), get no rank in it, and are counted in ``agents_missing``.
     """
-    chosen = check_methods(methods)
+    chosen = resolve_methods(methods, params)
     if repetitions < 1:
         raise ValueError(f"repetitions must be >= 1, got {repetitions}")
     if not 0 < confidence < 1:
         raise ValueError(f"confidence must be between 0 and 1, got {confidence}")
-    options = options or MethodOptions()
     resolved = resolve_sizes(sizes, table.n_raters)
     entropy: int | Sequence[int] = np.random.SeedSequence(seed).entropy  # type: ignore[assignment]
-    if jobs <= 0:
-        jobs = os.cpu_count() or 1
-
-    full = _agent_scores(table, chosen, options)  # (A, methods)
-    tasks = [(entropy, size.raters, rep) for size in resolved for rep in range(repetitions)]
-    outcomes: list[tuple[np.ndarray, np.ndarray, int] | None] = [None] * len(tasks)
-    with progress_bar("rater subsets", total=len(tasks), enabled=progress) as bar:
-        if jobs == 1 or len(tasks) == 1:
-            for index, task in enumerate(tasks):
-                outcomes[index] = _one_subset(table, chosen, options, *task)
-                bar.advance()
-        else:
-            with ProcessPoolExecutor(max_workers=min(jobs, len(tasks)), mp_context=_pool_context(),
-                                     initializer=_init_worker, initargs=(table, chosen, options)) as pool:
-                futures = {pool.submit(_worker_task, task): index for index, task in enumerate(tasks)}
-                for future in as_completed(futures):
-                    outcomes[futures[future]] = future.result()
-                    bar.advance()
-
+    jobs = jobs if jobs > 0 else (os.cpu_count() or 1)
+    full = _agent_scores(table, chosen)  # (A, methods)
+    outcomes = _all_subsets(table, chosen, resolved, repetitions, entropy, jobs, progress)
     agents = [str(a) for a in table.agents]
     raters = np.asarray(table.raters, dtype=object)
     summary_rows: list[dict[str, Any]] = []
@@ -347,51 +375,22 @@ def ranking_stability(
     rep_frames: list[pd.DataFrame] = []
     subset_rows: list[dict[str, Any]] = []
     replicates: dict[tuple[str, int], np.ndarray] = {}
-    for s, size in enumerate(resolved):
-        block = [outcome for outcome in outcomes[s * repetitions:(s + 1) * repetitions] if outcome is not None]
+    for size, block in zip(resolved, outcomes, strict=True):
         dropped = np.array([table.n_responses - kept for _, _, kept in block])
-        for rep, (drawn, _, _) in enumerate(block):
-            subset_rows.append({"size": size.label, "raters": size.raters, "repetition": rep,
-                                "drawn": tuple(str(name) for name in raters[drawn])})
+        subset_rows += [{"size": size.label, "raters": size.raters, "repetition": rep,
+                         "drawn": tuple(str(name) for name in raters[drawn])}
+                        for rep, (drawn, _, _) in enumerate(block)]
         for j, method in enumerate(chosen):
             scores = np.stack([outcome[1][:, j] for outcome in block])  # (reps, A)
-            replicates[(method, size.raters)] = scores
-            reference = full[:, j]
-            taus = np.round([kendall_tau_b(reference, row) for row in scores], SCORE_DECIMALS)
-            ranks = competition_ranks(scores).astype(float)
-            ranks[np.isnan(scores)] = np.nan
-            missing_per_rep = np.isnan(scores).sum(axis=1)
-            full_top = reference == np.nanmax(reference)
-            sub_top = scores == np.nanmax(np.where(np.isnan(scores), -np.inf, scores), axis=1, keepdims=True)
-            top_changed = (sub_top != full_top[None, :]).any(axis=1)
-            stats = _masked_stats(ranks)
-            rank_range = stats["max"] - stats["min"]
-            mean, low, high = _mean_interval(taus, confidence)
-            summary_rows.append({
-                "method": method, "size": size.label, "raters": size.raters, "fraction": size.fraction,
-                "repetitions": repetitions, "tau_mean": mean, "tau_ci_low": low, "tau_ci_high": high,
-                "tau_sd": float(taus[np.isfinite(taus)].std(ddof=1)) if np.isfinite(taus).sum() > 1 else np.nan,
-                "tau_p025": _percentile(taus, 0.025), "tau_p975": _percentile(taus, 0.975),
-                "tau_undefined": int((~np.isfinite(taus)).sum()),
-                "mean_rank_sd": _nanmean(stats["sd"]), "mean_rank_range": _nanmean(rank_range),
-                "p_top_change": float(top_changed.mean()),
-                "responses_dropped_mean": float(dropped.mean()), "responses_dropped_max": int(dropped.max()),
-                "agents_missing": int(missing_per_rep.sum()),
-            })
-            agent_frames.append(pd.DataFrame({
-                "method": method, "size": size.label, "raters": size.raters, "agent": agents,
-                "full_score": reference, "full_rank": competition_ranks(reference),
-                "mean_rank": stats["mean"], "rank_sd": stats["sd"], "rank_min": stats["min"],
-                "rank_max": stats["max"], "rank_range": rank_range, "missing": stats["missing"],
-            }))
-            rep_frames.append(pd.DataFrame({
-                "method": method, "size": size.label, "raters": size.raters, "repetition": np.arange(len(block)),
-                "tau_b": taus, "top_changed": top_changed, "agents_missing": missing_per_rep,
-                "responses_dropped": dropped,
-            }))
-
+            replicates[(method.key, size.raters)] = scores
+            summary, per_agent, per_rep = _size_tables(method.key, size, full[:, j], scores, dropped, agents,
+                                                       confidence)
+            summary_rows.append(summary)
+            agent_frames.append(per_agent)
+            rep_frames.append(per_rep)
     full_frame = pd.concat([
-        pd.DataFrame({"method": method, "agent": agents, "score": full[:, j], "rank": competition_ranks(full[:, j])})
+        pd.DataFrame({"method": method.key, "agent": agents, "score": full[:, j],
+                      "rank": competition_ranks(full[:, j])})
         for j, method in enumerate(chosen)
     ], ignore_index=True)
     return StabilityResult(
@@ -402,60 +401,54 @@ def ranking_stability(
         full_scores=full_frame,
         dataset=table.summary(),
         settings={
-            "methods": [METHOD_LABELS[m] for m in chosen],
+            "methods": [method.label for method in chosen],
             "sizes": [{"size": s.label, "raters": s.raters} for s in resolved],
             "repetitions": repetitions,
             "seed": seed,
             "jobs": jobs,
             "confidence": confidence,
             "interval": "Student-t interval for the mean tau-b over repetitions",
-            "ties": options.ties,
-            "alpha_mu": options.alpha_mu,
-            "alpha_pi": options.alpha_pi,
-            "epsilon": options.epsilon,
-            "tol": options.tol,
-            "max_iter": options.max_iter,
+            "params": {method.key: method.estimator.get_params() for method in chosen},
         },
         replicates=replicates,
     )
 
 
-# ====================================================================================== plot
-def stability_figure(result: StabilityResult) -> Figure:
-    """Mean tau-b against subset size (raters), one line per method with its confidence band."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    from matplotlib.figure import Figure
-
-    figure = Figure(figsize=(6.4, 4.2), dpi=120)
-    axes = figure.add_subplot()
-    level = round(float(result.settings["confidence"]) * 100)
-    for method in result.methods:
-        rows = result.summary[result.summary["method"] == method].sort_values("raters")
-        x = rows["raters"].to_numpy()
-        line = axes.plot(x, rows["tau_mean"], marker="o", label=METHOD_LABELS[method])[0]
-        axes.fill_between(x, rows["tau_ci_low"].to_numpy(dtype=float), rows["tau_ci_high"].to_numpy(dtype=float),
-                          color=line.get_color(), alpha=0.2, linewidth=0)
-    total = result.dataset["raters"]
-    axes.set_title(f"Ranking stability under rater subsampling\n({result.settings['repetitions']} subsets per size, "
-                   f"{level}% CI of the mean)")
-    axes.set_xlabel(f"raters in subset (count, of {total})")
-    axes.set_ylabel("Kendall τ-b with the all-rater ranking (unitless)")
-    lows = result.summary[["tau_mean", "tau_ci_low"]].to_numpy(dtype=float)
-    lows = lows[np.isfinite(lows)]
-    axes.set_ylim(max(-1.05, (float(lows.min()) if lows.size else 0.0) - 0.05), 1.02)
-    axes.grid(alpha=0.3)
-    axes.legend(title="method")
-    figure.tight_layout()
-    return figure
-
-
-def plot_stability(result: StabilityResult, path: str | os.PathLike[str]) -> Path:
-    """Save :func:`stability_figure` to ``path`` (format from the suffix: .png, .svg, .pdf)."""
-    target = Path(path)
-    suffix = target.suffix.lower().lstrip(".")
-    if suffix not in ("png", "svg", "pdf"):
-        raise ValueError(f"plot file {str(target)!r} has an unsupported suffix; allowed: .png, .svg, .pdf")
-    stability_figure(result).savefig(target, format=suffix)
-    return target
+def _size_tables(method: str, size: SubsetSize, reference: np.ndarray, scores: np.ndarray, dropped: np.ndarray,
+                 agents: list[str], confidence: float) -> tuple[dict[str, Any], pd.DataFrame, pd.DataFrame]:
+    """One method at one subset size: its summary row, its per-agent rank table and its per-repetition table,
+    from the all-rater scores ``reference`` (A,) and the subsets' scores (repetitions, A)."""
+    taus = np.round([kendall_tau_b(reference, row) for row in scores], SCORE_DECIMALS)
+    ranks = competition_ranks(scores).astype(float)
+    ranks[np.isnan(scores)] = np.nan
+    missing_per_rep = np.isnan(scores).sum(axis=1)
+    full_top = reference == np.nanmax(reference)
+    sub_top = scores == np.nanmax(np.where(np.isnan(scores), -np.inf, scores), axis=1, keepdims=True)
+    top_changed = (sub_top != full_top[None, :]).any(axis=1)
+    stats = _masked_stats(ranks)
+    rank_range = stats["max"] - stats["min"]
+    interval = t_interval(taus, confidence)
+    summary = {
+        "method": method, "size": size.label, "raters": size.raters, "fraction": size.fraction,
+        "repetitions": len(scores), "tau_mean": interval.mean,
+        "tau_ci_low": max(-1.0, interval.low) if interval.n > 1 else np.nan,
+        "tau_ci_high": min(1.0, interval.high) if interval.n > 1 else np.nan,
+        "tau_sd": interval.sd, "tau_p025": nan_quantile(taus, 0.025), "tau_p975": nan_quantile(taus, 0.975),
+        "tau_undefined": int((~np.isfinite(taus)).sum()),
+        "mean_rank_sd": _nanmean(stats["sd"]), "mean_rank_range": _nanmean(rank_range),
+        "p_top_change": float(top_changed.mean()),
+        "responses_dropped_mean": float(dropped.mean()), "responses_dropped_max": int(dropped.max()),
+        "agents_missing": int(missing_per_rep.sum()),
+    }
+    per_agent = pd.DataFrame({
+        "method": method, "size": size.label, "raters": size.raters, "agent": agents,
+        "full_score": reference, "full_rank": competition_ranks(reference),
+        "mean_rank": stats["mean"], "rank_sd": stats["sd"], "rank_min": stats["min"],
+        "rank_max": stats["max"], "rank_range": rank_range, "missing": stats["missing"],
+    })
+    per_rep = pd.DataFrame({
+        "method": method, "size": size.label, "raters": size.raters, "repetition": np.arange(len(scores)),
+        "tau_b": taus, "top_changed": top_changed, "agents_missing": missing_per_rep,
+        "responses_dropped": dropped,
+    })
+    return summary, per_agent, per_rep

@@ -1,5 +1,11 @@
 """NRP: evaluate generated answers by ranking them among human-judged documents (Heineking et al. 2024).
 
+Modules: :mod:`~stableval.nrp.collection` (test collections and answers), :mod:`~stableval.nrp.score` (the NRP
+score, its summary and bootstrap), :mod:`~stableval.nrp.rankers` (one module per ranker, a registry),
+:mod:`~stableval.nrp.measures` (trec_eval measures to choose the ranker), :mod:`~stableval.nrp.rank_agreement`
+(expert vs system rankings: tau-b, Spearman, AO, RBO) and :mod:`~stableval.nrp.label_studio` (expert exports).
+Figures: :mod:`stableval.report.figures.nrp`.
+
 >>> from stableval.nrp import TIE_POLICIES, N_CHOICES
 >>> TIE_POLICIES, N_CHOICES
 (('optimistic', 'mid', 'pessimistic'), ('documents', 'list'))
@@ -14,7 +20,8 @@ from stableval.nrp.collection import (
     read_liveqa,
     write_collection,
 )
-from stableval.nrp.nrp import (
+from stableval.nrp.rankers import RANKERS, make_ranker
+from stableval.nrp.score import (
     N_CHOICES,
     TIE_POLICIES,
     NRPResult,
@@ -24,7 +31,6 @@ from stableval.nrp.nrp import (
     score_answers,
     summarize,
 )
-from stableval.nrp.rankers import RANKERS, make_ranker
 
 __all__ = [
     "N_CHOICES",

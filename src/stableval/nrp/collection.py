@@ -41,7 +41,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from stableval.data.read import read_table_file
+from stableval.data.files import read_table_file
 from stableval.errors import InputError
 
 __all__ = [

@@ -31,7 +31,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from stableval.data.read import read_table_file
+from stableval.data.files import read_table_file
 from stableval.errors import InputError
 
 __all__ = ["ExpertRankings", "match_tasks", "read_expert_rankings", "read_label_studio", "read_system_scores"]

@@ -5,8 +5,10 @@ default (WAL, busy timeout) or PostgreSQL. One concept per module: :mod:`~stable
 :mod:`~stableval.portal.db` (engine, migrations), :mod:`~stableval.portal.security` (tokens, cookies, CSRF, rate
 limit), :mod:`~stableval.portal.render` (safe Markdown), :mod:`~stableval.portal.rules` (consistency rules),
 :mod:`~stableval.portal.assignment` (routing, k, leases), :mod:`~stableval.portal.flow` (drafts, submit),
-:mod:`~stableval.portal.manage` (tracks, imports, invites), :mod:`~stableval.portal.export` (annotation and
-pairwise tables), :mod:`~stableval.portal.app` (app factory), ``rater_routes``/``admin_routes`` (pages).
+:mod:`~stableval.portal.manage` (tracks, imports, invites, profiles), :mod:`~stableval.portal.progress` (the
+counts the pages show), :mod:`~stableval.portal.export` (annotation and pairwise tables),
+:mod:`~stableval.portal.results` (live results), :mod:`~stableval.portal.web` (what the routes share: session,
+CSRF, pages), ``rater_routes``/``admin_routes`` (pages; no SQL) and :mod:`~stableval.portal.app` (app factory).
 Needs the ``portal`` extra: ``pip install 'stableval[portal]'``.
 """
 

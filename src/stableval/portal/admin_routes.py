@@ -14,13 +14,12 @@ from typing import Any
 
 from fastapi import APIRouter, HTTPException, Request
 from fastapi.responses import RedirectResponse, Response
-from sqlalchemy import func, select
 
 from stableval.errors import StableValError
-from stableval.portal.app import page, portal_of, read_form, session_of, set_session
 from stableval.portal.export import EXPORT_FORMATS, EXPORT_KINDS, export, to_bytes
-from stableval.portal.manage import create_invites, create_track, import_questions, set_retired
-from stableval.portal.models import Assignment, Question, Rater, Submission, Track, utcnow
+from stableval.portal.manage import create_invites, create_track, import_questions, read_invite_notes, set_retired
+from stableval.portal.progress import admin_overview, track_detail
+from stableval.portal.web import page, portal_of, read_form, session_of, set_session
 
 router = APIRouter(prefix="/admin")
 MEDIA = {"csv": "text/csv; charset=utf-8", "jsonl": "application/x-ndjson", "parquet": "application/vnd.apache.parquet"}
@@ -71,29 +70,12 @@ async def logout(request: Request) -> Response:
     return _see_other("/")
 
 
-def _track_rows(session: Any) -> list[dict[str, Any]]:
-    tracks = session.scalars(select(Track).order_by(Track.id)).all()
-    rows = []
-    for track in tracks:
-        questions = session.scalar(select(func.count(Question.id)).where(Question.track_id == track.id)) or 0
-        confirmed = session.scalar(select(func.count(Submission.id)).join(Question).where(
-            Question.track_id == track.id, Submission.flagged.is_(False))) or 0
-        flagged = session.scalar(select(func.count(Submission.id)).join(Question).where(
-            Question.track_id == track.id, Submission.flagged.is_(True))) or 0
-        rows.append({"track": track, "questions": questions, "confirmed": confirmed, "needed": questions * track.k,
-                     "flagged": flagged})
-    return rows
-
-
 @router.get("")
 def index(request: Request) -> Response:
     _require_admin(request)
-    with portal_of(request).db.reading() as session:
-        rows = _track_rows(session)
-        raters = session.execute(
-            select(Rater, func.count(Submission.id)).outerjoin(Submission, Submission.rater_id == Rater.id)
-            .group_by(Rater.id).order_by(Rater.id)).all()
-    return page(request, "admin_index.html", rows=rows, raters=raters, message=request.query_params.get("m"))
+    overview = admin_overview(portal_of(request).db)
+    return page(request, "admin_index.html", rows=overview.tracks, raters=overview.raters,
+                message=request.query_params.get("m"))
 
 
 @router.post("/tracks")
@@ -113,25 +95,11 @@ async def new_track(request: Request) -> Response:
 @router.get("/tracks/{slug}")
 def track_page(request: Request, slug: str) -> Response:
     _require_admin(request)
-    now = utcnow()
-    with portal_of(request).db.reading() as session:
-        track = session.scalar(select(Track).where(Track.slug == slug))
-        if track is None:
-            raise HTTPException(status_code=404, detail="No such track.")
-        confirmed = (select(func.count(Submission.id)).where(Submission.question_id == Question.id,
-                                                             Submission.flagged.is_(False)).scalar_subquery())
-        flags = (select(func.count(Submission.id)).where(Submission.question_id == Question.id,
-                                                         Submission.flagged.is_(True)).scalar_subquery())
-        leases = (select(func.count(Assignment.id)).where(Assignment.question_id == Question.id,
-                                                          Assignment.status == "open", Assignment.expires_at > now)
-                  .scalar_subquery())
-        items = session.execute(select(Question, confirmed, leases, flags).where(Question.track_id == track.id)
-                                .order_by(Question.id)).all()
-        flagged = session.execute(select(Question.external_id, Submission.rater_id, Submission.flag_reason)
-                                  .join(Question).where(Question.track_id == track.id, Submission.flagged.is_(True))
-                                  .order_by(Submission.id)).all()
-    return page(request, "admin_track.html", track=track, items=items, flagged=flagged, kinds=EXPORT_KINDS,
-                formats=EXPORT_FORMATS, message=request.query_params.get("m"))
+    detail = track_detail(portal_of(request).db, slug)
+    if detail is None:
+        raise HTTPException(status_code=404, detail="No such track.")
+    return page(request, "admin_track.html", track=detail.track, items=detail.questions, flagged=detail.flagged,
+                kinds=EXPORT_KINDS, formats=EXPORT_FORMATS, message=request.query_params.get("m"))
 
 
 @router.get("/tracks/{slug}/results")
@@ -170,11 +138,9 @@ async def retire(request: Request, question_id: int, action: str) -> Response:
     if action not in ("retire", "restore"):
         raise HTTPException(status_code=404, detail="Unknown action.")
     try:
-        set_retired(portal_of(request).db, question_id, action == "retire")
+        slug = set_retired(portal_of(request).db, question_id, action == "retire")
     except StableValError as error:
         raise HTTPException(status_code=404, detail=str(error)) from None
-    with portal_of(request).db.reading() as session:
-        slug = session.scalar(select(Track.slug).join(Question).where(Question.id == question_id))
     return _see_other(f"/admin/tracks/{slug}")
 
 
@@ -184,8 +150,6 @@ async def invites(request: Request) -> Response:
     notes = [line.strip() for line in str(form.get("notes") or "").splitlines() if line.strip()]
     upload = form.get("file")
     if upload is not None and hasattr(upload, "read") and upload.filename:
-        from stableval.portal.manage import read_invite_notes
-
         with tempfile.TemporaryDirectory() as folder:
             path = Path(folder) / f"invites{Path(upload.filename).suffix.lower()}"
             path.write_bytes(await upload.read())

@@ -1,5 +1,7 @@
 """The FastAPI application factory: database, signed session cookie, CSRF check, templates, routes.
 
+The request helpers the routes share live in :mod:`stableval.portal.web`; this module only assembles the app.
+
 >>> import tempfile, pathlib
 >>> from fastapi.testclient import TestClient
 >>> url = f"sqlite:///{pathlib.Path(tempfile.mkdtemp()) / 'portal.db'}"
@@ -13,77 +15,27 @@ from __future__ import annotations
 import secrets
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from fastapi import FastAPI, HTTPException, Request
-from fastapi.responses import HTMLResponse, Response
+from fastapi.responses import Response
 from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
 from markupsafe import Markup
 
+from stableval.portal.admin_routes import router as admin_router
 from stableval.portal.db import Database
+from stableval.portal.rater_routes import router as rater_router
 from stableval.portal.render import escape_text, markdown_to_html
 from stableval.portal.security import RateLimiter, Signer
+from stableval.portal.web import COOKIE, Portal, page, portal_of, read_form
 
+# Portal and the request helpers are re-exported for code that imported them from here before stableval.portal.web
 __all__ = ["COOKIE", "Portal", "create_app", "page", "portal_of", "read_form"]
 
 HERE = Path(__file__).resolve().parent
-COOKIE = "stableval_session"
 MIN_ADMIN_TOKEN = 12
-
-
-@dataclass
-class Portal:
-    """What the routes share: the database, the signer, the admin token, the invite rate limiter."""
-
-    db: Database
-    signer: Signer
-    admin_token: str
-    templates: Jinja2Templates
-    invite_limiter: RateLimiter
-    secure_cookies: bool = False
-
-
-def portal_of(request: Request) -> Portal:
-    portal: Portal = request.app.state.portal
-    return portal
-
-
-def session_of(request: Request) -> dict[str, Any]:
-    """The request's (signed) session: ``nonce`` always; ``rater`` id and/or ``admin`` once signed in."""
-    session: dict[str, Any] = request.state.session
-    return session
-
-
-def set_session(request: Request, **values: Any) -> None:
-    """Change the session; a new nonce on sign-in (no fixation); the cookie is re-sent with the response."""
-    session = {"nonce": secrets.token_hex(16), **{k: v for k, v in session_of(request).items() if k != "nonce"}}
-    session.update(values)
-    request.state.session = {k: v for k, v in session.items() if v is not None}
-    request.state.session_changed = True
-
-
-async def read_form(request: Request) -> Any:
-    """The posted form, after checking its CSRF token against the session (403 otherwise)."""
-    form = await request.form()
-    nonce = session_of(request)["nonce"]
-    if not portal_of(request).signer.check_csrf(nonce, str(form.get("csrf") or "")):
-        raise HTTPException(status_code=403, detail="The form expired or did not come from this site. Go back, "
-                                                    "reload the page and try again.")
-    return form
-
-
-def page(request: Request, template: str, status_code: int = 200, **context: Any) -> HTMLResponse:
-    """Render a template with the CSRF token and the signed-in state."""
-    portal = portal_of(request)
-    session = session_of(request)
-    context.update(request=request, csrf=portal.signer.csrf(session["nonce"]), signed_in_admin=bool(
-        session.get("admin")), signed_in_rater=session.get("rater"))
-    response = portal.templates.TemplateResponse(request, template, context, status_code=status_code)
-    response.headers["Cache-Control"] = "no-store"
-    return response
 
 
 def create_app(database_url: str, admin_token: str, *, migrate: bool = True, secure_cookies: bool = False,
@@ -138,9 +90,6 @@ def create_app(database_url: str, admin_token: str, *, migrate: bool = True, sec
         response = page(request, "error.html", status_code=error.status_code, message=str(error.detail))
         response.headers.update(headers)
         return response
-
-    from stableval.portal.admin_routes import router as admin_router
-    from stableval.portal.rater_routes import router as rater_router
 
     app.include_router(rater_router)
     app.include_router(admin_router)

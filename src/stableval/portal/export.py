@@ -11,14 +11,15 @@ out ("unable to judge" ratings, flagged questions) is counted in ``notes``.
 from __future__ import annotations
 
 import io
+import os
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import IO
 
 import numpy as np
 import pandas as pd
 from sqlalchemy import select
 
+from stableval.data.files import write_frame
 from stableval.errors import InputError
 from stableval.portal.db import Database
 from stableval.portal.models import Judgment, Question, Rater, Submission, Track
@@ -131,16 +132,9 @@ def to_bytes(frame: pd.DataFrame, format: str) -> bytes:
     return buffer.getvalue()
 
 
-def write(frame: pd.DataFrame, target: str | Path | IO[bytes], format: str) -> None:
+def write(frame: pd.DataFrame, target: str | os.PathLike[str] | IO[bytes], format: str) -> None:
+    """Write the frame to a path or a binary stream as one of :data:`EXPORT_FORMATS` (the shared frame writer,
+    :func:`stableval.data.files.write_frame`)."""
     if format not in EXPORT_FORMATS:
         raise InputError("unknown export format", value=format, allowed=", ".join(EXPORT_FORMATS))
-    if format == "parquet":
-        frame.to_parquet(target, index=False)
-        return
-    text = frame.to_csv(index=False) if format == "csv" else frame.to_json(orient="records", lines=True,
-                                                                          force_ascii=False)
-    data = text.encode("utf-8")
-    if isinstance(target, (str, Path)):
-        Path(target).write_bytes(data)
-    else:
-        target.write(data)
+    write_frame(frame, target, format=format)

@@ -32,8 +32,8 @@ from stableval.portal.db import Database
 from stableval.portal.models import Assignment, Draft, Judgment, Question, Submission, Track, utcnow
 from stableval.portal.rules import CHOICES, RATINGS, Violation, check_pairwise, check_ratings
 
-__all__ = ["MAX_TEXT", "SubmitResult", "empty_draft", "load_draft", "mark_opened", "merge_form", "save_draft",
-           "step_problems", "submit", "update_draft"]
+__all__ = ["MAX_TEXT", "Opened", "SubmitResult", "empty_draft", "load_draft", "mark_opened", "merge_form",
+           "open_assignment", "save_draft", "step_problems", "submit", "update_draft"]
 
 #: Longest free-text reason kept (characters); longer text is refused with a message, never cut silently.
 MAX_TEXT = 5000
@@ -50,6 +50,29 @@ def load_draft(session: Session, assignment_id: int) -> dict[str, Any]:
     if found is not None:
         draft.update(found.data)
     return draft
+
+
+@dataclass(frozen=True)
+class Opened:
+    """A rater's assignment as its pages need it: the assignment, its question and track, and the draft."""
+
+    assignment: Assignment
+    question: Question
+    track: Track
+    draft: dict[str, Any]
+
+
+def open_assignment(db: Database, assignment_id: int, rater_id: int) -> Opened | None:
+    """The assignment with its question, track and draft, or None when it is not this rater's (raters see only
+    their own work)."""
+    with db.reading() as session:
+        assignment = session.get(Assignment, assignment_id)
+        if assignment is None or assignment.rater_id != rater_id:
+            return None
+        question = session.get(Question, assignment.question_id)
+        track = session.get(Track, question.track_id) if question else None
+        assert question is not None and track is not None
+        return Opened(assignment, question, track, load_draft(session, assignment_id))
 
 
 def save_draft(session: Session, assignment_id: int, data: dict[str, Any]) -> None:

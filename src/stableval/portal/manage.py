@@ -1,4 +1,5 @@
-"""Admin tasks without the web server: create tracks, import questions, create invites, retire/restore items.
+"""Changes to tracks, questions and raters: create tracks, import questions, create invites, retire/restore
+items (admin tasks, also without the web server), and the rater's own sign-in by invite and profile.
 
 Imports are validated as a whole before anything is written, then written in one transaction: a bad file
 changes nothing. Every problem names the file, the 1-based data row, the column and what is allowed.
@@ -18,12 +19,12 @@ from sqlalchemy import select
 
 from stableval.errors import InputError
 from stableval.portal.db import Database
-from stableval.portal.models import Question, Rater, Track
+from stableval.portal.models import Question, Rater, Track, utcnow
 from stableval.portal.rules import DEFAULT_CRITERIA, validate_rules
 from stableval.portal.security import hash_token, new_token
 
-__all__ = ["QUESTION_COLUMNS", "Invite", "create_invites", "create_track", "import_questions",
-           "normalise_group", "read_invite_notes", "set_retired"]
+__all__ = ["QUESTION_COLUMNS", "Invite", "create_invites", "create_track", "find_rater", "import_questions",
+           "normalise_group", "rater_for_invite", "read_invite_notes", "save_profile", "set_retired"]
 
 #: Question file columns: required first, then optional (matched case-insensitively).
 QUESTION_COLUMNS: dict[str, bool] = {"id": True, "prompt": True, "model_a": True, "answer_a": True,
@@ -80,7 +81,7 @@ def create_track(db: Database, slug: str, title: str = "", *, criteria: Sequence
 
 
 def _read_questions(path: Path, source: str) -> pd.DataFrame:
-    from stableval.data.read import read_table_file
+    from stableval.data.files import read_table_file
 
     frame = read_table_file(path)
     lower = {str(c).strip().lower(): c for c in frame.columns}
@@ -146,15 +147,9 @@ def import_questions(db: Database, slug: str, path: str | Path, *, source: str |
                              allowed="new ids (retire or rename the old question)")
         records = frame.rename(columns={"id": "external_id"}).to_dict("records")
         session.execute(Question.__table__.insert(), [  # type: ignore[attr-defined]
-            {**{str(k): v for k, v in r.items()}, "track_id": track_id, "retired": False, "created_at": _now()}
+            {**{str(k): v for k, v in r.items()}, "track_id": track_id, "retired": False, "created_at": utcnow()}
             for r in records])
     return len(frame)
-
-
-def _now() -> Any:
-    from stableval.portal.models import utcnow
-
-    return utcnow()
 
 
 @dataclass(frozen=True)
@@ -181,7 +176,7 @@ def create_invites(db: Database, notes: Sequence[str]) -> list[Invite]:
 
 def read_invite_notes(path: str | Path) -> list[str]:
     """Notes from a CSV/JSONL file of invitees: the ``note`` column, else ``email``, else ``name``."""
-    from stableval.data.read import read_table_file
+    from stableval.data.files import read_table_file
 
     frame = read_table_file(path)
     lower = {str(c).strip().lower(): c for c in frame.columns}
@@ -197,9 +192,39 @@ def read_invite_notes(path: str | Path) -> list[str]:
                      allowed="a column note, email or name")
 
 
-def set_retired(db: Database, question_id: int, retired: bool) -> None:
+def set_retired(db: Database, question_id: int, retired: bool) -> str:
+    """Retire a question (it leaves the pool; its ratings stay) or restore it; returns its track's name."""
     with db.writing() as session:
         question = session.get(Question, question_id)
         if question is None:
             raise InputError("no such question", value=question_id)
         question.retired = retired
+        slug: str = session.scalars(select(Track.slug).where(Track.id == question.track_id)).one()
+        return slug
+
+
+def rater_for_invite(db: Database, token: str) -> Rater | None:
+    """The rater whose invite link carries ``token`` (only its hash is stored), or None."""
+    with db.reading() as session:
+        return session.scalar(select(Rater).where(Rater.token_hash == hash_token(token)))
+
+
+def find_rater(db: Database, rater_id: int) -> Rater | None:
+    """The rater with this id, or None."""
+    with db.reading() as session:
+        return session.get(Rater, rater_id)
+
+
+def save_profile(db: Database, rater_id: int, *, name: str, email: str, specialty: str, subspecialty: str,
+                 years: int) -> bool:
+    """Store the rater's profile (specialties normalised, see :func:`normalise_group`) and mark it filled in;
+    False when there is no such rater."""
+    with db.writing() as session:
+        rater = session.get(Rater, rater_id)
+        if rater is None:
+            return False
+        rater.name, rater.email, rater.years = name, email, int(years)
+        rater.specialty = normalise_group(specialty)
+        rater.subspecialty = normalise_group(subspecialty)
+        rater.profile_at = utcnow()
+    return True

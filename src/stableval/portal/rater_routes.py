@@ -10,16 +10,15 @@ from typing import Any
 
 from fastapi import APIRouter, HTTPException, Request
 from fastapi.responses import RedirectResponse, Response
-from sqlalchemy import select
 from starlette.concurrency import run_in_threadpool
 
-from stableval.portal.app import page, portal_of, read_form, session_of, set_session
-from stableval.portal.assignment import claim_next, progress_for
-from stableval.portal.flow import load_draft, mark_opened, merge_form, step_problems, submit, update_draft
-from stableval.portal.manage import normalise_group
-from stableval.portal.models import Assignment, Question, Rater, Track, utcnow
+from stableval.portal.assignment import claim_next
+from stableval.portal.flow import mark_opened, merge_form, open_assignment, step_problems, submit, update_draft
+from stableval.portal.manage import find_rater, rater_for_invite, save_profile
+from stableval.portal.models import Assignment, Question, Track
+from stableval.portal.progress import rater_progress
 from stableval.portal.rules import CHOICE_LABELS, RATINGS, rule_hint
-from stableval.portal.security import hash_token
+from stableval.portal.web import page, portal_of, read_form, session_of, set_session
 
 router = APIRouter()
 
@@ -49,8 +48,7 @@ def invite(request: Request, token: str) -> Response:
     if not portal.invite_limiter.allow(client):
         raise HTTPException(status_code=429, detail="Too many attempts; wait a minute and try again.",
                             headers={"Retry-After": "60"})
-    with portal.db.reading() as session:
-        rater = session.scalar(select(Rater).where(Rater.token_hash == hash_token(token)))
+    rater = rater_for_invite(portal.db, token)
     if rater is None:
         raise HTTPException(status_code=404, detail="This invite link is not valid. Check that you copied all "
                                                     "of it, or ask the study team for a new one.")
@@ -60,8 +58,7 @@ def invite(request: Request, token: str) -> Response:
 
 @router.get("/profile")
 def profile_form(request: Request) -> Response:
-    with portal_of(request).db.reading() as session:
-        rater = session.get(Rater, _rater_id(request))
+    rater = find_rater(portal_of(request).db, _rater_id(request))
     return page(request, "profile.html", rater=rater, values=None, errors=[])
 
 
@@ -84,27 +81,20 @@ async def profile_save(request: Request) -> Response:
             errors.append((key, f"Use at most {width} characters."))
     if errors:
         return page(request, "profile.html", status_code=422, rater=None, values=values, errors=errors)
-    with portal_of(request).db.writing() as session:
-        rater = session.get(Rater, rater_id)
-        if rater is None:
-            raise HTTPException(status_code=401, detail="Unknown rater.")
-        rater.name, rater.email, rater.years = values["name"], values["email"], int(values["years"])
-        rater.specialty = normalise_group(values["specialty"])
-        rater.subspecialty = normalise_group(values["subspecialty"])
-        rater.profile_at = utcnow()
+    if not save_profile(portal_of(request).db, rater_id, name=values["name"], email=values["email"],
+                        specialty=values["specialty"], subspecialty=values["subspecialty"],
+                        years=int(values["years"])):
+        raise HTTPException(status_code=401, detail="Unknown rater.")
     return _see_other("/progress")
 
 
 @router.get("/progress")
 def progress(request: Request) -> Response:
-    rater_id = _rater_id(request)
-    with portal_of(request).db.reading() as session:
-        rater = session.get(Rater, rater_id)
-        if rater is None:
-            raise HTTPException(status_code=401, detail="Unknown rater.")
-        if rater.profile_at is None:
-            return _see_other("/profile")
-        tracks = progress_for(session, rater)
+    rater, tracks = rater_progress(portal_of(request).db, _rater_id(request))
+    if rater is None:
+        raise HTTPException(status_code=401, detail="Unknown rater.")
+    if rater.profile_at is None:
+        return _see_other("/profile")
     remaining = sum(t.remaining for t in tracks)
     submitted = sum(t.submitted for t in tracks)
     template = "progress.html" if remaining else ("final.html" if submitted else "no_questions.html")
@@ -126,16 +116,10 @@ async def next_question(request: Request, slug: str) -> Response:
 
 def _load(request: Request, assignment_id: int) -> tuple[Assignment, Question, Track, dict[str, Any]]:
     """The rater's own open assignment (404 for anyone else's: raters see only their own work)."""
-    rater_id = _rater_id(request)
-    with portal_of(request).db.reading() as session:
-        assignment = session.get(Assignment, assignment_id)
-        if assignment is None or assignment.rater_id != rater_id:
-            raise HTTPException(status_code=404, detail="No such question in your list.")
-        question = session.get(Question, assignment.question_id)
-        track = session.get(Track, question.track_id) if question else None
-        assert question is not None and track is not None
-        draft = load_draft(session, assignment_id)
-    return assignment, question, track, draft
+    opened = open_assignment(portal_of(request).db, assignment_id, _rater_id(request))
+    if opened is None:
+        raise HTTPException(status_code=404, detail="No such question in your list.")
+    return opened.assignment, opened.question, opened.track, opened.draft
 
 
 def _shown(assignment: Assignment, question: Question) -> dict[str, str]:

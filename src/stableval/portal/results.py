@@ -6,8 +6,8 @@ Built straight from the export tables of :mod:`stableval.portal.export` (no file
   :class:`~stableval.data.AnnotationTable` with levels ``1 < 2 < 3 < 4 < 5`` (credit 0, 0.25, ..., 1).
   Agreement is :func:`stableval.evaluate.agreement.agreement` (Krippendorff 2004 alpha, Fleiss 1971 kappa,
   Gwet 2008 AC1, Cohen 1960 kappa; unit = one model's answer to one question); the leaderboard is
-  :func:`stableval.evaluate.score_agents` (majority vote, Dawid & Skene 1979, STABLEVAL) with percentile-bootstrap
-  intervals over each agent's answers.
+  :func:`stableval.evaluate.score_agents` (the registry's default methods: majority vote, Dawid & Skene 1979,
+  STABLEVAL) with percentile-bootstrap intervals over each agent's answers.
 * **Pairwise votes (step 1)**: the pairwise export becomes a :class:`~stableval.data.PairwiseTable` and
   :func:`stableval.evaluate.pairwise.pairwise_leaderboard` fits Bradley–Terry (Bradley & Terry 1952) by maximum
   likelihood, ties counting half, with bootstrap intervals over votes; it also reports position bias (share of
@@ -245,7 +245,7 @@ def _compute(db: Database, slug: str, title: str, criterion: str, criteria: tupl
     else:
         try:
             table = annotations_from_frame(ratings.frame, levels=list(RATING_LEVELS), source=f"{slug} ratings")
-            scores = score_agents(table, ("mv", "ds", "stableval"), bootstrap=bootstrap, seed=seed)
+            scores = score_agents(table, bootstrap=bootstrap, seed=seed)  # the registry's default methods
             base["scores"] = scores
         except (StableValError, ValueError) as error:
             messages.append(f"The ratings leaderboard could not be computed: {error}")

@@ -1,7 +1,8 @@
 """The self-contained HTML report: every analysis, its figure (inline SVG) and one or two plain sentences.
 
 >>> import stableval, tempfile, pathlib
->>> html = build_report(stableval.example_path(), quick=True, duplicates="keep", sections=("summary",))
+>>> html = build_report(stableval.example_path(), inputs=stableval.InputOptions(duplicates="keep"), quick=True,
+...                     sections=("summary",))
 >>> "<svg" in html or "Dataset" in html
 True
 """
@@ -11,15 +12,26 @@ from __future__ import annotations
 import hashlib
 import html as html_lib
 import platform
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
 from stableval._version import __version__
+from stableval.aggregate.registry import (
+    Chosen,
+    headline_rater_model,
+    method_label,
+    primary_method,
+    resolve_methods,
+)
 from stableval.progress import progress_bar
+
+if TYPE_CHECKING:  # pragma: no cover
+    from stableval.aggregate import Aggregator
+    from stableval.data import InputOptions, Loaded
 
 
 @dataclass(frozen=True)
@@ -61,6 +73,7 @@ class ReportContext:
     path: Path
     table: Any
     votes: Any | None
+    methods: list[Chosen]
     seed: int
     bootstrap: int
     quick: bool
@@ -72,8 +85,12 @@ class ReportContext:
         if "scores" not in self.cache:
             from stableval.evaluate import score_agents
 
-            self.cache["scores"] = score_agents(self.table, bootstrap=self.bootstrap, seed=self.seed)
+            self.cache["scores"] = score_agents(self.table, self.methods, bootstrap=self.bootstrap, seed=self.seed)
         return self.cache["scores"]
+
+    def rater_model(self) -> Any:
+        """The estimator the rater sections diagnose (:func:`~stableval.aggregate.registry.headline_rater_model`)."""
+        return headline_rater_model(self.methods)
 
 
 def _summary(ctx: ReportContext) -> Section:
@@ -108,14 +125,16 @@ def _reliability(ctx: ReportContext) -> Section:
     import base64
     import tempfile
 
-    from stableval.evaluate.reliability import plot_reliability, read_gold, reliability_vs_qc
+    from stableval.datasets.gold import read_gold
+    from stableval.evaluate.reliability import reliability_vs_qc
+    from stableval.report.figures import reliability_figure, save_figure
 
     qc = ctx.options["qc"]
-    gold = read_gold(qc["file"], levels=list(ctx.table.levels)) if qc.get("file") else None
+    gold = read_gold(qc["file"], levels=list(ctx.table.levels), every_agent=True) if qc.get("file") else None
     result = reliability_vs_qc(ctx.table, qc_rater=qc.get("rater"), gold=gold, consensus=bool(qc.get("consensus")),
                                source=str(ctx.path))
     with tempfile.TemporaryDirectory() as folder:
-        png = plot_reliability(result, Path(folder) / "reliability.png").read_bytes()
+        png = save_figure(reliability_figure(result), Path(folder) / "reliability.png").read_bytes()
     image = base64.b64encode(png).decode("ascii")
     body = (f"<figure><img alt='Reliability against QC per evaluator' style='max-width:100%' "
             f"src='data:image/png;base64,{image}'><figcaption class='note'>Share of applicable items on which each "
@@ -133,7 +152,7 @@ def _leaderboard(ctx: ReportContext) -> Section:
     result = ctx.scores()
     body = figure_html(forest_plot(result), "Dots: scores; bars: 95% percentile bootstrap intervals over each "
                        "agent's responses.") + table_html(result.display_frame())
-    fits = "; ".join(f"{m.upper()}: {'converged' if f['converged'] else 'NOT converged'} in {f['n_iter']} EM "
+    fits = "; ".join(f"{method_label(m)}: {'converged' if f['converged'] else 'NOT converged'} in {f['n_iter']} EM "
                      "iterations" for m, f in result.fits.items())
     body += f"<p class='note'>{html_lib.escape(fits)}</p>"
     return Section("leaderboard", "Leaderboard", "Each agent's score is the average credit of its responses. "
@@ -145,11 +164,11 @@ def _win_probability(ctx: ReportContext) -> Section:
     from stableval.report.figures import win_heatmap
 
     result = ctx.scores()
-    method = "stableval" if "stableval" in result.methods else result.methods[0]
+    method = primary_method(result.methods)
     board = result.leaderboard()
     order = board["agent"].tolist()
     matrix = result.win_probability[method].loc[order, order]
-    body = figure_html(win_heatmap(matrix, f"P(row agent scores above column agent) — {method.upper()}"),
+    body = figure_html(win_heatmap(matrix, f"P(row agent scores above column agent) — {method_label(method)}"),
                        "Share of bootstrap replicates in which the row agent scored above the column agent.")
     return Section("win-probability", "How sure is the ranking?", "Each cell is the probability that the row agent "
                    "really scores above the column agent. Values near 0.5 mean the order of those two agents is "
@@ -157,9 +176,10 @@ def _win_probability(ctx: ReportContext) -> Section:
 
 
 def _stability(ctx: ReportContext) -> Section:
-    from stableval.evaluate.stability import ranking_stability, stability_figure
+    from stableval.evaluate.stability import ranking_stability
+    from stableval.report.figures.stability import stability_figure
 
-    result = ranking_stability(ctx.table, repetitions=10 if ctx.quick else 50, seed=ctx.seed,
+    result = ranking_stability(ctx.table, ctx.methods, repetitions=10 if ctx.quick else 50, seed=ctx.seed,
                                jobs=int(ctx.options.get("jobs", 1)))
     columns = ["method", "raters", "tau_mean", "tau_ci_low", "tau_ci_high", "mean_rank_sd", "mean_rank_range",
                "p_top_change", "responses_dropped_mean"]
@@ -175,7 +195,7 @@ def _diagnostics(ctx: ReportContext) -> Any:
     if "diagnostics" not in ctx.cache:
         from stableval.evaluate.diagnostics import diagnose
 
-        ctx.cache["diagnostics"] = diagnose(ctx.table)
+        ctx.cache["diagnostics"] = diagnose(ctx.table, ctx.rater_model())
     return ctx.cache["diagnostics"]
 
 
@@ -185,8 +205,8 @@ def _raters(ctx: ReportContext) -> Section:
     result = _diagnostics(ctx)
     body = figure_html(rater_scatter(result), "Each dot is a rater (size: number of ratings). Red crosses: at or "
                        "below chance, or near-uniform (spammer score < threshold).")
-    body += figure_html(confusion_grid(result), "Rows: the level STABLEVAL believes is true; columns: what the "
-                        "rater said. A reliable rater has a dark diagonal.")
+    body += figure_html(confusion_grid(result), f"Rows: the level {result.settings['method']} believes is true; "
+                        "columns: what the rater said. A reliable rater has a dark diagonal.")
     flagged = result.raters[result.raters["below_chance"] | result.raters["near_uniform"]]
     columns = ["rater", "ratings", "accuracy", "leniency", "strictness", "over_rating", "under_rating",
                "spammer_score"]
@@ -243,7 +263,8 @@ def _reproducibility(ctx: ReportContext) -> Section:
                  "bootstrap replicates", "input file", "input sha256"],
         "value": [ctx.command, __version__, platform.python_version(),
                   f"{numpy.__version__} / {scipy.__version__} / {pd.__version__} / {matplotlib.__version__}",
-                  str(ctx.seed), f"{ctx.bootstrap:,}", str(ctx.path), sha256(ctx.path)],
+                  str(ctx.seed), f"{ctx.bootstrap:,}", str(ctx.path),
+                  sha256(ctx.path) if ctx.path.is_file() else "(not a file)"],
     })
     return Section("reproducibility", "Reproducibility", "Everything needed to recompute this report exactly.",
                    table_html(rows))
@@ -265,51 +286,40 @@ BUILDERS: dict[str, Callable[[ReportContext], Section]] = {
 
 
 def build_report(
-    path: str | Path,
+    source: str | Path | Loaded,
     *,
+    inputs: InputOptions | None = None,
+    methods: Iterable[str | Aggregator | Chosen] | None = None,
+    params: Mapping[str, Mapping[str, Any]] | None = None,
     quick: bool = False,
     seed: int = 0,
     bootstrap: int | None = None,
-    duplicates: str = "error",
     sections: Sequence[str] | None = None,
     command: str = "",
     progress: bool = False,
-    read_options: dict[str, Any] | None = None,
     options: dict[str, Any] | None = None,
 ) -> str:
-    """Read ``path`` once, run every analysis and return the report as one self-contained HTML string.
+    """Run every analysis of a ratings file (read once with ``inputs``, or already :func:`~stableval.data.load`-ed)
+    and return the report as one self-contained HTML string.
 
-    ``options``: ``jobs`` (worker processes for the stability analysis) and ``qc`` (a dict with ``rater``,
-    ``file`` or ``consensus``: adds the reliability-against-QC section).
+    ``methods``/``params``: the aggregation methods of the leaderboard and stability sections (default: the
+    registry's defaults); the rater sections use the last of them with a rater model. ``options``: ``jobs``
+    (worker processes for the stability analysis) and ``qc`` (a dict with ``rater``, ``file`` or ``consensus``:
+    adds the reliability-against-QC section). Pairwise input adds the Bradley–Terry section.
     """
     from jinja2 import Environment, PackageLoader, select_autoescape
     from markupsafe import Markup
 
-    from stableval.data import (
-        annotations_from_frame,
-        is_pairwise_frame,
-        pairwise_from_frame,
-        pairwise_to_annotations,
-        read_table_file,
-    )
+    from stableval.data import Loaded, load
 
-    path = Path(path)
-    opts = dict(read_options or {})
-    frame = read_table_file(path, format=opts.get("format"))
-    pairwise = opts.get("pairwise")
-    votes = None
-    if pairwise or (pairwise is None and is_pairwise_frame(frame, opts.get("columns"))):
-        votes = pairwise_from_frame(frame, columns=opts.get("columns"), duplicates=duplicates, source=str(path))
-        table = pairwise_to_annotations(votes, credit=opts.get("credit"))
-    else:
-        table = annotations_from_frame(frame, columns=opts.get("columns"), levels=opts.get("levels"),
-                                       credit=opts.get("credit"), duplicates=duplicates, source=str(path),
-                                       default_agent=opts.get("default_agent"))
-    ctx = ReportContext(path=path, table=table, votes=votes, seed=seed,
-                        bootstrap=bootstrap if bootstrap is not None else (200 if quick else 1000), quick=quick,
-                        command=command, options=dict(options or {}), cache={})
+    loaded = source if isinstance(source, Loaded) else load(source, inputs)
+    path = Path(loaded.table.source)
+    table = loaded.table
+    ctx = ReportContext(path=path, table=table, votes=loaded.votes, methods=resolve_methods(methods, params),
+                        seed=seed, bootstrap=bootstrap if bootstrap is not None else (200 if quick else 1000),
+                        quick=quick, command=command, options=dict(options or {}), cache={})
     has_qc = bool(ctx.options.get("qc"))
-    chosen = [name for name in (sections or BUILDERS) if name in BUILDERS and (name != "pairwise" or votes)
+    chosen = [name for name in (sections or BUILDERS) if name in BUILDERS and (name != "pairwise" or ctx.votes)
               and (name != "reliability" or has_qc)]
     built = []
     with progress_bar("report", total=len(chosen), enabled=progress) as bar:

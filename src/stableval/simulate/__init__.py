@@ -16,7 +16,7 @@ from stableval.simulate.grid import (
     run_trials,
     summarise,
 )
-from stableval.simulate.metrics import kendall_tau_b, rank_accuracy, ranking_stability
+from stableval.simulate.metrics import kendall_tau_b, mean_subset_tau, rank_accuracy
 from stableval.simulate.raters import RATER_TYPES
 from stableval.simulate.simulator import (
     NARROW_GAP,
@@ -42,8 +42,8 @@ __all__ = [
     "kendall_tau_b",
     "level_distribution",
     "load_grid",
+    "mean_subset_tau",
     "rank_accuracy",
-    "ranking_stability",
     "run_grid",
     "run_trials",
     "simulate",

@@ -5,7 +5,7 @@
   estimated scores counts one half.
 * ``kendall_tau`` — Kendall's tau-b between estimated and true scores (Kendall 1945, "The treatment of ties in
   ranking problems", Biometrika 33(3):239–251), which accounts for ties.
-* ``ranking_stability`` — the ranking stability of Bonagiri et al. (2026), arXiv:2605.02122, Section 4.1: the mean
+* ``mean_subset_tau`` — the ranking stability of Bonagiri et al. (2026), arXiv:2605.02122, Section 4.1: the mean
   tau-b between the ranking from all raters and the rankings from random rater subsets.
 
 >>> import numpy as np
@@ -25,7 +25,7 @@ from stableval.evaluate.rank_correlation import pair_signs as _pair_signs
 #: metric name → True when larger is better
 METRICS: dict[str, bool] = {"mse": False, "rank_accuracy": True, "kendall_tau": True, "stability": True}
 
-__all__ = ["METRICS", "SCORE_DECIMALS", "kendall_tau_b", "mean_squared_error", "rank_accuracy", "ranking_stability"]
+__all__ = ["METRICS", "SCORE_DECIMALS", "kendall_tau_b", "mean_squared_error", "mean_subset_tau", "rank_accuracy"]
 
 def rank_accuracy(scores: np.ndarray, truth: np.ndarray) -> np.ndarray:
     """Share of agent pairs with distinct true scores that ``scores`` (..., A) put in the true order (ties ½)."""
@@ -42,11 +42,11 @@ def mean_squared_error(scores: np.ndarray, truth: np.ndarray) -> np.ndarray:
     return np.asarray(((np.asarray(scores) - np.asarray(truth)) ** 2).mean(axis=-1))
 
 
-def ranking_stability(full: np.ndarray, subsets: np.ndarray) -> np.ndarray:
+def mean_subset_tau(full: np.ndarray, subsets: np.ndarray) -> np.ndarray:
     """Mean Kendall tau-b between ``full`` (..., A) and each of ``subsets`` (..., R, A); NaN pairs skipped.
 
-    This is the small core of the stability metric used by the ablation grid; any function with the same
-    signature (full-rater scores, subset scores → mean tau-b) can take its place.
+    The vectorised core of the ablation's stability metric (the same quantity as
+    :func:`stableval.evaluate.stability.ranking_stability` reports for one table, over many trials at once).
     """
     taus = kendall_tau_b(subsets, np.asarray(full)[..., None, :])
     valid = ~np.isnan(taus)

@@ -14,6 +14,11 @@ name             model                                                       nee
 ``monot5``       a local monoT5 directory (``model_path``)                   extra ``neural``
 ===============  ==========================================================  =====================
 
+To add a ranker: write its module here (a :class:`Ranker` or :class:`PointwiseRanker` subclass) and add one
+:class:`RankerSpec` to :data:`REGISTRY`; ``--ranker``, :data:`RANKERS` and :func:`make_ranker` follow.
+
+>>> [(spec.name, spec.extra) for spec in REGISTRY.values()]
+[('bm25', None), ('biencoder', 'neural'), ('cross-encoder', 'neural'), ('monot5', 'neural')]
 >>> ranker = make_ranker("bm25")
 >>> docs, answers = ranker.score(["flu fever"], [["flu gives fever", "tax forms"]], [["fever"]])
 >>> bool(docs[0][0] > docs[0][1] == 0.0), bool(answers[0][0] > 0)
@@ -22,8 +27,10 @@ name             model                                                       nee
 
 from __future__ import annotations
 
+import importlib
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -32,10 +39,36 @@ import numpy as np
 from stableval.errors import InputError
 from stableval.nrp.rankers.cache import ScoreCache
 
-__all__ = ["RANKERS", "PointwiseRanker", "Ranker", "ScoreCache", "make_ranker"]
+__all__ = ["RANKERS", "REGISTRY", "PointwiseRanker", "Ranker", "RankerSpec", "ScoreCache", "make_ranker"]
+
+
+@dataclass(frozen=True)
+class RankerSpec:
+    """One ranker: its ``--ranker`` name, the class as ``"module:Class"`` (imported only when built), and the
+    optional extra it needs (``neural``: it takes the model settings ``model_path, device, batch_size,
+    max_length, cache``; ``None``: it takes the ranker's own keyword options instead)."""
+
+    name: str
+    factory: str
+    extra: str | None = None
+
+    def build(self, **settings: Any) -> Ranker:
+        """Import the class and construct it with ``settings``."""
+        module, _, name = self.factory.partition(":")
+        ranker: Ranker = getattr(importlib.import_module(module), name)(**settings)
+        return ranker
+
+
+#: Every ranker, by name, in ``--help`` order (the first is the default).
+REGISTRY: dict[str, RankerSpec] = {spec.name: spec for spec in (
+    RankerSpec("bm25", "stableval.nrp.rankers.bm25:BM25Ranker"),
+    RankerSpec("biencoder", "stableval.nrp.rankers.biencoder:BiEncoderRanker", extra="neural"),
+    RankerSpec("cross-encoder", "stableval.nrp.rankers.cross_encoder:CrossEncoderRanker", extra="neural"),
+    RankerSpec("monot5", "stableval.nrp.rankers.monot5:MonoT5Ranker", extra="neural"),
+)}
 
 #: Ranker names accepted by :func:`make_ranker` and ``--ranker``.
-RANKERS = ("bm25", "biencoder", "cross-encoder", "monot5")
+RANKERS = tuple(REGISTRY)
 
 
 class Ranker(ABC):
@@ -142,25 +175,13 @@ def require_neural(what: str) -> None:
 
 
 def make_ranker(name: str, *, model_path: str | Path | None = None, device: str = "cpu", batch_size: int = 32,
-                max_length: int = 512, cache: ScoreCache | None = None, **options: Any) -> Ranker:
-    """Build a ranker by name (see :data:`RANKERS`)."""
-    if name == "bm25":
-        from stableval.nrp.rankers.bm25 import BM25Ranker
-
-        return BM25Ranker(**options)
-    if name == "biencoder":
-        from stableval.nrp.rankers.biencoder import BiEncoderRanker
-
-        return BiEncoderRanker(model_path=model_path, device=device, batch_size=batch_size, max_length=max_length,
-                               cache=cache)
-    if name == "cross-encoder":
-        from stableval.nrp.rankers.cross_encoder import CrossEncoderRanker
-
-        return CrossEncoderRanker(model_path=model_path, device=device, batch_size=batch_size,
-                                  max_length=max_length, cache=cache)
-    if name == "monot5":
-        from stableval.nrp.rankers.monot5 import MonoT5Ranker
-
-        return MonoT5Ranker(model_path=model_path, device=device, batch_size=batch_size, max_length=max_length,
-                            cache=cache)
-    raise InputError("unknown ranker", column="--ranker", value=name, allowed=", ".join(RANKERS))
+                 max_length: int = 512, cache: ScoreCache | None = None, **options: Any) -> Ranker:
+    """Build a ranker by name (see :data:`REGISTRY`): a neural ranker gets the model settings, any other its own
+    ``options`` (e.g. BM25's ``k1`` and ``b``)."""
+    spec = REGISTRY.get(name)
+    if spec is None:
+        raise InputError("unknown ranker", column="--ranker", value=name, allowed=", ".join(RANKERS))
+    if spec.extra == "neural":
+        return spec.build(model_path=model_path, device=device, batch_size=batch_size, max_length=max_length,
+                          cache=cache)
+    return spec.build(**options)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 from stableval.errors import InputError
 
@@ -27,7 +27,8 @@ __all__ = ["FIGURE_SUFFIXES", "check_figure_path", "figure_to_svg", "new_figure"
 FIGURE_SUFFIXES: tuple[str, ...] = (".png", ".svg", ".pdf")
 
 
-def new_figure(width: float, height: float, *, layout: str | None = "constrained", dpi: float = 100) -> Figure:
+def new_figure(width: float, height: float, *, layout: Literal["constrained", "tight"] | None = "constrained",
+               dpi: float = 100) -> Figure:
     """A blank figure of ``width`` × ``height`` inches on the Agg backend (no global pyplot state)."""
     import matplotlib
 
@@ -41,7 +42,7 @@ def check_figure_path(path: str | os.PathLike[str], *, option: str = "--plot") -
     """``path`` if its suffix is an image format and it is not a folder (checked before any work is done)."""
     target = Path(path)
     if target.suffix.lower() not in FIGURE_SUFFIXES:
-        raise InputError(f"{option}: cannot tell the image format from the file name", file=str(target),
+        raise InputError(f"{option}: cannot tell the image format from the file name's suffix", file=str(target),
                          value=target.suffix or "(no suffix)", allowed=", ".join(FIGURE_SUFFIXES))
     if target.is_dir():
         raise InputError(f"{option}: is a folder, not a file name", file=str(target),

@@ -9,25 +9,23 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 
+from stableval.aggregate.registry import method_entry, primary_method
+from stableval.evaluate.scores import AgentScores
 from stableval.report.figures.base import new_figure
 
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.figure import Figure
 
-METHOD_COLOURS = {"mv": "#7f7f7f", "ds": "#1f77b4", "stableval": "#d62728"}
-METHOD_NAMES = {"mv": "Majority vote", "ds": "Dawid–Skene", "stableval": "STABLEVAL"}
-
-
-def forest_plot(result: Any) -> Figure:
-    """Score per agent and method with its bootstrap interval (agents ordered by the last method's score)."""
+def forest_plot(result: AgentScores) -> Figure:
+    """Score per agent and method with its bootstrap interval (agents ordered by the primary method's score)."""
     scores: pd.DataFrame = result.scores
     methods = list(result.methods)
-    order = (scores[scores["method"] == methods[-1]].sort_values("score")["agent"].tolist())
+    order = (scores[scores["method"] == primary_method(methods)].sort_values("score")["agent"].tolist())
     fig = new_figure(7.5, 1.2 + 0.45 * len(order))
     ax = fig.add_subplot()
     offsets = np.linspace(-0.25, 0.25, len(methods)) if len(methods) > 1 else np.zeros(1)
@@ -36,8 +34,9 @@ def forest_plot(result: Any) -> Figure:
         y = np.arange(len(order)) + offset
         low = (part["score"] - part["ci_low"]).clip(lower=0).to_numpy()
         high = (part["ci_high"] - part["score"]).clip(lower=0).to_numpy()
+        entry = method_entry(method)
         ax.errorbar(part["score"], y, xerr=[low, high] if np.isfinite(low).all() else None, fmt="o", ms=5,
-                    capsize=3, color=METHOD_COLOURS.get(method, None), label=METHOD_NAMES.get(method, method))
+                    capsize=3, color=entry.colour, label=entry.title)
     ax.set_yticks(np.arange(len(order)), order)
     ax.set_xlabel("Agent score (mean item credit, 0–1)")
     ax.set_ylabel("Agent")

@@ -16,10 +16,20 @@
   with p in (0, 1) (p = 0.9 puts about 86% of the weight on the top 10 ranks, Webber et al. eq. 21).
   p = 1 is refused: the weights no longer sum to one; use AO for the depth-limited average.
 
-Ranked lists are sequences of distinct item ids, best first.
+Ranked lists are sequences of distinct item ids, best first. :func:`agreement_table` measures each question,
+:func:`agreement_summary` averages over questions with Student-t intervals
+(:func:`stableval.evaluate.intervals.t_interval`). Not to be confused with :mod:`stableval.evaluate.agreement`
+(agreement between raters' labels).
 
 >>> round(rbo_ext(["a", "b", "c"], ["a", "c", "b"], p=0.9), 4), round(average_overlap(["a", "b"], ["b", "a"]), 4)
 (0.955, 0.5)
+>>> table = agreement_table({"q1": ["a", "b", "c"], "q2": ["a", "b"]}, {"q1": {"a": 3, "b": 1, "c": 2},
+...                                                                    "q2": {"a": 2, "b": 1}})
+>>> summary = agreement_summary(table, p=0.9)
+>>> summary["measure"].tolist()
+['Kendall tau-b', 'Spearman rho', 'average overlap (AO)', 'RBO_ext (p=0.9)']
+>>> summary["mean"].round(3).tolist(), summary["questions"].tolist()
+([0.667, 0.75, 0.917, 0.978], [2, 2, 2, 2])
 """
 
 from __future__ import annotations
@@ -32,8 +42,10 @@ import pandas as pd
 from numpy.typing import ArrayLike
 
 from stableval.errors import InputError
+from stableval.evaluate.intervals import t_interval
 
-__all__ = ["agreement_table", "average_overlap", "kendall_tau_b", "mean_interval", "rbo_ext", "spearman_rho"]
+__all__ = ["MEASURES", "agreement_summary", "agreement_table", "average_overlap", "kendall_tau_b", "rbo_ext",
+           "spearman_rho"]
 
 
 def _check(ranking: Sequence[Hashable], name: str) -> list[Hashable]:
@@ -125,22 +137,6 @@ def spearman_rho(x: ArrayLike, y: ArrayLike) -> float:
     return float(np.sum(rx * ry) / denominator) if denominator > 0 else float("nan")
 
 
-def mean_interval(values: ArrayLike, confidence: float = 0.95) -> tuple[float, float, float, int]:
-    """Mean, t-based interval (mean ± t_{n-1} s / sqrt(n)) and n over the non-NaN values."""
-    from scipy.stats import t
-
-    v = np.asarray(values, dtype=float)
-    v = v[~np.isnan(v)]
-    n = len(v)
-    if n == 0:
-        return float("nan"), float("nan"), float("nan"), 0
-    mean = float(v.mean())
-    if n == 1:
-        return mean, float("nan"), float("nan"), 1
-    half = float(t.ppf(0.5 + confidence / 2, n - 1) * v.std(ddof=1) / np.sqrt(n))
-    return mean, mean - half, mean + half, n
-
-
 def agreement_table(expert: Mapping[str, Sequence[Hashable]], system: Mapping[str, Mapping[Hashable, float]], *,
                     p: float = 0.9) -> pd.DataFrame:
     """Per question: agreement between the expert's ranking (best first) and the system's scores.
@@ -167,3 +163,21 @@ def agreement_table(expert: Mapping[str, Sequence[Hashable]], system: Mapping[st
                      "spearman": spearman_rho(expert_score, system_score),
                      "ao": average_overlap(items, system_list), "rbo": rbo_ext(items, system_list, p=p)})
     return pd.DataFrame(rows, columns=["qid", "items", "tau_b", "spearman", "ao", "rbo"])
+
+
+#: Per-question columns of :func:`agreement_table` and their labels in :func:`agreement_summary` (``{p}``: RBO's).
+MEASURES: dict[str, str] = {"tau_b": "Kendall tau-b", "spearman": "Spearman rho", "ao": "average overlap (AO)",
+                            "rbo": "RBO_ext (p={p:g})"}
+
+
+def agreement_summary(table: pd.DataFrame, *, p: float = 0.9, confidence: float = 0.95) -> pd.DataFrame:
+    """Per measure of an :func:`agreement_table`: mean over questions, Student-t interval (mean ± t_{n-1} s /
+    sqrt(n), NaN bounds for one question) and the number of questions where it is defined (NaN values, e.g.
+    tau-b of a constant ranking, are left out). Columns: ``measure, mean, ci_low, ci_high, questions``; ``p``
+    names the RBO persistence used for the table."""
+    rows = []
+    for column, label in MEASURES.items():
+        interval = t_interval(table[column].to_numpy(dtype=float), confidence)
+        rows.append({"measure": label.format(p=p), "mean": interval.mean, "ci_low": interval.low,
+                     "ci_high": interval.high, "questions": interval.n})
+    return pd.DataFrame(rows, columns=["measure", "mean", "ci_low", "ci_high", "questions"])

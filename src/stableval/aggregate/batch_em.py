@@ -1,24 +1,28 @@
-"""Many small aggregation problems fitted at once: majority vote, Dawid–Skene and STABLEVAL, batched.
+"""Many small aggregation problems fitted at once, for the simulator's stress tests.
 
 A stress test fits thousands of tiny tables (one per trial and rater subsample). Fitting them one by one spends
 most of the time in Python overhead, so the problems are stacked block-diagonally into one sparse matrix
-(responses of all problems × rater·K + label, with a rater offset per problem) and EM runs on all of them at
-once: one sparse product per E-step, one per M-step, per-problem sums with ``np.add.reduceat``.
+(responses of all problems × rater·K + label, with a rater offset per problem) and each method is fitted on all
+of them at once, the way its registry entry says (:attr:`stableval.aggregate.Method.batch`):
 
-Each problem follows exactly the same algorithm as the single-table estimators — Dawid & Skene (1979), JRSS C
-28(1):20–28 (:class:`~stableval.aggregate.DawidSkene`: soft-vote initialisation, M-step first) and STABLEVAL,
-Bonagiri et al. (2026), arXiv:2605.02122, Algorithm 1 (:class:`~stableval.aggregate.Stableval`: hard-majority
-priors, near-identity confusion, E-step first, Dirichlet MAP updates) — with the same per-problem stopping rule
-(objective change ``<= tol * max(1, |objective|)``). A problem that has converged keeps its parameters frozen
-while the others go on, so its result does not depend on which other problems share the batch. Everything runs
-in double precision on one thread.
+* ``"em"`` — the batched EM below: one sparse product per E-step, one per M-step, per-problem sums with
+  ``np.bincount``. It runs exactly the algorithm of the single-table estimator: its start
+  (:meth:`~stableval.aggregate.EMAggregator.em_start`), its Dirichlet priors, the kernel's M-step
+  (:func:`stableval.aggregate.em.m_step`) and log prior (:func:`~stableval.aggregate.em.log_prior_terms`), and the
+  same per-problem stopping rule (objective change ``<= tol * max(1, |objective|)``). A problem that has converged
+  keeps its parameters frozen while the others go on, so its result does not depend on which other problems share
+  the batch. The E-step runs in double precision on one thread (the exponential in single precision, as in
+  :mod:`stableval.aggregate.em`).
+* ``"stacked"`` — a per-response method (majority vote) fitted once on the whole block-diagonal matrix.
+* ``"each"`` — any other method, fitted problem by problem.
 
 >>> import numpy as np
+>>> from stableval.aggregate import DawidSkene, MajorityVote
 >>> batch = ProblemBatch.from_problems(
 ...     [(np.array([0, 0, 1, 1]), np.array([0, 1, 0, 1]), np.array([1, 1, 0, 0]), 2)], n_raters=2, n_levels=2)
->>> batch_majority(batch).tolist()
+>>> batch_fit(batch, MajorityVote()).distribution.tolist()
 [[0.0, 1.0], [1.0, 0.0]]
->>> fit = batch_em(batch, "ds")
+>>> fit = batch_em(batch, DawidSkene())
 >>> fit.posteriors.argmax(axis=1).tolist(), fit.converged.tolist()
 ([1, 0], [True])
 """
@@ -31,8 +35,9 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from stableval.aggregate._base import hard_distribution
-from stableval.evaluate.credit import MethodOptions
+from stableval.aggregate._base import Aggregator, EMAggregator, Method, clone
+from stableval.aggregate.em import log_prior_terms, m_step, vote_counts
+from stableval.aggregate.registry import method_of
 
 #: one problem: (response code per judgment, rater code, label code, number of responses)
 Problem = tuple[np.ndarray, np.ndarray, np.ndarray, int]
@@ -87,10 +92,13 @@ class ProblemBatch:
 
     def vote_counts(self) -> np.ndarray:
         """(N_total, K) number of judgments of each level per response."""
-        X = self.X
-        k = self.n_levels
-        levels = sp.csr_matrix((X.data, X.indices % k, X.indptr), shape=(X.shape[0], k))
-        return np.asarray(levels.toarray())
+        return vote_counts(self.X, self.n_levels)
+
+    def problem_matrix(self, problem: int) -> sp.csr_matrix:
+        """Problem ``problem``'s own response matrix (its responses × its R·K columns)."""
+        width = self.n_raters * self.n_levels
+        rows = self.X[int(self.starts[problem]):int(self.starts[problem + 1])]
+        return sp.csr_matrix(rows[:, problem * width:(problem + 1) * width])
 
     def problem_sums(self, values: np.ndarray) -> np.ndarray:
         """Per-problem sums along the last axis (responses) of (N,) or (K, N) values."""
@@ -105,14 +113,6 @@ def _problem_sums(problem: np.ndarray, values: np.ndarray, n_problems: int) -> n
     return np.stack([np.bincount(problem, weights=row, minlength=n_problems) for row in values])
 
 
-def _sum_last(values: np.ndarray) -> np.ndarray:
-    """Sum over the (short) last axis, term by term in order: same rounding wherever a row sits in memory."""
-    total = values[..., 0].copy()
-    for j in range(1, values.shape[-1]):
-        total += values[..., j]
-    return total
-
-
 @dataclass(frozen=True)
 class BatchEMResult:
     """Per-response posteriors (N_total, K) and, per problem, the fit's convergence."""
@@ -121,11 +121,6 @@ class BatchEMResult:
     objective: np.ndarray
     n_iter: np.ndarray
     converged: np.ndarray
-
-
-def batch_majority(batch: ProblemBatch) -> np.ndarray:
-    """(N_total, K) hard majority vote, ties split equally (``MajorityVote(ties="split")``)."""
-    return hard_distribution(batch.vote_counts(), atol=0.0)
 
 
 class _View:
@@ -167,57 +162,38 @@ class _View:
         return _problem_sums(self.response_problem, values, self.problems.size)
 
 
-def _m_step_view(view: _View, mass: np.ndarray, counts: np.ndarray, k: int, alpha_mu: float, alpha_pi: float
+def _m_step_view(mass: np.ndarray, counts: np.ndarray, k: int, alpha_mu: float, alpha_pi: float
                  ) -> tuple[np.ndarray, np.ndarray]:
-    """Priors (P, K) and confusion (P·R, K, K) [rater, true, given] from expected counts (as
-    :func:`stableval.aggregate.em.parameters_from_counts`, per problem)."""
-    priors = (mass + alpha_mu - 1.0) / (_sum_last(mass)[:, None] + k * (alpha_mu - 1.0))
-    confusion = counts.reshape(-1, k, k).transpose(0, 2, 1) + (alpha_pi - 1.0)  # counts rows r·K+o → [r, c, o]
-    totals = _sum_last(confusion)[..., None]
-    confusion = confusion / np.where(totals > 0, totals, 1.0)
-    empty = totals[..., 0] <= 0
-    if empty.any():
-        confusion[empty] = 1.0 / k
-    return priors, np.ascontiguousarray(confusion)
+    """Priors (P, K) and confusion (P·R, K, K) [rater, true, given] from the view's expected counts
+    ``XT @ gamma.T`` (rows rater·K + given level, columns true level): the kernel's M-step per problem."""
+    return m_step(mass, counts.reshape(-1, k, k).transpose(0, 2, 1), alpha_mu, alpha_pi)
 
 
 def _log_prior(view: _View, priors: np.ndarray, confusion: np.ndarray, alpha_mu: float,
                alpha_pi: float) -> np.ndarray:
     """Log density (up to a constant) of the Dirichlet priors per problem; raters without judgments excluded."""
-    total = np.zeros(view.problems.size)
-    if alpha_mu != 1.0:
-        total += (alpha_mu - 1.0) * _sum_last(np.log(np.maximum(priors, 1e-300)))
-    if alpha_pi != 1.0:
-        logs = np.log(np.maximum(confusion, 1e-300))
-        per_rater = _sum_last(logs.reshape(logs.shape[0], -1)) * view.rater_used
-        total += (alpha_pi - 1.0) * np.bincount(view.rater_problem, weights=per_rater,
-                                                minlength=view.problems.size)
-    return total
+    prior_term, rater_term = log_prior_terms(priors, confusion, alpha_mu, alpha_pi)
+    return prior_term + np.bincount(view.rater_problem, weights=rater_term * view.rater_used,
+                                    minlength=view.problems.size)
 
 
-def batch_em(batch: ProblemBatch, method: str, options: MethodOptions | None = None) -> BatchEMResult:
-    """Fit ``"ds"`` (maximum-likelihood Dawid–Skene) or ``"stableval"`` (MAP, Algorithm 1) on every problem.
+def batch_em(batch: ProblemBatch, estimator: EMAggregator) -> BatchEMResult:
+    """Fit the EM rater model ``estimator`` (Dawid–Skene, STABLEVAL, ...) on every problem of the batch.
 
     Problems that have converged drop out of the computation (the matrix is re-cut to the running problems
-    whenever half of them have finished), so a few slow problems do not slow the whole batch down.
+    whenever a third of them have finished), so a few slow problems do not slow the whole batch down.
     """
-    options = options or MethodOptions()
     k, n_problems = batch.n_levels, batch.n_problems
     view = _View(batch, np.arange(n_problems))
-    if method == "ds":
-        alpha_mu = alpha_pi = 1.0
-        counts = batch.vote_counts()
-        shares = counts / np.maximum(_sum_last(counts)[:, None], 1.0)
-        priors, confusion = _m_step_view(view, view.problem_sums(shares.T).T, np.asarray(view.XT @ shares), k,
-                                         1.0, 1.0)
-    elif method == "stableval":
-        alpha_mu, alpha_pi = options.alpha_mu, options.alpha_pi
-        hard = batch_majority(batch)
-        priors = batch.problem_sums(hard.T).T / np.diff(batch.starts)[:, None]
-        identity = (1.0 - options.epsilon) * np.eye(k) + options.epsilon / k
-        confusion = np.broadcast_to(identity, (n_problems * batch.n_raters, k, k)).copy()
-    else:
-        raise ValueError(f"batch_em fits 'ds' or 'stableval', not {method!r}")
+    alpha_mu, alpha_pi = estimator.dirichlet()
+    start = estimator.em_start(batch.vote_counts())
+    if start.confusion is None:  # an M-step first, on the start's distributions as posteriors
+        shares = np.asarray(start.distributions, dtype=float)
+        priors, confusion = _m_step_view(view.problem_sums(shares.T).T, np.asarray(view.XT @ shares), k,
+                                         alpha_mu, alpha_pi)
+    else:  # priors = the mean start distribution of each problem, every rater at the start's confusion matrix
+        priors = batch.problem_sums(np.asarray(start.distributions).T).T / np.diff(batch.starts)[:, None]
+        confusion = np.broadcast_to(start.confusion, (n_problems * batch.n_raters, k, k)).copy()
 
     posteriors = np.empty((batch.X.shape[0], k))
     n_iter = np.zeros(n_problems, dtype=np.int64)
@@ -226,7 +202,7 @@ def batch_em(batch: ProblemBatch, method: str, options: MethodOptions | None = N
     previous = np.full(n_problems, np.nan)
     # parameters of the problems in the current view, in the view's order; posteriors are class-major (K, N)
     v_priors, v_confusion = priors, confusion
-    max_iter = max(1, options.max_iter)
+    max_iter = max(1, estimator.max_iter)
     for iteration in range(max_iter):
         active = ~converged[view.problems]
         # E-step on the view (problems that converged since the last re-cut reproduce their posteriors exactly);
@@ -246,7 +222,7 @@ def batch_em(batch: ProblemBatch, method: str, options: MethodOptions | None = N
         n_iter[ids[active]] += 1
         last = previous[ids]
         done = active & np.isfinite(last) & (
-            np.abs(objective - last) <= options.tol * np.maximum(1.0, np.abs(objective)))
+            np.abs(objective - last) <= estimator.tol * np.maximum(1.0, np.abs(objective)))
         final_objective[ids[active]] = objective[active]
         previous[ids[active]] = objective[active]
         if done.any():  # keep the posteriors of the problems that just converged
@@ -258,7 +234,7 @@ def batch_em(batch: ProblemBatch, method: str, options: MethodOptions | None = N
             break  # (the view and gamma stay in step for the posteriors of problems stopped by max_iter)
         # M-step: only the running problems' parameters change
         counts = np.asarray(view.XT @ np.ascontiguousarray(gamma.T))
-        new_priors, new_confusion = _m_step_view(view, view.problem_sums(gamma).T, counts, k, alpha_mu, alpha_pi)
+        new_priors, new_confusion = _m_step_view(view.problem_sums(gamma).T, counts, k, alpha_mu, alpha_pi)
         v_priors = np.where(active[:, None], new_priors, v_priors)
         v_confusion = np.where(active[view.rater_problem][:, None, None], new_confusion, v_confusion)
         if active.sum() * 3 <= active.size * 2:  # a third has finished: re-cut the matrix to the running problems
@@ -273,20 +249,26 @@ def batch_em(batch: ProblemBatch, method: str, options: MethodOptions | None = N
     return BatchEMResult(posteriors=posteriors, n_iter=n_iter, converged=converged, objective=final_objective)
 
 
-def batch_credit_distributions(batch: ProblemBatch, methods: Sequence[str], options: MethodOptions | None = None
-                               ) -> tuple[dict[str, np.ndarray], dict[str, BatchEMResult]]:
-    """(N_total, K) distribution whose expected credit is each method's item credit (as
-    :func:`stableval.evaluate.credit.credit_distribution`), and the EM fits."""
-    options = options or MethodOptions()
-    out: dict[str, np.ndarray] = {}
-    fits: dict[str, BatchEMResult] = {}
-    for method in methods:
-        if method == "mv":
-            if options.ties != "split":
-                raise ValueError("the batched majority vote splits ties (ties='split')")
-            out[method] = batch_majority(batch)
-        else:
-            fit = batch_em(batch, method, options)
-            fits[method] = fit
-            out[method] = hard_distribution(fit.posteriors) if method == "ds" else fit.posteriors
-    return out, fits
+@dataclass(frozen=True)
+class BatchFit:
+    """One method fitted on every problem of a batch: the (N_total, K) distribution whose expected credit is the
+    method's item credit, and the EM convergence per problem (``None`` for methods that are not iterative)."""
+
+    distribution: np.ndarray
+    em: BatchEMResult | None = None
+
+
+def batch_fit(batch: ProblemBatch, estimator: Aggregator, method: Method | None = None) -> BatchFit:
+    """Fit ``estimator`` on every problem the way its registry entry says (``em``, ``stacked`` or ``each``)."""
+    method = method or method_of(estimator)
+    if method.batch == "em" and isinstance(estimator, EMAggregator):
+        em = batch_em(batch, estimator)
+        return BatchFit(method.credit_distribution(em.posteriors), em)
+    if method.batch == "stacked":
+        fitted = clone(estimator).fit_matrix(batch.X, batch.n_problems * batch.n_raters, batch.n_levels)
+        return BatchFit(method.credit_distribution(fitted.posteriors_))
+    parts = [method.credit_distribution(clone(estimator).fit_matrix(batch.problem_matrix(p), batch.n_raters,
+                                                                      batch.n_levels).posteriors_)
+             for p in range(batch.n_problems)]
+    return BatchFit(np.concatenate(parts))
+

@@ -39,7 +39,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from stableval._json import jsonable, records
 from stableval.errors import InputError
+from stableval.evaluate.intervals import percentile_interval
 from stableval.nrp.collection import TestCollection
 from stableval.nrp.rankers import Ranker
 
@@ -57,6 +59,8 @@ __all__ = [
 
 TIE_POLICIES = ("optimistic", "mid", "pessimistic")
 N_CHOICES = ("documents", "list")
+#: Share of the tied documents counted above the answer, per tie policy.
+_TIED_ABOVE = {"optimistic": 0.0, "mid": 0.5, "pessimistic": 1.0}
 
 
 def rank_counts(doc_scores: np.ndarray, doc_group: np.ndarray, answer_scores: np.ndarray,
@@ -90,8 +94,7 @@ def normalized_rank_position(above: np.ndarray, tied: np.ndarray, n_documents: n
         raise InputError("unknown tie policy", column="--ties", value=ties, allowed=", ".join(TIE_POLICIES))
     if n not in N_CHOICES:
         raise InputError("unknown N", column="--n", value=n, allowed=", ".join(N_CHOICES))
-    r = np.asarray(above, dtype=float) + {"optimistic": 0.0, "mid": 0.5, "pessimistic": 1.0}[ties] * np.asarray(
-        tied, dtype=float)
+    r = np.asarray(above, dtype=float) + _TIED_ABOVE[ties] * np.asarray(tied, dtype=float)
     size = np.asarray(n_documents, dtype=float) + (1.0 if n == "list" else 0.0)
     return np.asarray(1.0 - np.divide(r, size, out=np.zeros_like(r), where=size > 0), dtype=float)
 
@@ -112,8 +115,8 @@ class NRPResult:
     notes: tuple[str, ...] = field(default=())
 
     def to_dict(self) -> dict[str, Any]:
-        return {"settings": self.settings, "notes": list(self.notes),
-                "summary": self.summary.to_dict("records")}
+        """JSON-ready: settings, notes and the summary rows (NaN bounds become None)."""
+        return {"settings": jsonable(self.settings), "notes": list(self.notes), "summary": records(self.summary)}
 
 
 def score_answers(collection: TestCollection, answers: pd.DataFrame, ranker: Ranker, *, n: str = "documents",
@@ -159,7 +162,7 @@ def score_answers(collection: TestCollection, answers: pd.DataFrame, ranker: Ran
     answer_score[ans_order] = np.concatenate(ans_scores) if ans_scores else []
     above, tied, size = rank_counts(np.concatenate(doc_scores), doc_group[doc_order], answer_score, answer_group)
     nrp = normalized_rank_position(above, tied, size, n=n, ties=ties)
-    r = above + {"optimistic": 0.0, "mid": 0.5, "pessimistic": 1.0}[ties] * tied
+    r = above + _TIED_ABOVE[ties] * tied
     frame = answers[["qid", "model", "prompt", "answer_id", "params"]].assign(
         score=answer_score, above=above, tied=tied, n_documents=size, list_length=size + 1, rank=r + 1, nrp=nrp,
         first=r == 0)
@@ -192,12 +195,8 @@ def bootstrap_means(values: np.ndarray, group: np.ndarray, cluster: np.ndarray, 
     num = weights @ sums.T
     den = weights @ counts.T
     means = np.divide(num, den, out=np.full_like(num, np.nan), where=den > 0)
-    alpha = (1 - confidence) / 2
-    low = np.array([np.quantile(col[~np.isnan(col)], alpha) if (~np.isnan(col)).any() else np.nan
-                    for col in means.T])
-    high = np.array([np.quantile(col[~np.isnan(col)], 1 - alpha) if (~np.isnan(col)).any() else np.nan
-                     for col in means.T])
-    return mean, low, high
+    low, high = percentile_interval(means, confidence, axis=0)
+    return mean, np.asarray(low, dtype=float), np.asarray(high, dtype=float)
 
 
 def summarize(per_answer: pd.DataFrame, *, bootstrap: int = 1000, confidence: float = 0.95,

@@ -1,0 +1,127 @@
+"""Column roles: which column of a table holds the item, agent, rater and label, and the ids in those columns.
+
+A role's column is named explicitly (``columns={"item": "question"}``) or found under one of its aliases
+(:data:`ROLE_ALIASES`, case-insensitive). :data:`CLI_FLAGS` is the one place that spells the command-line flags
+the data layer's messages mention.
+
+>>> import pandas as pd
+>>> frame = pd.DataFrame({"Task": ["q1"], "system": ["A"], "worker": ["w1"], "rating": ["2"]})
+>>> resolve_columns(frame, ROLE_ALIASES, None, source="ratings.csv")
+{'item': 'Task', 'agent': 'system', 'rater': 'worker', 'label': 'rating'}
+>>> CLI_FLAGS["item"], CLI_FLAGS["levels"]
+('--item-col', '--levels')
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from stableval.data.files import line_offset, row_error
+from stableval.data.flags import CLI_FLAGS
+from stableval.errors import InputError
+
+__all__ = ["CLI_FLAGS", "ROLE_ALIASES", "id_column", "resolve_columns"]
+
+#: Header names accepted for each role, in order of preference (matched case-insensitively). An explicit
+#: ``columns={"item": "question"}`` mapping always wins. ``response`` is deliberately *not* a label alias: in
+#: stableval a response is an agent's answer, and a ``response`` column usually holds its text.
+ROLE_ALIASES: dict[str, tuple[str, ...]] = {
+    "item": ("item", "item_id", "task", "task_id", "question_id", "question", "prompt_id"),
+    "agent": ("agent", "agent_id", "system", "system_id", "model", "model_id"),
+    "rater": ("rater", "rater_id", "worker", "worker_id", "annotator", "annotator_id", "judge", "judge_id"),
+    "label": ("label", "rating", "score", "grade", "judgment", "judgement"),
+}
+
+# the roles whose flags a missing-column message lists ("role flags: ...")
+_LISTED_ROLES = ("item", "agent", "rater", "label", "agent_a", "agent_b", "winner", "criterion")
+
+
+def resolve_columns(
+    frame: pd.DataFrame,
+    roles: Mapping[str, tuple[str, ...]],
+    columns: Mapping[str, str] | None,
+    *,
+    source: str,
+    optional: Sequence[str] = (),
+) -> dict[str, str | None]:
+    """Role → column: an explicit mapping first, then the aliases (case-insensitive, exact case preferred).
+
+    Required roles that are not found raise an InputError naming the columns present and the CLI flag.
+
+    >>> import pandas as pd
+    >>> resolve_columns(pd.DataFrame(columns=["Q", "label"]), {"item": ("item",), "label": ("label",)},
+    ...                 {"item": "q"}, source="x.csv")
+    {'item': 'Q', 'label': 'label'}
+    """
+    present = [str(c) for c in frame.columns]
+    lowered: dict[str, list[str]] = {}
+    for name in present:
+        lowered.setdefault(name.strip().lower(), []).append(name)
+    explicit = dict(columns or {})
+    unknown = sorted(set(explicit) - set(roles))
+    if unknown:
+        raise InputError("unknown role in the column mapping", file=source, value=unknown[0],
+                         allowed="roles: " + ", ".join(roles))
+    found: dict[str, str | None] = {}
+    for role, aliases in roles.items():
+        if explicit.get(role) is not None:
+            wanted = str(explicit[role])
+            if wanted in present:
+                found[role] = wanted
+            elif len(lowered.get(wanted.strip().lower(), [])) == 1:
+                found[role] = lowered[wanted.strip().lower()][0]
+            else:
+                raise InputError(f"the {role} column named in the mapping is not in the file", file=source,
+                                 column=wanted, allowed="columns present: " + ", ".join(present))
+            continue
+        found[role] = None
+        for alias in aliases:
+            if alias in present:
+                found[role] = alias
+                break
+            if lowered.get(alias):
+                found[role] = lowered[alias][0]
+                break
+        if found[role] is None and role not in optional:
+            flag = CLI_FLAGS.get(role, f"--{role}-col")
+            allowed = f"name it with columns={{{role!r}: NAME}} (CLI: {flag} NAME)"
+            if role == "agent":
+                allowed += (f"; or, if one system was rated, default_agent=NAME (CLI: {CLI_FLAGS['default_agent']} "
+                            "NAME) gives every row that agent")
+            raise InputError(
+                f"no {role} column (looked for: {', '.join(aliases)}); columns present: {', '.join(present)}",
+                file=source, column=role,
+                allowed=allowed + "; role flags: "
+                + ", ".join(CLI_FLAGS[r] for r in roles if r in _LISTED_ROLES))
+    used: dict[str, str] = {}
+    for role, column in found.items():
+        if column is None:
+            continue
+        if column in used:
+            raise InputError(f"one column is used for two roles ({used[column]} and {role})", file=source,
+                             column=column, allowed="a different column for each role")
+        used[column] = role
+    return found
+
+
+def id_column(frame: pd.DataFrame, name: str, *, source: str, role: str) -> pd.Series:
+    """The stripped text of an id column (str Series, index 0..n-1); empty ids raise (row, column, value).
+
+    >>> import pandas as pd
+    >>> id_column(pd.DataFrame({"who": [" r1 ", "r2"]}), "who", source="x.csv", role="rater").tolist()
+    ['r1', 'r2']
+    """
+    column = frame[name]
+    text = column.astype(str).str.strip().reset_index(drop=True)
+    empty = text.isna().to_numpy() | (text == "").to_numpy(dtype=bool, na_value=True)
+    if empty.any():
+        pos = int(np.flatnonzero(empty)[0])
+        raw = column.iloc[pos]
+        raise row_error(f"empty {role} id ({int(empty.sum()):,} row(s) in all)", source=source, row=pos + 1,
+                        offset=line_offset(frame), column=name,
+                        value=None if pd.isna(raw) else str(raw), has_value=True,
+                        allowed=f"a non-empty {role} id on every row")
+    return text

@@ -1,0 +1,95 @@
+"""The duplicate policy: what to do when the same (item, agent, rater) — or the same vote — appears on several rows.
+
+``"error"`` (default) names the repeated rows; ``"first"`` and ``"last"`` keep one of them; ``"keep"`` keeps
+every one as an independent judgment.
+
+>>> import numpy as np
+>>> key = combine_codes(np.array([0, 0, 1]), np.array([3, 3, 3]))
+>>> keep, notes = apply_duplicates(key, "last", source="x.csv", offset=1, describe=str, what="(item, rater)")
+>>> keep.tolist(), notes
+([False, True, True], ["dropped 1 duplicate judgment(s) (policy 'last')"])
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+import pandas as pd
+
+from stableval.data.columns import CLI_FLAGS
+from stableval.data.files import rows_text
+from stableval.errors import InputError
+
+__all__ = ["DUPLICATE_POLICIES", "apply_duplicates", "check_policy", "combine_codes"]
+
+#: What ``duplicates=`` accepts: the same (item, agent, rater) judged more than once.
+DUPLICATE_POLICIES: tuple[str, ...] = ("error", "first", "last", "keep")
+
+
+def check_policy(duplicates: str) -> None:
+    """Raise ``ValueError`` unless ``duplicates`` is one of :data:`DUPLICATE_POLICIES`.
+
+    >>> check_policy("mean")
+    Traceback (most recent call last):
+    ...
+    ValueError: duplicates='mean' is not a policy; allowed: 'error', 'first', 'last', 'keep'
+    """
+    if duplicates not in DUPLICATE_POLICIES:
+        raise ValueError(f"duplicates={duplicates!r} is not a policy; allowed: "
+                         + ", ".join(repr(p) for p in DUPLICATE_POLICIES))
+
+
+def combine_codes(*codes: np.ndarray) -> np.ndarray:
+    """One int64 code per distinct tuple of non-negative integer codes (no overflow: compress as we go).
+
+    >>> combine_codes(np.array([0, 1, 0]), np.array([2, 2, 2])).tolist()
+    [2, 5, 2]
+    """
+    key = np.asarray(codes[0], dtype=np.int64)
+    for more in codes[1:]:
+        more = np.asarray(more, dtype=np.int64)
+        width = int(more.max()) + 1 if more.size else 1
+        key = pd.factorize(key, sort=False)[0].astype(np.int64) * width + more
+    return key
+
+
+def apply_duplicates(
+    key: np.ndarray,
+    duplicates: str,
+    *,
+    source: str,
+    offset: int | None,
+    describe: Callable[[int], str],
+    what: str,
+) -> tuple[np.ndarray | None, list[str]]:
+    """Rows to keep (None = all) and notes, for rows sharing ``key``.
+
+    ``describe(pos)`` names the ids of row ``pos`` for the message; ``what`` names the key, e.g.
+    '(item, agent, rater)'. With ``"error"`` repeated keys raise an :class:`InputError` naming up to three of
+    them with their rows.
+    """
+    series = pd.Series(key)
+    repeat = series.duplicated(keep="first").to_numpy()
+    n_repeat = int(repeat.sum())
+    if n_repeat == 0:
+        return None, []
+    if duplicates == "error":
+        examples = []
+        repeated_keys = pd.unique(key[repeat])[:3]
+        for value in repeated_keys:
+            same = np.flatnonzero(key == value)
+            pos = int(same[0])
+            rows = [int(p) + 1 for p in same[:4]]
+            examples.append(f"{rows_text(rows, offset)} ({describe(pos)})")
+        first = int(np.flatnonzero(repeat)[0])
+        raise InputError(
+            f"{n_repeat:,} row(s) repeat a {what} judged on an earlier row: " + "; ".join(examples),
+            file=source, row=first + 1,
+            allowed=f"duplicates='first'|'last'|'keep' (CLI: {CLI_FLAGS['duplicates']} first|last|keep) to keep "
+                    "the first, the last, or every one of them as an independent judgment")
+    if duplicates == "keep":
+        return None, [f"kept {n_repeat:,} repeated judgment(s) of the same {what} as independent judgments "
+                      "(policy 'keep')"]
+    keep = ~series.duplicated(keep="first" if duplicates == "first" else "last").to_numpy()
+    return keep, [f"dropped {n_repeat:,} duplicate judgment(s) (policy {duplicates!r})"]

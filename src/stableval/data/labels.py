@@ -1,0 +1,162 @@
+"""Labels and credit: level names, label codes ``0..K-1`` and one credit number per level.
+
+Labels are level names (``levels=["bad", "ok", "good"]``, worst first) or integer codes ``0..K-1``; the credit
+of each level defaults to evenly spaced values from 0 to 1.
+
+>>> check_levels("bad, ok, good", source="x.csv")
+('bad', 'ok', 'good')
+>>> parse_credit("0,0.25,1", ("bad", "ok", "good"), source="x.csv").tolist()
+[0.0, 0.25, 1.0]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from stableval.data.columns import CLI_FLAGS
+from stableval.data.files import line_offset, row_error
+from stableval.data.table import default_credit
+from stableval.errors import InputError
+
+__all__ = ["MAX_INTEGER_LEVELS", "check_levels", "encode_labels", "parse_credit", "parse_list"]
+
+#: Integer labels above this are refused (a scale with more levels is almost surely a wrong column).
+MAX_INTEGER_LEVELS = 1000
+
+_LEVELS_HINT = f"(CLI: {CLI_FLAGS['levels']} a,b,c)"
+
+
+def parse_list(text: str, *, what: str = "list") -> list[str]:
+    """Split a comma-separated flag value, stripping blanks and dropping empty entries.
+
+    >>> parse_list(" bad, ok ,good,")
+    ['bad', 'ok', 'good']
+    """
+    parts = [part.strip() for part in str(text).split(",")]
+    parts = [part for part in parts if part]
+    if not parts:
+        raise InputError(f"empty {what}", value=text, allowed="comma-separated values, e.g. 'a,b,c'")
+    return parts
+
+
+def check_levels(levels: Sequence[str] | str, *, source: str) -> tuple[str, ...]:
+    """Level names, worst first, from a sequence or ``"a,b,c"``: at least two, non-empty and distinct.
+
+    >>> check_levels(["low", "high"], source="x.csv")
+    ('low', 'high')
+    """
+    names = parse_list(levels, what="levels") if isinstance(levels, str) else [str(v).strip() for v in levels]
+    if any(not name for name in names):
+        raise InputError("empty level name", file=source, value=list(names),
+                         allowed=f"non-empty level names, worst first {_LEVELS_HINT}")
+    if len(names) < 2:
+        raise InputError("need at least 2 levels", file=source, value=list(names),
+                         allowed=f"two or more level names, worst first {_LEVELS_HINT}")
+    seen: set[str] = set()
+    for name in names:
+        if name in seen:
+            raise InputError(f"level {name!r} is named twice", file=source, value=list(names),
+                             allowed=f"distinct level names, worst first {_LEVELS_HINT}")
+        seen.add(name)
+    return tuple(names)
+
+
+def encode_labels(
+    frame: pd.DataFrame, name: str, levels: tuple[str, ...] | None, *, source: str
+) -> tuple[np.ndarray, tuple[str, ...], list[str]]:
+    """Label codes 0..K-1, the level names, and notes; bad labels raise with row, column, value, allowed.
+
+    Without ``levels`` the labels must be integers ``0..MAX_INTEGER_LEVELS - 1`` and the levels are
+    ``"0"..str(max)``.
+
+    >>> import pandas as pd
+    >>> codes, levels, notes = encode_labels(pd.DataFrame({"label": ["2", "0"]}), "label", None, source="x.csv")
+    >>> codes.tolist(), levels, notes
+    ([2, 0], ('0', '1', '2'), ['integer labels 0..2: levels 0..2'])
+    """
+    offset = line_offset(frame)
+    column = frame[name]
+    text = column.astype(str).str.strip()
+    codes, uniques = pd.factorize(text, use_na_sentinel=True)
+    unique_text = np.asarray(uniques, dtype=object)
+    notes: list[str] = []
+    empty_unique = np.array([u == "" for u in unique_text], dtype=bool)
+    if levels is not None:
+        allowed = "one of: " + ", ".join(levels)
+        lookup = {level: code for code, level in enumerate(levels)}
+        mapped = np.array([lookup.get(u, -1) for u in unique_text], dtype=np.int64)
+    else:
+        allowed = f"integer level codes >= 0, or name the levels worst first with levels=[...] {_LEVELS_HINT}"
+        numbers = pd.to_numeric(pd.Series(unique_text, dtype=object), errors="coerce").to_numpy(dtype=float)
+        with np.errstate(invalid="ignore"):
+            ok = np.isfinite(numbers) & (numbers >= 0) & (numbers == np.floor(numbers))
+            ok &= numbers <= MAX_INTEGER_LEVELS - 1
+        mapped = np.where(ok, np.nan_to_num(numbers), -1).astype(np.int64)
+    bad_unique = (mapped < 0) | empty_unique
+    bad_rows = codes < 0
+    if bad_unique.any():
+        bad_rows |= np.isin(codes, np.flatnonzero(bad_unique))
+    if bad_rows.any():
+        pos = int(np.flatnonzero(bad_rows)[0])
+        raw = column.iloc[pos]
+        value = None if pd.isna(raw) else str(raw)
+        count = f"{int(bad_rows.sum()):,} row(s) in all"
+        if value is None or value.strip() == "":
+            problem = f"empty label ({count})"
+        elif levels is not None:
+            problem = f"label is not one of the levels ({count})"
+        else:
+            number = pd.to_numeric(pd.Series([value.strip()], dtype=object), errors="coerce").iloc[0]
+            number = float(number)
+            if np.isfinite(number) and number > MAX_INTEGER_LEVELS - 1 and number == np.floor(number):
+                problem = f"integer label above {MAX_INTEGER_LEVELS - 1} ({count})"
+            else:
+                problem = f"label is not an integer level code and no levels were given ({count})"
+        raise row_error(problem, source=source, row=pos + 1, offset=offset, column=name, value=value,
+                        has_value=True, allowed=allowed)
+    label = mapped[codes]
+    if levels is None:
+        top = int(label.max())
+        if top < 1:
+            raise InputError("need at least 2 levels: every label is 0", file=source, column=name,
+                             value="0", allowed=f"integer codes 0..K-1 with K >= 2, or levels=[...] {_LEVELS_HINT}")
+        levels = tuple(str(v) for v in range(top + 1))
+        low = int(label.min())
+        notes.append(f"integer labels {low}..{top}: levels 0..{top}"
+                     + (f" (levels below {low} never occur but still take part of the default credit scale; "
+                        f"pass {CLI_FLAGS['levels']} or {CLI_FLAGS['credit']} to change that)" if low > 0 else ""))
+    return label, levels, notes
+
+
+def parse_credit(credit: Sequence[float] | str | None, levels: Sequence[str], *, source: str) -> np.ndarray:
+    """One finite number per level, from a sequence or ``"0,0.5,1"``; ``None`` gives the default credit.
+
+    >>> parse_credit(None, ("bad", "ok", "good"), source="x.csv").tolist()
+    [0.0, 0.5, 1.0]
+    """
+    k = len(levels)
+    if credit is None:
+        return default_credit(k)
+    entries: list[Any] = parse_list(credit, what="credit") if isinstance(credit, str) else list(credit)
+    values = []
+    for entry in entries:
+        try:
+            number = float(entry)
+        except (TypeError, ValueError):
+            raise InputError("credit entry is not a number", file=source, value=entry,
+                             allowed=f"{k} comma-separated numbers, e.g. "
+                                     f"{','.join(f'{v:g}' for v in default_credit(k))}") from None
+        if not np.isfinite(number):
+            raise InputError("credit entry is not a finite number", file=source, value=entry,
+                             allowed=f"{k} finite numbers")
+        values.append(number)
+    if len(values) != k:
+        raise InputError(f"credit needs one number per level: {k} levels ({', '.join(levels)}), "
+                         f"{len(values)} numbers given", file=source, value=entries,
+                         allowed=f"{k} comma-separated numbers (CLI: {CLI_FLAGS['credit']} "
+                                 f"{','.join(f'{v:g}' for v in default_credit(k))})")
+    return np.asarray(values, dtype=float)

@@ -1,0 +1,166 @@
+"""One input path: read a ratings file once — annotations or pairwise votes — into an annotation table.
+
+:class:`InputOptions` is the one record of how to read a file (what every command's input flags and the report
+pass around); :func:`load` reads the file once and returns a :class:`Loaded`: the annotation table, and for
+pairwise input the validated votes as well. :func:`read_any` is the same returning only the table.
+
+>>> from stableval.data import example_path
+>>> loaded = load(example_path("mt_bench"), InputOptions(duplicates="keep"))
+>>> loaded.votes.n_votes, loaded.table.n_judgments, loaded.table.levels
+(1689, 3378, ('loss', 'tie', 'win'))
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import pandas as pd
+
+from stableval.data.annotations import annotations_from_frame
+from stableval.data.columns import CLI_FLAGS
+from stableval.data.duplicates import check_policy
+from stableval.data.files import read_table_file
+from stableval.data.labels import parse_credit
+from stableval.data.pairwise import (
+    PAIRWISE_LEVELS,
+    PairwiseTable,
+    is_pairwise_frame,
+    pairwise_from_frame,
+    pairwise_to_annotations,
+)
+from stableval.data.table import AnnotationTable
+from stableval.errors import InputError
+
+__all__ = ["InputOptions", "Loaded", "load", "load_frame", "read_any"]
+
+
+@dataclass(frozen=True)
+class InputOptions:
+    """How to read a ratings file: the one record every command and the report pass around.
+
+    Attributes:
+        levels: ordered level names, worst first (sequence or ``"a,b,c"``); ``None``: integer labels. Not
+            allowed for pairwise votes, whose levels are fixed (``loss, tie, win``).
+        credit: one number per level (sequence or ``"0,0.5,1"``); ``None``: evenly spaced from 0 to 1.
+        duplicates: the same judgment (or vote) on several rows: ``"error"``, ``"first"``, ``"last"``, ``"keep"``.
+        columns: role → column name for the roles item, agent, rater, label, agent_a, agent_b, winner,
+            criterion, weight (e.g. ``{"item": "question"}``); other columns are found by their aliases.
+        default_agent: the agent of every row when an annotation file has no agent column.
+        pairwise: ``True``/``False`` says whether the file holds pairwise votes; ``None`` detects it from the
+            columns (:func:`~stableval.data.pairwise.is_pairwise_frame`).
+        format: ``csv``, ``tsv``, ``jsonl`` or ``parquet``; ``None`` takes it from the file suffix.
+
+    An unknown ``duplicates`` policy raises ``ValueError`` at once; everything else is checked when a file is
+    read, where the message can name it.
+
+    >>> options = InputOptions(levels="bad,good", columns={"item": "question"})
+    >>> options.duplicates, options.pairwise
+    ('error', None)
+    >>> InputOptions(duplicates="mean")
+    Traceback (most recent call last):
+    ...
+    ValueError: duplicates='mean' is not a policy; allowed: 'error', 'first', 'last', 'keep'
+    """
+
+    levels: Sequence[str] | str | None = None
+    credit: Sequence[float] | str | None = None
+    duplicates: str = "error"
+    columns: Mapping[str, str] | None = None
+    default_agent: str | None = None
+    pairwise: bool | None = None
+    format: str | None = None
+
+    def __post_init__(self) -> None:
+        check_policy(self.duplicates)
+
+
+@dataclass(frozen=True, eq=False)
+class Loaded:
+    """A ratings file as read by :func:`load`.
+
+    Attributes:
+        table: the judgments as an :class:`~stableval.data.table.AnnotationTable` (pairwise votes converted:
+            winner ``win``, loser ``loss``, a tie ``tie`` for both).
+        votes: the validated raw votes when the input was pairwise (for Bradley–Terry and the pairwise
+            leaderboard), else ``None``.
+    """
+
+    table: AnnotationTable
+    votes: PairwiseTable | None = None
+
+
+def load_frame(frame: pd.DataFrame, options: InputOptions | None = None, *, source: str = "<DataFrame>") -> Loaded:
+    """Validate a frame already in memory as :func:`load` does a file; ``source`` names it in messages.
+
+    >>> import pandas as pd
+    >>> frame = pd.DataFrame({"item": ["q1", "q1"], "agent": ["A", "B"], "rater": ["r1", "r1"],
+    ...                       "label": ["good", "bad"]})
+    >>> loaded = load_frame(frame, InputOptions(levels="bad,good"))
+    >>> loaded.table.label.tolist(), loaded.votes is None
+    ([1, 0], True)
+    """
+    options = options if options is not None else InputOptions()
+    pairwise = options.pairwise if options.pairwise is not None else is_pairwise_frame(frame, options.columns)
+    if not pairwise:
+        table = annotations_from_frame(frame, columns=options.columns, levels=options.levels, credit=options.credit,
+                                       duplicates=options.duplicates, source=source,
+                                       default_agent=options.default_agent)
+        return Loaded(table=table, votes=None)
+    levels = options.levels
+    if levels is not None:
+        raise InputError("levels cannot be set for pairwise votes: they are fixed", file=source,
+                         value=levels if isinstance(levels, str) else list(levels),
+                         allowed="no levels (pairwise votes become loss, tie, win; set their credit with "
+                                 f"credit=, CLI {CLI_FLAGS['credit']} 0,0.5,1)")
+    if options.credit is not None:
+        parse_credit(options.credit, PAIRWISE_LEVELS, source=source)  # fail before the rows are scanned
+    votes = pairwise_from_frame(frame, columns=options.columns, duplicates=options.duplicates, source=source)
+    return Loaded(table=pairwise_to_annotations(votes, credit=options.credit), votes=votes)
+
+
+def load(path: str | os.PathLike[str], options: InputOptions | None = None) -> Loaded:
+    """Read a ratings file once (:func:`~stableval.data.files.read_table_file`) and validate it.
+
+    Pairwise votes (detected from the columns unless ``options.pairwise`` says) are validated, kept in
+    ``Loaded.votes`` and converted to judgments; an annotation file gives ``votes=None``. With pairwise data
+    the levels are fixed (``loss, tie, win``): setting ``levels`` is an error, ``credit`` may give three
+    numbers, ``default_agent`` is not used.
+
+    >>> import tempfile, pathlib
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "votes.csv"
+    >>> _ = path.write_text("item,model_a,model_b,judge,winner\\nq1,A,B,r1,tie\\n")
+    >>> loaded = load(path)
+    >>> loaded.votes.frame["winner"].tolist(), loaded.table.to_frame()["label"].tolist()
+    (['tie'], ['tie', 'tie'])
+    """
+    options = options if options is not None else InputOptions()
+    frame = read_table_file(path, format=options.format)
+    return load_frame(frame, options, source=str(path))
+
+
+def read_any(
+    path: str | os.PathLike[str],
+    *,
+    pairwise: bool | None = None,
+    columns: Mapping[str, str] | None = None,
+    levels: Sequence[str] | str | None = None,
+    credit: Sequence[float] | str | None = None,
+    duplicates: str = "error",
+    format: str | None = None,
+    default_agent: str | None = None,
+) -> AnnotationTable:
+    """Read a file once; pairwise votes (auto-detected unless ``pairwise`` says) are converted to judgments.
+
+    The table of :func:`load`: with pairwise data the levels are fixed (``loss, tie, win``): passing ``levels``
+    is an error, ``credit`` may give three numbers, ``default_agent`` is not used.
+
+    >>> from stableval.data import example_path
+    >>> table = read_any(example_path("mt_bench"), duplicates="keep")
+    >>> table.n_judgments, table.n_agents, table.levels
+    (3378, 6, ('loss', 'tie', 'win'))
+    """
+    options = InputOptions(levels=levels, credit=credit, duplicates=duplicates, columns=columns,
+                           default_agent=default_agent, pairwise=pairwise, format=format)
+    return load(path, options).table

@@ -1,0 +1,166 @@
+"""Judgment tables with flags and skips: the input of reliability against quality control (QC).
+
+A judgment table has one row per judgment: the roles of an annotation file (``item``, optional ``agent``,
+``rater``, ``label``; the aliases of :data:`stableval.data.ROLE_ALIASES`, plus ``best`` for the label) and two
+optional yes/no columns: ``flag`` (the rater marked the item not ratable, e.g. NSFW) and ``skip``. A label may
+be empty only on a flagged or skipped row. :func:`read_judgments` reads CSV, TSV, JSONL or Parquet, and a
+``.json`` file in NVIDIA's notebook format (:mod:`stableval.datasets.nvidia_reliability`), into the columns
+:data:`JUDGMENT_COLUMNS` that :func:`stableval.evaluate.reliability.reliability_vs_qc` takes.
+
+>>> import pandas as pd
+>>> raw = pd.DataFrame({"item": ["q1", "q1"], "worker": ["qc", "ann"], "label": ["A", ""], "flag": ["no", "Yes"]})
+>>> judgments_from_frame(raw)[["item", "rater", "label", "flag", "skip"]].values.tolist()
+[['q1', 'qc', 'A', False, False], ['q1', 'ann', '', True, False]]
+>>> parse_flags(pd.DataFrame({"nsfw": ["Y", "0", ""]}), "nsfw", source="x.csv").tolist()
+[True, False, False]
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from stableval.data.columns import ROLE_ALIASES, id_column, resolve_columns
+from stableval.data.files import line_offset, read_table_file, row_error
+from stableval.errors import InputError
+
+__all__ = [
+    "FLAG_ALLOWED",
+    "FLAG_FALSE",
+    "FLAG_TRUE",
+    "JUDGMENT_COLUMNS",
+    "JUDGMENT_ROLES",
+    "judgments_from_frame",
+    "parse_flags",
+    "read_judgments",
+]
+
+#: Roles of a judgment table: the annotation roles plus optional ``flag`` and ``skip``.
+JUDGMENT_ROLES: dict[str, tuple[str, ...]] = {
+    **ROLE_ALIASES,
+    "label": (*ROLE_ALIASES["label"], "best"),
+    "flag": ("flag", "item_flag", "flagged", "nsfw", "unratable"),
+    "skip": ("skip", "skipped"),
+}
+#: Text read as a set flag / skip (case-insensitive) ...
+FLAG_TRUE: frozenset[str] = frozenset({"yes", "y", "true", "t", "1"})
+#: ... and as not set (an empty cell is not set).
+FLAG_FALSE: frozenset[str] = frozenset({"no", "n", "false", "f", "0", ""})
+#: What a flag or skip cell may hold, for messages.
+FLAG_ALLOWED = "yes/no, true/false, y/n, 1/0 (case-insensitive) or empty"
+#: The columns of a validated judgment frame (``qc`` marks QC judgments; ``row`` is the 1-based data row).
+JUDGMENT_COLUMNS: tuple[str, ...] = ("item", "agent", "rater", "label", "flag", "skip", "qc", "row")
+
+
+def parse_flags(frame: pd.DataFrame, column: str, *, source: str) -> np.ndarray:
+    """(rows,) bool of a yes/no column (:data:`FLAG_TRUE` / :data:`FLAG_FALSE`); anything else raises, naming the
+    first bad row."""
+    text = frame[column].astype(str).str.strip().str.lower().to_numpy(dtype=object)
+    truth = np.isin(text, list(FLAG_TRUE))
+    bad = ~truth & ~np.isin(text, list(FLAG_FALSE))
+    if bad.any():
+        pos = int(np.flatnonzero(bad)[0])
+        raise row_error(f"not a yes/no value ({int(bad.sum()):,} row(s) in all)", source=source, row=pos + 1,
+                        offset=line_offset(frame), column=column, value=str(frame[column].iloc[pos]),
+                        allowed=FLAG_ALLOWED)
+    return truth
+
+
+def _labels(frame: pd.DataFrame, column: str, *, flag: np.ndarray, skip: np.ndarray,
+            levels: Sequence[str] | str | None, source: str) -> pd.Series:
+    """Stripped label text; empty only where flagged or skipped, and one of ``levels`` when given."""
+    offset = line_offset(frame)
+    label = frame[column].astype(str).str.strip().reset_index(drop=True)
+    missing = (label == "").to_numpy() & ~flag & ~skip
+    if missing.any():
+        pos = int(np.flatnonzero(missing)[0])
+        raise row_error(f"empty label on a row that is neither flagged nor skipped ({int(missing.sum()):,} "
+                        "row(s) in all)", source=source, row=pos + 1, offset=offset, column=column,
+                        value="", allowed="a label, or flag/skip set on that row")
+    if levels is not None:
+        names = [part.strip() for part in levels.split(",")] if isinstance(levels, str) else [str(v) for v in levels]
+        bad = ~label.isin(names).to_numpy() & (label != "").to_numpy()
+        if bad.any():
+            pos = int(np.flatnonzero(bad)[0])
+            raise row_error(f"label is not one of the levels ({int(bad.sum()):,} row(s) in all)", source=source,
+                            row=pos + 1, offset=offset, column=column, value=label.iloc[pos],
+                            allowed="one of: " + ", ".join(names))
+    return label
+
+
+def judgments_from_frame(
+    frame: pd.DataFrame,
+    *,
+    columns: Mapping[str, str] | None = None,
+    levels: Sequence[str] | str | None = None,
+    source: str = "<DataFrame>",
+    default_agent: str | None = None,
+    require_rater: bool = True,
+    roles: Mapping[str, tuple[str, ...]] | None = None,
+) -> pd.DataFrame:
+    """Validate a raw judgment frame into the columns :data:`JUDGMENT_COLUMNS`.
+
+    ``flag`` / ``skip`` columns are optional (yes/no, true/false, 1/0, empty = no). A label may be empty only
+    where the row is flagged or skipped. ``levels`` (optional) restricts the non-empty labels. ``agent`` is
+    optional (``default_agent``, else empty when absent: the unit is then the item). ``require_rater=False``
+    reads a QC (gold) table, whose ``rater`` is left empty. ``roles`` replaces :data:`JUDGMENT_ROLES` (the
+    column aliases of each role). ``row`` is the 1-based data row, for messages.
+
+    >>> import pandas as pd
+    >>> judgments_from_frame(pd.DataFrame({"item": ["1"], "worker": ["w"], "best": ["tie"], "item_flag": ["No"]}))
+      item agent rater label   flag   skip     qc  row
+    0    1           w   tie  False  False  False    1
+    """
+    if len(frame) == 0:
+        raise InputError("no rows", file=source, allowed="one row per judgment")
+    aliases = dict(JUDGMENT_ROLES if roles is None else roles)
+    if not require_rater:
+        aliases.pop("rater", None)
+    found = resolve_columns(frame, aliases, columns, source=source, optional=("agent", "flag", "skip"))
+    item = id_column(frame, str(found["item"]), source=source, role="item")
+    if found.get("agent") is not None:
+        agent = id_column(frame, str(found["agent"]), source=source, role="agent")
+    else:
+        agent = pd.Series("" if default_agent is None else str(default_agent), index=item.index, dtype=object)
+    rater = (id_column(frame, str(found["rater"]), source=source, role="rater") if require_rater
+             else pd.Series("", index=item.index, dtype=object))
+    no = np.zeros(len(frame), dtype=bool)
+    flag = parse_flags(frame, str(found["flag"]), source=source) if found.get("flag") is not None else no
+    skip = parse_flags(frame, str(found["skip"]), source=source) if found.get("skip") is not None else no
+    label = _labels(frame, str(found["label"]), flag=flag, skip=skip, levels=levels, source=source)
+    return pd.DataFrame({"item": item.to_numpy(dtype=object), "agent": agent.to_numpy(dtype=object),
+                         "rater": rater.to_numpy(dtype=object), "label": label.to_numpy(dtype=object),
+                         "flag": flag, "skip": skip, "qc": np.zeros(len(frame), dtype=bool),
+                         "row": np.arange(1, len(frame) + 1)})
+
+
+def read_judgments(
+    path: str | os.PathLike[str],
+    *,
+    columns: Mapping[str, str] | None = None,
+    levels: Sequence[str] | str | None = None,
+    format: str | None = None,
+    default_agent: str | None = None,
+) -> pd.DataFrame:
+    """Read judgments for :func:`~stableval.evaluate.reliability.reliability_vs_qc`: a ``.json`` file in NVIDIA's
+    notebook format (:func:`~stableval.datasets.nvidia_reliability.read_toy_json`, QC embedded), else
+    CSV/TSV/JSONL/Parquet with optional ``flag``/``skip`` columns (:func:`judgments_from_frame`).
+
+    >>> import pathlib, tempfile
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "judgments.csv"
+    >>> _ = path.write_text("item,rater,label,skip\\nq1,r1,A,no\\nq1,r2,,yes\\n")
+    >>> read_judgments(path)["skip"].tolist()
+    [False, True]
+    """
+    path = Path(path)
+    if format is None and path.suffix.lower() == ".json":
+        from stableval.datasets.nvidia_reliability import read_toy_json
+
+        return read_toy_json(path)
+    frame = read_table_file(path, format=format)
+    return judgments_from_frame(frame, columns=columns, levels=levels, source=str(path),
+                                default_agent=default_agent)

@@ -1,0 +1,68 @@
+"""Figure of the Relabeled MedQA study: questions kept and accuracy per cumulative exclusion step.
+
+>>> import io
+>>> from stableval.datasets.medqa import load_medqa
+>>> from stableval.studies.medqa import evaluate_medqa
+>>> csv = io.StringIO("qid,worker_id,answer_idx,blind_answers,important_info_missing,seen_change,"
+...                   "seen_answerable,seen_answers\\n1,a,A,['A'],FALSE,FALSE,,\\n2,a,B,['C'],TRUE,FALSE,,\\n")
+>>> figure = medqa_figure(evaluate_medqa(load_medqa(csv), {"always-A": ["A", "A"]}, n_draws=10))
+>>> figure.axes[0].get_ylabel()
+'percent (%)'
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from stableval.report.figures.base import new_figure
+
+if TYPE_CHECKING:  # pragma: no cover
+    from matplotlib.figure import Figure
+
+    from stableval.studies.medqa import MedQAResult
+
+__all__ = ["PLOT_FILTERS", "medqa_figure"]
+
+#: The cumulative filters of the paper's Figure 3, in order.
+PLOT_FILTERS = ("none", "missing_info", "missing_info+label_error", "combined")
+
+
+def medqa_figure(result: MedQAResult) -> Figure:
+    """Bar plot in the spirit of Saab et al. (2024), Figure 3: per cumulative exclusion step, the share of
+    questions kept and each model's accuracy (%, mean over draws, error bars = percentile interval)."""
+    steps = ["original key", "w/o missing info", "+ w/o label errors", "+ w/o multiple answers"]
+    exclusions = result.exclusions.set_index("filter").loc[list(PLOT_FILTERS)]
+    series: list[tuple[str, np.ndarray, np.ndarray, np.ndarray]] = []
+    kept = 100 * (1 - exclusions["share"].to_numpy())
+    series.append(("questions kept", kept, 100 * (1 - exclusions["ci_high"].to_numpy()),
+                   100 * (1 - exclusions["ci_low"].to_numpy())))
+    for model in result.settings["models"]:
+        rows = result.accuracy[result.accuracy["model"] == model].set_index("filter").loc[list(PLOT_FILTERS)]
+        series.append((f"{model} accuracy", 100 * rows["accuracy"].to_numpy(), 100 * rows["ci_low"].to_numpy(),
+                       100 * rows["ci_high"].to_numpy()))
+    fig = new_figure(max(6.0, 1.6 * len(steps) + 0.6 * len(series)), 4.2)
+    ax = fig.add_subplot()
+    x = np.arange(len(steps))
+    width = 0.8 / len(series)
+    lowest = 100.0
+    for s, (label, mean, low, high) in enumerate(series):
+        low = np.where(np.isfinite(low), low, mean)
+        high = np.where(np.isfinite(high), high, mean)
+        error = np.vstack([np.maximum(mean - low, 0), np.maximum(high - mean, 0)])
+        bars = ax.bar(x + (s - (len(series) - 1) / 2) * width, mean, width, yerr=error, capsize=3, label=label)
+        ax.bar_label(bars, fmt="%.1f", padding=2, fontsize=7)
+        lowest = min(lowest, float(np.nanmin(low)))
+    ax.set_ylim(max(0.0, np.floor(lowest / 5) * 5 - 5), 104)
+    ax.set_xticks(x, steps)
+    k = result.settings["k"]
+    ax.set_xlabel(f"questions excluded cumulatively (unanimous vote of {k} bootstrapped raters)"
+                  if result.settings["vote"] == "unanimous" else
+                  f"questions excluded cumulatively (majority of {k} bootstrapped raters)")
+    ax.set_ylabel("percent (%)")
+    ax.set_title(f"Relabeled MedQA: questions kept and accuracy (mean over {result.settings['n_draws']:,} draws, "
+                 f"{round(100 * result.settings['confidence'])}% intervals)", fontsize=10)
+    ax.legend(fontsize=8, loc="lower left")
+    ax.spines[["top", "right"]].set_visible(False)
+    return fig

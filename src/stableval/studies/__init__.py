@@ -1,0 +1,14 @@
+"""Dataset-specific studies built on the rater bootstrap: Relabeled MedQA and Dermatology DDx.
+
+Each study reads its dataset with :mod:`stableval.datasets` (:func:`~stableval.datasets.medqa.load_medqa`,
+:func:`~stableval.datasets.ddx.load_ddx`) and uses the draws, votes and ground truths of
+:mod:`stableval.evaluate.rater_bootstrap`. Studies sit above ``evaluate``: they may import ``evaluate`` and
+``datasets``, never the reverse.
+
+>>> from stableval.studies import evaluate_ddx, evaluate_medqa
+"""
+
+from stableval.studies.ddx import DDxResult, evaluate_ddx
+from stableval.studies.medqa import MedQAResult, evaluate_medqa
+
+__all__ = ["DDxResult", "MedQAResult", "evaluate_ddx", "evaluate_medqa"]

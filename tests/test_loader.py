@@ -1,0 +1,204 @@
+"""One input path: ``InputOptions`` and ``load``/``load_frame`` (table plus, for pairwise input, the raw votes)."""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import FrozenInstanceError
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from stableval.data import (
+    PAIRWISE_ALIASES,
+    ROLE_ALIASES,
+    AnnotationTable,
+    InputOptions,
+    Loaded,
+    PairwiseTable,
+    example_path,
+    load,
+    load_frame,
+    read_any,
+    read_pairwise,
+    read_table_file,
+)
+from stableval.data.columns import CLI_FLAGS
+from stableval.errors import InputError
+
+DATA = Path(__file__).resolve().parent / "data"
+SMALL_VOTES = DATA / "small_pairwise.csv"
+SMALL_RATINGS = DATA / "small_annotations.csv"
+LEVELS = "bad,ok,good"
+
+
+def same_table(left: AnnotationTable, right: AnnotationTable) -> None:
+    assert left.to_frame().equals(right.to_frame())
+    assert (left.levels, left.source, left.notes) == (right.levels, right.source, right.notes)
+    assert left.credit.tolist() == right.credit.tolist()
+    for name in ("response", "rater", "label", "response_item", "response_agent"):
+        assert np.array_equal(getattr(left, name), getattr(right, name)), name
+
+
+# ====================================================================================== load
+def test_load_pairwise_file_returns_the_votes_and_the_converted_table() -> None:
+    loaded = load(SMALL_VOTES)
+    assert isinstance(loaded, Loaded) and isinstance(loaded.votes, PairwiseTable)
+    assert loaded.votes.n_votes == 3 and loaded.votes.source == str(SMALL_VOTES)
+    assert loaded.votes.frame["winner"].tolist() == ["a", "tie", "b"]
+    assert loaded.votes.frame.equals(read_pairwise(SMALL_VOTES).frame)
+    assert loaded.table.levels == ("loss", "tie", "win")
+    assert loaded.table.n_judgments == 2 * loaded.votes.n_votes
+    assert loaded.table.source == str(SMALL_VOTES)
+
+
+def test_load_annotation_file_has_no_votes() -> None:
+    loaded = load(SMALL_RATINGS, InputOptions(levels=LEVELS))
+    assert loaded.votes is None
+    assert loaded.table.levels == ("bad", "ok", "good")
+    assert "007" in loaded.table.items and "7" in loaded.table.items
+
+
+@pytest.mark.parametrize(("path", "options"), [
+    (SMALL_VOTES, InputOptions()),
+    (SMALL_VOTES, InputOptions(credit="0,0.25,1", duplicates="first")),
+    (SMALL_RATINGS, InputOptions(levels=LEVELS)),
+    (SMALL_RATINGS, InputOptions(levels=["bad", "ok", "good"], credit=[0, 0.4, 1], duplicates="keep")),
+])
+def test_read_any_is_the_table_of_load(path: Path, options: InputOptions) -> None:
+    table = read_any(path, pairwise=options.pairwise, columns=options.columns, levels=options.levels,
+                     credit=options.credit, duplicates=options.duplicates, format=options.format,
+                     default_agent=options.default_agent)
+    same_table(table, load(path, options).table)
+
+
+def test_read_any_equals_load_on_the_bundled_example() -> None:
+    path = example_path("mt_bench")
+    loaded = load(path, InputOptions(duplicates="keep"))
+    same_table(read_any(path, duplicates="keep"), loaded.table)
+    assert loaded.votes is not None and loaded.votes.n_votes == 1689
+
+
+def test_load_reads_the_file_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    load_module = importlib.import_module("stableval.data.loader")
+
+    calls: list[str] = []
+
+    def counting(path: object, *, format: str | None = None) -> pd.DataFrame:
+        calls.append(str(path))
+        return read_table_file(path, format=format)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(load_module, "read_table_file", counting)
+    loaded = load(SMALL_VOTES)
+    assert calls == [str(SMALL_VOTES)] and loaded.votes is not None
+
+
+def test_options_pairwise_overrides_detection_and_format_overrides_suffix(tmp_path: Path) -> None:
+    path = tmp_path / "votes.txt"
+    path.write_text("item,agent,agent_a,agent_b,rater,winner,label\nq1,X,A,B,r1,a,1\nq1,Y,A,B,r2,b,0\n")
+    with pytest.raises(InputError, match="cannot tell the file format from its suffix"):
+        load(path)
+    assert load(path, InputOptions(format="csv")).votes is None  # a label column: annotations by default
+    # ... unless the options say the file holds votes (the annotation roles are then not needed)
+    assert load(path, InputOptions(format="csv", pairwise=True)).votes is not None
+
+
+def test_renamed_pairwise_columns_are_detected_from_the_mapping(tmp_path: Path) -> None:
+    path = tmp_path / "renamed.csv"
+    path.write_text("prompt,left,right,who,verdict\nq1,A,B,r1,left_won\nq1,B,C,r2,tie\n")
+    columns = {"item": "prompt", "agent_a": "left", "agent_b": "right", "rater": "who", "winner": "verdict"}
+    with pytest.raises(InputError, match="unknown winner"):
+        load(path, InputOptions(columns=columns))
+    path.write_text("prompt,left,right,who,verdict\nq1,A,B,r1,a\nq1,B,C,r2,tie\n")
+    loaded = load(path, InputOptions(columns=columns))
+    assert loaded.votes is not None and loaded.votes.frame["agent_a"].tolist() == ["A", "B"]
+    assert loaded.table.n_judgments == 4
+
+
+def test_pairwise_levels_and_credit_messages_are_kept(tmp_path: Path) -> None:
+    with pytest.raises(InputError) as caught:
+        load(SMALL_VOTES, InputOptions(levels="a,b"))
+    text = str(caught.value)
+    assert text.startswith(f"{SMALL_VOTES}: levels cannot be set for pairwise votes: they are fixed: got 'a,b'")
+    assert text.endswith("set their credit with credit=, CLI --credit 0,0.5,1)")
+    # credit is checked before the rows are scanned: a bad credit wins over a bad winner further down
+    path = tmp_path / "bad.csv"
+    path.write_text("item,agent_a,agent_b,rater,winner\nq1,A,B,r1,a\nq1,A,C,r1,nobody\n")
+    with pytest.raises(InputError, match="credit needs one number per level: 3 levels"):
+        load(path, InputOptions(credit="0,1"))
+    with pytest.raises(InputError, match="unknown winner"):
+        load(path)
+
+
+# ====================================================================================== load_frame
+def test_load_frame_annotations_and_votes() -> None:
+    ratings = pd.DataFrame({"task": ["q1", "q1", "q2"], "system": ["A", "B", "A"], "worker": ["w1", "w1", "w2"],
+                            "rating": ["good", "bad", "ok"]})
+    loaded = load_frame(ratings, InputOptions(levels=LEVELS))
+    assert loaded.votes is None and loaded.table.source == "<DataFrame>"
+    assert loaded.table.label.tolist() == [2, 0, 1]
+
+    votes = pd.DataFrame({"question_id": ["q1", "q1"], "model_a": ["A", "B"], "model_b": ["B", "C"],
+                          "judge": ["r1", "r1"], "winner": ["model_a", "tie"]})
+    loaded = load_frame(votes, source="in memory")
+    assert loaded.votes is not None and loaded.votes.source == "in memory"
+    assert loaded.votes.frame["winner"].tolist() == ["a", "tie"]
+    assert loaded.table.source == "in memory" and loaded.table.n_judgments == 4
+
+
+def test_load_frame_names_its_source_in_messages() -> None:
+    frame = pd.DataFrame({"item": ["q1"], "agent": ["A"], "rater": ["r1"], "label": ["maybe"]})
+    with pytest.raises(InputError) as caught:
+        load_frame(frame, InputOptions(levels="no,yes"), source="upload.csv")
+    assert str(caught.value).startswith("upload.csv, row 1, column 'label': label is not one of the levels")
+
+
+def test_load_frame_default_agent() -> None:
+    frame = pd.DataFrame({"item": ["q1", "q2"], "rater": ["r1", "r1"], "label": ["0", "1"]})
+    loaded = load_frame(frame, InputOptions(default_agent="solo"))
+    assert list(loaded.table.agents) == ["solo"] and loaded.votes is None
+
+
+# ====================================================================================== InputOptions
+def test_input_options_rejects_an_unknown_duplicate_policy() -> None:
+    with pytest.raises(ValueError, match=r"duplicates='mean' is not a policy; allowed: 'error', 'first', 'last', "
+                                         r"'keep'"):
+        InputOptions(duplicates="mean")
+    with pytest.raises(ValueError, match="is not a policy"):
+        read_any(SMALL_RATINGS, duplicates="mean")
+
+
+def test_input_options_defaults_and_immutability() -> None:
+    options = InputOptions()
+    assert (options.levels, options.credit, options.duplicates, options.columns, options.default_agent,
+            options.pairwise, options.format) == (None, None, "error", None, None, None, None)
+    with pytest.raises(FrozenInstanceError):
+        options.duplicates = "keep"  # type: ignore[misc]
+    assert load(SMALL_VOTES, None).votes is not None  # None means the defaults
+
+
+# ====================================================================================== CLI flag spellings
+def test_cli_flags_cover_every_column_role_and_input_option() -> None:
+    for role in [*ROLE_ALIASES, *PAIRWISE_ALIASES]:
+        assert CLI_FLAGS[role] == "--" + role.replace("_", "-") + "-col"
+    for option in ("levels", "credit", "duplicates", "default_agent"):
+        assert CLI_FLAGS[option] == "--" + option.replace("_", "-")
+    assert CLI_FLAGS["format"] == "--input-format" and CLI_FLAGS["weight"] == "--weight-col"
+
+
+def test_the_input_format_hint_of_the_file_reader_matches_cli_flags(tmp_path: Path) -> None:
+    path = tmp_path / "ratings.txt"
+    path.write_text("item,agent,rater,label\nq1,A,r1,1\n")
+    with pytest.raises(InputError) as caught:
+        read_table_file(path)
+    assert str(caught.value).endswith(f"or pass format= (CLI: {CLI_FLAGS['format']})")
+
+
+def test_messages_spell_flags_from_cli_flags() -> None:
+    frame = pd.DataFrame({"question": ["q1"], "system": ["A"], "worker": ["w1"]})
+    with pytest.raises(InputError) as caught:
+        load_frame(frame)
+    text = str(caught.value)
+    assert f"(CLI: {CLI_FLAGS['label']} NAME)" in text
+    assert "role flags: " + ", ".join(CLI_FLAGS[r] for r in ROLE_ALIASES) in text
