@@ -8,7 +8,7 @@ from typing import Annotated, Any
 
 import typer
 
-from stableval.commands.common import fail
+from stableval.commands.common import bad_input_exits
 
 RUN_PANEL = "Execution"
 
@@ -46,11 +46,10 @@ def ablate(
     Results do not depend on --jobs or --scheduler. A rerun with the same --output skips settings that are
     already finished.
     """
-    from stableval.errors import StableValError
     from stableval.parallel import make_executor
     from stableval.simulate.grid import default_grid, load_grid, run_grid
 
-    try:
+    with bad_input_exits():
         grid = load_grid(config) if config is not None else default_grid()
         if sweep:
             grid = grid.select(sweep)
@@ -70,8 +69,6 @@ def ablate(
             result = run_grid(grid, output, executor=executor, progress=True)
         if plots:
             result.files.extend(_sweep_figures(result.summary, grid, output))
-    except StableValError as error:
-        raise fail(str(error)) from None
     elapsed = time.perf_counter() - started
     typer.echo(f"computed {result.computed} settings, skipped {result.skipped} already in {output} "
                f"({elapsed:.1f} s)", err=True)

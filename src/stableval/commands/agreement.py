@@ -10,15 +10,14 @@ import typer
 from stableval.commands.common import (
     ConfidenceOpt,
     FileArg,
-    FormatOpt,
-    OutputFormat,
-    OutputOpt,
+    Output,
     SeedOpt,
-    fail,
+    bad_input_exits,
     input_options,
+    output_options,
     read_input,
 )
-from stableval.commands.output import Appended, emit
+from stableval.commands.output import Appended
 
 if TYPE_CHECKING:  # pragma: no cover
     from stableval.data import InputOptions
@@ -37,9 +36,11 @@ def register(app: typer.Typer) -> None:
 
 
 @input_options("ratings")
+@output_options(width=120)
 def agreement(
     file: FileArg,
     inputs: InputOptions,
+    out: Output,
     bootstrap: Annotated[int, typer.Option("--bootstrap", "-B", min=0,
                                            help="Bootstrap replicates over responses for the 95% CIs (0 = none).")
                          ] = 1000,
@@ -56,25 +57,20 @@ def agreement(
                                 "are in the JSON/CSV output.")] = CohenWeights.QUADRATIC,
     pairs: Annotated[int, typer.Option("--pairs", min=0, help="Rater pairs to list in the table output "
                                                               "(most shared responses first).")] = 10,
-    output_format: FormatOpt = OutputFormat.TABLE,
-    output: OutputOpt = None,
 ) -> None:
     """Inter-rater agreement per response: unanimous and pairwise agreement, Krippendorff's alpha (nominal,
     ordinal, interval), Fleiss' kappa, Gwet's AC1 and Cohen's kappa per rater pair, with bootstrap CIs.
 
     The unit is the response (item, agent); --format csv gives the statistics, --format json also every pair.
     """
-    from stableval.errors import StableValError
     from stableval.evaluate.agreement import agreement as compute
 
     replicates = QUICK_BOOTSTRAP if quick and bootstrap > QUICK_BOOTSTRAP else bootstrap
-    try:
+    with bad_input_exits():
         table = read_input(file, inputs).table
         result = compute(table, bootstrap=replicates, seed=seed, confidence=confidence, min_shared=min_shared,
                          cohen_weights=cohen_weights.value, progress=True)
-    except StableValError as error:
-        raise fail(str(error)) from None
-    emit(Appended(result, render_options={"pairs": pairs}), output_format, output, width=120)
+    out.emit(Appended(result, render_options={"pairs": pairs}))
 
 
 __all__ = ["agreement", "register"]

@@ -1,15 +1,18 @@
 """What every command shares: the input flags, the method flags, the error exit and the output choices.
 
 A command that reads ratings declares ``inputs: InputOptions`` and is decorated with :func:`input_options`; one
-that fits aggregation methods declares ``methods: MethodSelection`` and is decorated with :func:`method_options`.
-The decorators add the flags (declared once, here) to the command's signature and hand the command one record::
+that fits aggregation methods declares ``methods: MethodSelection`` (:func:`method_options`); one that writes a
+result declares ``out: Output`` (:func:`output_options`). The decorators add the flags (declared once, here) to the
+command's signature and hand the command one record each (:func:`record_options` builds such a decorator)::
 
     @input_options("ratings")
     @method_options()
-    def my_command(file: FileArg, inputs: InputOptions, methods: MethodSelection, seed: SeedOpt = 0) -> None:
-        loaded = read_input(file, inputs)
-        result = analyse(loaded.table, methods.chosen(seed=seed))
-        emit(result, ...)
+    @output_options()
+    def my_command(file: FileArg, inputs: InputOptions, methods: MethodSelection, out: Output,
+                   seed: SeedOpt = 0) -> None:
+        with bad_input_exits():
+            result = analyse(read_input(file, inputs).table, methods.chosen(seed=seed))
+        out.emit(result)
 """
 
 from __future__ import annotations
@@ -17,7 +20,8 @@ from __future__ import annotations
 import functools
 import inspect
 import typing
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
@@ -25,7 +29,7 @@ from typing import Annotated, Any, TypeVar
 
 import typer
 
-from stableval.commands.output import OutputFormat, write_output
+from stableval.commands.output import Output, OutputFormat, write_output
 from stableval.data.flags import CLI_FLAGS
 
 __all__ = [
@@ -38,13 +42,17 @@ __all__ = [
     "FileArg",
     "FormatOpt",
     "MethodSelection",
+    "Output",
     "OutputFormat",
     "OutputOpt",
     "SeedOpt",
+    "bad_input_exits",
     "fail",
     "input_options",
     "method_options",
+    "output_options",
     "read_input",
+    "record_options",
     "write_output",
 ]
 
@@ -111,6 +119,30 @@ def _resolve(annotation: Any, namespace: dict[str, Any]) -> Any:
 
 def _option(name: str, annotation: Any, default: Any) -> inspect.Parameter:
     return inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=annotation)
+
+
+def record_options(parameter: str, flags: Sequence[tuple[str, Any, Any]],
+                   build: Callable[[dict[str, Any]], Any]) -> Callable[[F], F]:
+    """Decorator: the command's ``parameter`` (a record) is replaced on the command line by ``flags`` — (python
+    name, typer ``Annotated`` type, default) each — and the command receives ``build(values)``. Calling the
+    command from Python with the record itself works too."""
+
+    def decorate(func: F) -> F:
+        added = [_option(name, annotation, default) for name, annotation, default in flags]
+        return typing.cast(F, _extend_signature(func, parameter, added, build))
+
+    return decorate
+
+
+@contextmanager
+def bad_input_exits() -> Iterator[None]:
+    """Turn a :class:`~stableval.errors.StableValError` (bad input) into ``error: ...`` on stderr and exit code 1."""
+    from stableval.errors import StableValError
+
+    try:
+        yield
+    except StableValError as error:
+        raise fail(str(error)) from None
 
 
 # ====================================================================================== input
@@ -188,13 +220,16 @@ def _input_record(values: dict[str, Any]) -> Any:
 def input_options(profile: str = "ratings") -> Callable[[F], F]:
     """Give the decorated command the input flags of ``profile`` (see :data:`INPUT_PROFILES`), collected into its
     ``inputs: InputOptions`` parameter."""
-    names = INPUT_PROFILES[profile]
+    flags = [(name, INPUT_FLAGS[name][0], INPUT_FLAGS[name][1]) for name in INPUT_PROFILES[profile]]
+    return record_options("inputs", flags, _input_record)
 
-    def decorate(func: F) -> F:
-        added = [_option(name, INPUT_FLAGS[name][0], INPUT_FLAGS[name][1]) for name in names]
-        return typing.cast(F, _extend_signature(func, "inputs", added, _input_record))
 
-    return decorate
+def output_options(width: int = 140) -> Callable[[F], F]:
+    """Give the decorated command ``--format/-f`` and ``--output/-o``, collected into its ``out: Output``
+    parameter (``out.emit(result)`` writes the result); tables are ``width`` columns wide in files."""
+    flags = [("output_format", FormatOpt, OutputFormat.TABLE), ("output", OutputOpt, None)]
+    return record_options("out", flags, lambda values: Output(values.get("output_format", OutputFormat.TABLE),
+                                                              values.get("output"), width))
 
 
 def read_input(file: Path, inputs: Any) -> Any:
@@ -284,21 +319,17 @@ def method_options(default: str | None = None, *, single: bool = False, rater_mo
     def build(values: dict[str, Any]) -> MethodSelection:
         return _selection(values, allowed_now(), single, shorthand)
 
-    def decorate(func: F) -> F:
-        added = [
-            _option("method", Annotated[str, typer.Option("--method", "-m", help=_method_help(allowed, single),
-                                                          rich_help_panel="Methods")], default_text),
-            _option("param", Annotated[list[str] | None, typer.Option(
-                "--param", "-p", help=_param_help(allowed), rich_help_panel="Methods", show_default=False)], None),
-        ]
-        for name in shorthand:
-            flag, text = PARAM_FLAGS[name]
-            added.append(_option(name, Annotated[_value_type(name, allowed) | None, typer.Option(
-                flag, help=text + _defaults_note(name, allowed), rich_help_panel="Methods", show_default=False)],
-                None))
-        return typing.cast(F, _extend_signature(func, "methods", added, build))
-
-    return decorate
+    flags: list[tuple[str, Any, Any]] = [
+        ("method", Annotated[str, typer.Option("--method", "-m", help=_method_help(allowed, single),
+                                               rich_help_panel="Methods")], default_text),
+        ("param", Annotated[list[str] | None, typer.Option(
+            "--param", "-p", help=_param_help(allowed), rich_help_panel="Methods", show_default=False)], None),
+    ]
+    for name in shorthand:
+        flag, text = PARAM_FLAGS[name]
+        flags.append((name, Annotated[_value_type(name, allowed) | None, typer.Option(
+            flag, help=text + _defaults_note(name, allowed), rich_help_panel="Methods", show_default=False)], None))
+    return record_options("methods", flags, build)
 
 
 def _value_type(name: str, allowed: Sequence[str]) -> type:

@@ -9,16 +9,15 @@ import typer
 
 from stableval.commands.common import (
     FileArg,
-    FormatOpt,
     MethodSelection,
-    OutputFormat,
-    OutputOpt,
-    fail,
+    Output,
+    bad_input_exits,
     input_options,
     method_options,
+    output_options,
     read_input,
 )
-from stableval.commands.output import Appended, emit
+from stableval.commands.output import Appended
 from stableval.commands.score import GoldOpt
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -39,10 +38,12 @@ def register(app: typer.Typer) -> None:
 
 @input_options("ratings")
 @method_options("stableval", single=True, rater_model=True)
+@output_options()
 def diagnose(
     file: FileArg,
     inputs: InputOptions,
     methods: MethodSelection,
+    out: Output,
     ambiguity_threshold: Annotated[float, typer.Option(
         "--ambiguity-threshold", min=0.0, max=0.999,
         help="List responses whose ambiguity (1 − largest posterior probability) is above this.")] = 0.3,
@@ -55,8 +56,6 @@ def diagnose(
     csv_table: Annotated[CsvTable, typer.Option(
         "--csv-table", help="Which table --format csv writes: raters, responses (all, with posteriors) or "
                             "ambiguous.", rich_help_panel="Output")] = CsvTable.RATERS,
-    output_format: FormatOpt = OutputFormat.TABLE,
-    output: OutputOpt = None,
     gold: GoldOpt = None,
 ) -> None:
     """Rater and item diagnostics from the fitted confusion matrices and posteriors.
@@ -67,19 +66,16 @@ def diagnose(
 
     Per response: posterior, predicted level, confidence, ambiguity and entropy (nats); ambiguous ones are listed.
     """
-    from stableval.errors import StableValError
     from stableval.evaluate.diagnostics import diagnose as run_diagnose
 
-    try:
+    with bad_input_exits():
         table = read_input(file, inputs).table
         result = run_diagnose(table, methods.chosen()[0].estimator, ambiguity_threshold=ambiguity_threshold,
                               spammer_threshold=spammer_threshold)
         emitted: Any = Appended(result, render_options={"top": top})
         if gold is not None:
             emitted = _with_accuracy(emitted, table, result, gold)
-    except StableValError as error:
-        raise fail(str(error)) from None
-    emit(emitted, output_format, output, frame=result.to_frame(csv_table.value))
+    out.emit(emitted, frame=result.to_frame(csv_table.value))
 
 
 def _with_accuracy(emitted: Appended, table: Any, result: Any, path: Any) -> Appended:

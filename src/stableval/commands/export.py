@@ -15,7 +15,7 @@ from typing import Annotated
 
 import typer
 
-from stableval.commands.common import OutputOpt, fail
+from stableval.commands.common import OutputOpt, bad_input_exits
 from stableval.commands.serve import DEFAULT_DB, DatabaseOpt, open_database, portal_app
 
 __all__ = ["HELP", "ExportFormat", "ExportKind", "export", "register"]
@@ -56,15 +56,12 @@ def export(
     database_url: DatabaseOpt = DEFAULT_DB,
 ) -> None:
     """Export confirmed judgments (one row per rater × item × criterion) for stableval score and friends."""
-    from stableval.errors import StableValError
     from stableval.portal.export import export as run_export
     from stableval.portal.export import write
 
     db = open_database(database_url)
-    try:
+    with bad_input_exits():
         result = run_export(db, kind.value, track=slug, criterion=criterion)
-    except StableValError as error:
-        raise fail(str(error)) from None
     if output is None:
         if output_format is ExportFormat.PARQUET:
             raise typer.BadParameter("Parquet needs --output FILE", param_hint="--format")

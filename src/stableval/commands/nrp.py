@@ -11,8 +11,6 @@ collected into one :class:`RankerOptions` record.
 
 from __future__ import annotations
 
-import functools
-import inspect
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,8 +18,8 @@ from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
 
-from stableval.commands.common import FormatOpt, OutputFormat, OutputOpt, SeedOpt, fail
-from stableval.commands.output import emit
+from stableval.commands.common import Output, SeedOpt, bad_input_exits, output_options, record_options
+from stableval.commands.output import save_plot, write_csv
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -113,27 +111,9 @@ class RankerOptions:
 def ranker_options(func: F) -> F:
     """Give the command the :data:`SHARED_FLAGS` in place of its ``options: RankerOptions`` parameter; the
     command is called with them collected into one :class:`RankerOptions`."""
-    signature = inspect.signature(func, eval_str=True)  # typer reads the wrapper's signature as it is
-    if "options" not in signature.parameters:
-        raise TypeError(f"{func.__name__} must take a parameter 'options'")
     defaults = RankerOptions()
-    shared = [inspect.Parameter(name, inspect.Parameter.POSITIONAL_OR_KEYWORD, default=getattr(defaults, name),
-                                annotation=annotation) for name, annotation in SHARED_FLAGS.items()]
-    parameters: list[inspect.Parameter] = []
-    for parameter in signature.parameters.values():
-        parameters.extend(shared if parameter.name == "options" else [parameter])
-
-    @functools.wraps(func)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        if "options" in kwargs:  # called from Python with the record itself
-            return func(*args, **kwargs)
-        values = {name: kwargs.pop(name) for name in SHARED_FLAGS if name in kwargs}
-        return func(*args, options=RankerOptions(**values), **kwargs)
-
-    wrapper.__signature__ = signature.replace(parameters=parameters)  # type: ignore[attr-defined]
-    wrapper.__annotations__ = {**{p.name: p.annotation for p in parameters},
-                               "return": signature.return_annotation}
-    return wrapper  # type: ignore[return-value]
+    flags = [(name, annotation, getattr(defaults, name)) for name, annotation in SHARED_FLAGS.items()]
+    return record_options("options", flags, lambda values: RankerOptions(**values))(func)
 
 
 @dataclass(frozen=True)
@@ -172,6 +152,7 @@ class TableResult:
 
 @app.command("evaluate-rankers")
 @ranker_options
+@output_options(width=160)
 def evaluate_rankers(
     collection: CollectionArg,
     ranker: Annotated[str, typer.Option("--ranker", "-r", help="Comma-separated rankers: bm25, biencoder, "
@@ -181,40 +162,31 @@ def evaluate_rankers(
     per_question: Annotated[Path | None, typer.Option("--per-question", help="Also write per-question "
                                                       "measures to this CSV file.", rich_help_panel="Output")] = None,
     options: RankerOptions = RankerOptions(),
-    output_format: FormatOpt = OutputFormat.TABLE,
-    output: OutputOpt = None,
+    out: Output = Output(),
 ) -> None:
     """Rank every judged pool with each ranker and report nDCG@10, nDCG, AP, P@10 and RR per quality
     dimension (trec_eval definitions), so the NRP ranker is chosen on evidence."""
-    from stableval.errors import StableValError
     from stableval.nrp.measures import evaluate_rankers as run
 
-    try:
+    with bad_input_exits():
         data = options.collection(collection)
         rankers = options.rankers(ranker)
         summary, detail = run(data, rankers, min_relevant=min_relevant, progress=True)
-    except StableValError as error:
-        raise fail(str(error)) from None
     if per_question is not None:
-        detail.to_csv(per_question, index=False)
-        typer.echo(f"wrote {per_question}", err=True)
+        write_csv(detail, per_question)
     notes = [*data.notes, f"{data.name}: {data.n_questions} questions, {len(data.pool())} judged "
              f"(question, document) pairs; relevant = grade >= {min_relevant:g}"]
-    emit(TableResult(summary, "Ranker effectiveness on the judged pools (mean over questions)", notes,
-                     {"collection": data.name}), output_format, output, width=160)
+    out.emit(TableResult(summary, "Ranker effectiveness on the judged pools (mean over questions)", notes,
+                     {"collection": data.name}))
 
 
 def _write_plots(summary: pd.DataFrame, folder: Path, *, title: str) -> None:
     """``nrp_by_prompt.png`` and, per prompt with known model sizes, ``nrp_vs_size_<prompt>.png`` in ``folder``."""
-    from stableval.report.figures import nrp_by_prompt_figure, nrp_vs_size_figure, save_figure
+    from stableval.report.figures import nrp_by_prompt_figure, nrp_vs_size_figure
 
-    folder.mkdir(parents=True, exist_ok=True)
-    written = [save_figure(nrp_by_prompt_figure(summary, title=title), folder / "nrp_by_prompt.png", dpi=120)]
+    save_plot(nrp_by_prompt_figure(summary, title=title), folder / "nrp_by_prompt.png", dpi=120)
     for prompt in summary.loc[summary["params"].notna(), "prompt"].unique():
-        written.append(save_figure(nrp_vs_size_figure(summary, prompt=prompt), folder / f"nrp_vs_size_{prompt}.png",
-                                   dpi=120))
-    for path in written:
-        typer.echo(f"wrote {path}", err=True)
+        save_plot(nrp_vs_size_figure(summary, prompt=prompt), folder / f"nrp_vs_size_{prompt}.png", dpi=120)
 
 
 def _parse_sizes(text: str | None) -> dict[str, float]:
@@ -237,6 +209,7 @@ def _parse_sizes(text: str | None) -> dict[str, float]:
 
 @app.command("score")
 @ranker_options
+@output_options(width=160)
 def score(
     collection: CollectionArg,
     answers: Annotated[Path, typer.Argument(help="Generated answers: CSV/TSV/JSONL/Parquet with qid, model, "
@@ -263,12 +236,10 @@ def score(
                                               "gpt2=124M,llama-2-7b=7B (or a params column in ANSWERS).",
                                               rich_help_panel="Output")] = None,
     options: RankerOptions = RankerOptions(),
-    output_format: FormatOpt = OutputFormat.TABLE,
-    output: OutputOpt = None,
+    out: Output = Output(),
 ) -> None:
     """Score generated answers by NRP: each answer is ranked alone among its question's judged documents.
     Prints mean NRP per model x prompt with a bootstrap interval over questions and the share ranked first."""
-    from stableval.errors import StableValError
     from stableval.nrp.collection import read_answers
     from stableval.nrp.score import N_CHOICES, TIE_POLICIES, score_answers
 
@@ -277,7 +248,7 @@ def score(
     if ties not in TIE_POLICIES:
         raise typer.BadParameter(f"{ties!r}; choose from {', '.join(TIE_POLICIES)}", param_hint="--ties")
     size_map = _parse_sizes(sizes)
-    try:
+    with bad_input_exits():
         data = options.collection(collection)
         table = read_answers(answers, collection=data)
         if size_map:
@@ -285,11 +256,8 @@ def score(
         (name, model), = options.rankers(ranker).items()
         result = score_answers(data, table, model, n=n, ties=ties, bootstrap=bootstrap, confidence=confidence,
                                seed=seed, progress=True)
-    except StableValError as error:
-        raise fail(str(error)) from None
     if answers_out is not None:
-        result.answers.to_csv(answers_out, index=False)
-        typer.echo(f"wrote {answers_out}", err=True)
+        write_csv(result.answers, answers_out)
     if plot is not None:
         _write_plots(result.summary, plot, title=f"NRP by model, grouped by prompt ({name}, {data.name})")
     s = result.settings
@@ -297,11 +265,11 @@ def score(
              f"{s['answers']:,} answers to {s['questions']} questions ranked by {s['ranker']}; N = {n}, "
              f"ties = {ties}; {round(confidence * 100)}% percentile bootstrap over questions (B={bootstrap}, "
              f"seed {seed})"]
-    emit(TableResult(result.summary, "NRP per model x prompt (best first)", notes, {"settings": s}), output_format,
-         output, width=160)
+    out.emit(TableResult(result.summary, "NRP per model x prompt (best first)", notes, {"settings": s}))
 
 
 @app.command("agree")
+@output_options(width=160)
 def agree(
     expert: Annotated[Path, typer.Argument(help="Expert rankings: a Label Studio ranker export (.json) or a "
                                            "table qid, item, rank (1 = best).", show_default=False)],
@@ -317,19 +285,18 @@ def agree(
     per_question: Annotated[Path | None, typer.Option("--per-question", help="Also write per-question "
                                                       "agreement to this CSV file.", rich_help_panel="Output")
                             ] = None,
-    output_format: FormatOpt = OutputFormat.TABLE,
-    output: OutputOpt = None,
+    out: Output = Output(),
 ) -> None:
     """Agreement between expert and system rankings per question: Kendall tau-b, Spearman rho, average overlap
     (AO) and extrapolated RBO (Webber, Moffat & Zobel 2010), with means and t-based intervals."""
-    from stableval.errors import InputError, StableValError
+    from stableval.errors import InputError
     from stableval.nrp.label_studio import match_tasks, read_expert_rankings, read_system_scores
     from stableval.nrp.rank_agreement import agreement_summary, agreement_table
 
     if not 0.0 < p < 1.0:
         raise typer.BadParameter(f"p = {p:g}: RBO needs 0 < p < 1; for the depth-limited average of overlaps "
                                  "(what 'RBO with p = 1' computes) read the ao column", param_hint="--p")
-    try:
+    with bad_input_exits():
         data = read_expert_rankings(expert, annotator=annotator)
         frame = data.frame
         if frame["annotator"].nunique() > 1:
@@ -349,13 +316,9 @@ def agree(
         system = {str(q): dict(zip(g["item"], g["score"], strict=True))
                   for q, g in system_frame.groupby("qid", sort=False)}
         table = agreement_table(experts, system, p=p)
-    except StableValError as error:
-        raise fail(str(error)) from None
     if per_question is not None:
-        table.to_csv(per_question, index=False)
-        typer.echo(f"wrote {per_question}", err=True)
+        write_csv(table, per_question)
     summary = agreement_summary(table, p=p, confidence=confidence)
     notes = [*data.notes, f"{len(table)} questions, {int(table['items'].sum())} ranked items; "
              f"{round(confidence * 100)}% t intervals over questions"]
-    emit(TableResult(summary, "Agreement between expert and system rankings", notes, {"p": p}), output_format,
-         output, width=160)
+    out.emit(TableResult(summary, "Agreement between expert and system rankings", notes, {"p": p}))

@@ -36,7 +36,8 @@ if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
     from rich.console import Console
 
-__all__ = ["Appended", "OutputFormat", "Result", "emit", "make_console", "render_text", "write_output"]
+__all__ = ["Appended", "Output", "OutputFormat", "Result", "emit", "make_console", "render_text", "save_plot",
+           "write_csv", "write_output", "wrote"]
 
 
 class OutputFormat(StrEnum):
@@ -76,6 +77,19 @@ class Appended:
         self.result.render(console, **self.render_options)
         if self.render_more is not None:
             self.render_more(console)
+
+
+@dataclass(frozen=True)
+class Output:
+    """Where and how a command writes its result (``--format``, ``--output``)."""
+
+    format: OutputFormat = OutputFormat.TABLE
+    path: Path | None = None
+    width: int = 140
+
+    def emit(self, result: Result, *, frame: pd.DataFrame | None = None) -> None:
+        """Write ``result`` (``frame`` replaces ``result.to_frame()`` as the CSV table)."""
+        emit(result, self.format, self.path, frame=frame, width=self.width)
 
 
 def make_console(buffer: io.StringIO, *, to_file: bool, width: int = 140) -> Console:
@@ -118,4 +132,24 @@ def write_output(text: str, output: Path | None) -> None:
     else:
         output.parent.mkdir(parents=True, exist_ok=True)
         output.write_text(text, encoding="utf-8")
-        typer.echo(f"wrote {output}", err=True)
+        wrote(output)
+
+
+def wrote(path: Path) -> Path:
+    """Say on stderr that ``path`` was written."""
+    typer.echo(f"wrote {path}", err=True)
+    return path
+
+
+def save_plot(figure: Any, path: Path, *, dpi: float = 150) -> Path:
+    """Save a figure (format by suffix, folders created) and say so."""
+    from stableval.report.figures import save_figure
+
+    return wrote(save_figure(figure, path, dpi=dpi))
+
+
+def write_csv(frame: pd.DataFrame, path: Path) -> Path:
+    """Write a side table (``--per-question``, ``--answers-out``, ...) as CSV, folders created, and say so."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    frame.to_csv(path, index=False)
+    return wrote(path)

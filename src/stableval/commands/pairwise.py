@@ -9,14 +9,12 @@ import typer
 from stableval.commands.common import (
     ConfidenceOpt,
     FileArg,
-    FormatOpt,
-    OutputFormat,
-    OutputOpt,
+    Output,
     SeedOpt,
-    fail,
+    bad_input_exits,
     input_options,
+    output_options,
 )
-from stableval.commands.output import emit
 
 if TYPE_CHECKING:  # pragma: no cover
     from stableval.data import InputOptions
@@ -27,9 +25,11 @@ def register(app: typer.Typer) -> None:
 
 
 @input_options("votes")
+@output_options()
 def pairwise(
     file: FileArg,
     inputs: InputOptions,
+    out: Output,
     ties: Annotated[str, typer.Option("--ties", help="half: a tie is half a win for each side; davidson: "
                                                      "Davidson's (1970) tie model.")] = "half",
     prior: Annotated[float, typer.Option("--prior", min=0.0, help="Virtual ties added between every pair of agents "
@@ -38,20 +38,15 @@ def pairwise(
                                                                             "(0 = none).")] = 1000,
     seed: SeedOpt = 0,
     confidence: ConfidenceOpt = 0.95,
-    output_format: FormatOpt = OutputFormat.TABLE,
-    output: OutputOpt = None,
 ) -> None:
     """Bradley–Terry ratings (Elo-like scale) with bootstrap CIs, rank intervals, win rates and position bias."""
     from stableval.data import read_pairwise
-    from stableval.errors import StableValError
     from stableval.evaluate.pairwise import pairwise_leaderboard
 
     if ties not in ("half", "davidson"):
         raise typer.BadParameter(f"{ties!r}; allowed: half, davidson", param_hint="--ties")
-    try:
+    with bad_input_exits():
         votes = read_pairwise(file, columns=inputs.columns, duplicates=inputs.duplicates, format=inputs.format)
         board = pairwise_leaderboard(votes, ties=ties, prior=prior, bootstrap=bootstrap, seed=seed,
                                      confidence=confidence, progress=True)
-    except StableValError as error:
-        raise fail(str(error)) from None
-    emit(board, output_format, output)
+    out.emit(board)

@@ -13,8 +13,8 @@ from typing import Annotated
 
 import typer
 
-from stableval.commands.common import FormatOpt, OutputFormat, OutputOpt, SeedOpt, fail
-from stableval.commands.output import emit
+from stableval.commands.common import Output, SeedOpt, bad_input_exits, output_options
+from stableval.commands.output import save_plot, write_csv
 
 
 class Rule(StrEnum):
@@ -61,6 +61,7 @@ def _named(values: list[str] | None) -> dict[str, Path]:
 
 
 # ====================================================================================== generic
+@output_options(width=160)
 def rater_bootstrap(
     file: Annotated[Path, typer.Argument(help="Per-item labels: one row per rating (item, label) or one row per "
                                               "item with one count column per label (CSV, TSV, JSONL, Parquet).",
@@ -82,28 +83,25 @@ def rater_bootstrap(
     draws: DrawsOpt = 1000,
     seed: SeedOpt = 0,
     confidence: ConfidenceOpt = 0.95,
-    output_format: FormatOpt = OutputFormat.TABLE,
-    output: OutputOpt = None,
+    out: Output = Output(),
 ) -> None:
     """Accuracy of each model against bootstrapped ground truths: per item, draw k ratings with replacement,
     aggregate, score; mean and interval over draws."""
     from stableval.datasets.label_sets import read_label_sets, read_predictions_file
-    from stableval.errors import StableValError
     from stableval.evaluate.rater_bootstrap import rater_bootstrap as run
 
     models = _named(predictions)
-    try:
+    with bad_input_exits():
         sets = read_label_sets(file, item_col=item_col, label_col=label_col,
                                levels=[v.strip() for v in levels.split(",") if v.strip()] if levels else None)
         preds = {name: read_predictions_file(path, item_col=item_col) for name, path in models.items()}
         result = run(sets, preds, k=raters or None, n_draws=draws, rule=rule.value, ties=ties.value, seed=seed,
                      confidence=confidence, progress=True)
-    except StableValError as error:
-        raise fail(str(error)) from None
-    emit(result, output_format, output, width=160)
+    out.emit(result)
 
 
 # ====================================================================================== MedQA
+@output_options(width=160)
 def medqa(
     ratings: Annotated[Path, typer.Argument(help="medqa_relabelling.csv (Relabeled MedQA ratings).",
                                             show_default=False)],
@@ -117,33 +115,29 @@ def medqa(
     confidence: ConfidenceOpt = 0.95,
     plot: Annotated[Path | None, typer.Option("--plot", help="Write a bar plot (PNG) of questions kept and "
                                               "accuracy per exclusion step.")] = None,
-    output_format: FormatOpt = OutputFormat.TABLE,
-    output: OutputOpt = None,
+    out: Output = Output(),
 ) -> None:
     """Relabeled MedQA: share of questions excluded for missing information, label errors and multiple correct
     answers, and each model's accuracy (predictions: CSV with qid,answer) after each exclusion."""
     from stableval.datasets.medqa import load_medqa, read_medqa_predictions
-    from stableval.errors import StableValError
-    from stableval.report.figures import check_figure_path, medqa_figure, save_figure
+    from stableval.report.figures import check_figure_path, medqa_figure
     from stableval.studies.medqa import evaluate_medqa
 
     models = _named(predictions)
-    try:
+    with bad_input_exits():
         if plot is not None:
             check_figure_path(plot)
         data = load_medqa(ratings)
         preds = {name: read_medqa_predictions(path) for name, path in models.items()}
         result = evaluate_medqa(data, preds, k=raters, n_draws=draws, how=vote.value, seed=seed,
                                 confidence=confidence, progress=True)
-    except StableValError as error:
-        raise fail(str(error)) from None
     if plot is not None:
-        save_figure(medqa_figure(result), plot)
-        typer.echo(f"wrote {plot}", err=True)
-    emit(result, output_format, output, width=160)
+        save_plot(medqa_figure(result), plot)
+    out.emit(result)
 
 
 # ====================================================================================== DDx
+@output_options(width=160)
 def ddx(
     selectors: Annotated[Path, typer.Argument(help="dermatology_selectors.json: per case a list of partial "
                                               "rankings (ordered groups of condition indices).",
@@ -164,15 +158,13 @@ def ddx(
                                                        "certainty to this CSV file.")] = None,
     seed: SeedOpt = 0,
     confidence: ConfidenceOpt = 0.95,
-    output_format: FormatOpt = OutputFormat.TABLE,
-    output: OutputOpt = None,
+    out: Output = Output(),
 ) -> None:
     """Dermatology DDx: top-k accuracy of N × C score matrices (.npy or numpy.savetxt text) against bootstrapped
     IRN ground truths, by risk category, and per-case annotation certainty."""
     import dataclasses
 
     from stableval.datasets.ddx import load_ddx, load_scores
-    from stableval.errors import StableValError
     from stableval.studies.ddx import evaluate_ddx
 
     models = _named(predictions)
@@ -189,18 +181,15 @@ def ddx(
             typer.echo(f"using --{flag} {selectors.parent / default}", err=True)
     conditions = conditions or _beside(selectors, "dermatology_conditions.txt")
     risks = risks or _beside(selectors, "dermatology_risks.txt")
-    try:
+    with bad_input_exits():
         data = load_ddx(selectors, conditions=conditions, risks=risks)
         shape = (data.n_cases, data.n_conditions)
         scores = {name: load_scores(path, shape=shape) for name, path in models.items()}
         result = evaluate_ddx(data, scores, k=raters or None, n_draws=draws, top_k=ks, seed=seed,
                               confidence=confidence, progress=True)
-    except StableValError as error:
-        raise fail(str(error)) from None
     if certainty_out is not None:
-        result.certainty.to_csv(certainty_out, index=False)
-        typer.echo(f"wrote {certainty_out}", err=True)
-    emit(dataclasses.replace(result, shown=least_certain), output_format, output, width=160)
+        write_csv(result.certainty, certainty_out)
+    out.emit(dataclasses.replace(result, shown=least_certain))
 
 
 def _beside(selectors: Path, name: str) -> Path | None:

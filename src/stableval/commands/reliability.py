@@ -8,15 +8,8 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from stableval.commands.common import (
-    ConfidenceOpt,
-    FormatOpt,
-    OutputFormat,
-    OutputOpt,
-    fail,
-    input_options,
-)
-from stableval.commands.output import emit
+from stableval.commands.common import ConfidenceOpt, Output, bad_input_exits, input_options, output_options
+from stableval.commands.output import save_plot
 
 if TYPE_CHECKING:  # pragma: no cover
     from stableval.data import InputOptions
@@ -31,12 +24,14 @@ def register(app: typer.Typer) -> None:
 
 
 @input_options("judgments")
+@output_options(width=120)
 def reliability(
     file: Annotated[Path, typer.Argument(
         help="Judgments: CSV, TSV, JSONL or Parquet with item, rater, label, an optional agent and optional "
              "flag / skip columns (yes/no); or a .json file in NVIDIA's reliability-notebook format (QC embedded).",
         show_default=False)],
     inputs: InputOptions,
+    out: Output,
     qc_rater: Annotated[str | None, typer.Option(
         "--qc-rater", help="QC is this rater (comma-separate several QC ids; at most one QC judgment per item).",
         rich_help_panel="QC")] = None,
@@ -55,8 +50,6 @@ def reliability(
     plot: Annotated[Path | None, typer.Option(
         "--plot", help="Save the evaluators × metrics matrix (reliability %, flag mismatch %, total items; N in "
                        "each cell) as a PNG file.", rich_help_panel="Output")] = None,
-    output_format: FormatOpt = OutputFormat.TABLE,
-    output: OutputOpt = None,
 ) -> None:
     """Reliability of every evaluator against QC: matches with QC over the items neither flagged nor skipped,
     flag-mismatch %, total items, a Wilson interval; pooled overall and the share of items QC flagged.
@@ -65,9 +58,8 @@ def reliability(
     """
     from stableval.datasets.gold import read_gold
     from stableval.datasets.judgments import read_judgments
-    from stableval.errors import StableValError
     from stableval.evaluate.reliability import reliability_vs_qc
-    from stableval.report.figures import check_figure_path, reliability_figure, save_figure
+    from stableval.report.figures import check_figure_path, reliability_figure
 
     given = [name for name, value in (("--qc-rater", qc_rater), ("--qc-file", qc_file), ("--qc", qc)) if value]
     if len(given) > 1:
@@ -76,7 +68,7 @@ def reliability(
         raise typer.BadParameter("'keep' does not apply here: an evaluator has one judgment per item",
                                  param_hint="--duplicates")
     columns = dict(inputs.columns or {})
-    try:
+    with bad_input_exits():
         if plot is not None:
             check_figure_path(plot)
         judgments = read_judgments(file, columns=columns or None, levels=inputs.levels, format=inputs.format,
@@ -92,9 +84,6 @@ def reliability(
         result = reliability_vs_qc(judgments, qc_rater=ids, gold=gold, consensus=qc is QcMode.CONSENSUS,
                                    consensus_min=consensus_min, min_items=min_items, confidence=confidence,
                                    duplicates=inputs.duplicates, source=str(file))
-    except StableValError as error:
-        raise fail(str(error)) from None
     if plot is not None:
-        save_figure(reliability_figure(result), plot)
-        typer.echo(f"wrote {plot}", err=True)
-    emit(result, output_format, output, width=120)
+        save_plot(reliability_figure(result), plot)
+    out.emit(result)

@@ -8,7 +8,15 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from stableval.commands.common import FileArg, MethodSelection, SeedOpt, fail, input_options, method_options, read_input
+from stableval.commands.common import (
+    FileArg,
+    MethodSelection,
+    SeedOpt,
+    bad_input_exits,
+    input_options,
+    method_options,
+    read_input,
+)
 
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.figure import Figure
@@ -56,18 +64,15 @@ def report(
     """Write one self-contained HTML report (inline figures, printable) of every analysis of FILE."""
     import os
 
-    from stableval.errors import StableValError
     from stableval.report import build_report
 
     qc = _qc(qc_rater, qc_file, qc_consensus)
     if output.is_dir():
         raise typer.BadParameter(f"{output} is a folder; give the HTML file to write", param_hint="--output")
-    try:
+    with bad_input_exits():
         html = build_report(read_input(file, inputs), methods=methods.chosen(seed=seed), quick=quick, seed=seed,
                             bootstrap=bootstrap, command="stableval " + " ".join(sys.argv[1:]), progress=True,
                             options={"jobs": jobs or os.cpu_count() or 1, "qc": qc})
-    except StableValError as error:
-        raise fail(str(error)) from None
     output.parent.mkdir(parents=True, exist_ok=True)
     output.write_text(html, encoding="utf-8")
     typer.echo(f"wrote {output} ({len(html) / 1024:.0f} KiB)", err=True)
@@ -85,7 +90,7 @@ def plot(
     seed: SeedOpt = 0,
 ) -> None:
     """Draw one figure of the report to an image file."""
-    from stableval.errors import InputError, StableValError
+    from stableval.errors import InputError
     from stableval.report.figures import check_figure_path, save_figure
 
     if kind not in PLOT_KINDS:
@@ -94,11 +99,9 @@ def plot(
         check_figure_path(output, option="--output")
     except InputError as error:
         raise typer.BadParameter(str(error), param_hint="--output") from None
-    try:
+    with bad_input_exits():
         loaded = read_input(file, inputs)
         fig = _make_figure(kind, loaded, methods.chosen(seed=seed), bootstrap, seed)
-    except StableValError as error:
-        raise fail(str(error)) from None
     typer.echo(f"wrote {save_figure(fig, output)}", err=True)
 
 

@@ -10,17 +10,17 @@ import typer
 from stableval.commands.common import (
     ConfidenceOpt,
     FileArg,
-    FormatOpt,
     MethodSelection,
+    Output,
     OutputFormat,
-    OutputOpt,
     SeedOpt,
-    fail,
+    bad_input_exits,
     input_options,
     method_options,
+    output_options,
     read_input,
 )
-from stableval.commands.output import Appended, emit
+from stableval.commands.output import Appended
 
 if TYPE_CHECKING:  # pragma: no cover
     from rich.console import Console
@@ -39,31 +39,28 @@ def register(app: typer.Typer) -> None:
 
 @input_options("ratings")
 @method_options()
+@output_options()
 def score(
     file: FileArg,
     inputs: InputOptions,
     methods: MethodSelection,
+    out: Output,
     bootstrap: BootstrapOpt = 1000,
     seed: SeedOpt = 0,
     confidence: ConfidenceOpt = 0.95,
     refit: Annotated[bool, typer.Option("--refit", help="Re-run the aggregation on every bootstrap replicate "
                                                         "(slower; includes rater-model uncertainty).")] = False,
-    output_format: FormatOpt = OutputFormat.TABLE,
-    output: OutputOpt = None,
     gold: GoldOpt = None,
 ) -> None:
     """Score every agent under MV, Dawid–Skene and STABLEVAL, with bootstrap CIs and rank intervals."""
-    from stableval.errors import StableValError
     from stableval.evaluate import score_agents
 
-    try:
+    with bad_input_exits():
         table = read_input(file, inputs).table
         result = score_agents(table, methods.chosen(seed=seed), bootstrap=bootstrap, seed=seed,
                               confidence=confidence, refit=refit, progress=True)
         emitted: Any = result if gold is None else with_gold_accuracy(result, table, result.posteriors, gold)
-    except StableValError as error:
-        raise fail(str(error)) from None
-    emit(emitted, output_format, output)
+    out.emit(emitted)
 
 
 def with_gold_accuracy(result: Any, table: Any, posteriors: dict[str, Any], path: Path) -> Appended:
@@ -103,4 +100,4 @@ def demo(
                    "are kept.\nSame as: stableval score "
                    f"{path} --duplicates keep\n")
     score(file=path, inputs=InputOptions(duplicates="keep"), methods=MethodSelection(default_methods()),
-          bootstrap=bootstrap, output_format=output_format)
+          out=Output(output_format), bootstrap=bootstrap)

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from stableval.commands.common import OutputOpt, fail
+from stableval.commands.common import OutputOpt, bad_input_exits, fail
 
 if TYPE_CHECKING:  # pragma: no cover
     from stableval.portal.db import Database
@@ -111,15 +111,12 @@ def track(
     database_url: DatabaseOpt = DEFAULT_DB,
 ) -> None:
     """Create an evaluation track."""
-    from stableval.errors import StableValError
     from stableval.portal.manage import create_track
 
     db = open_database(database_url)
     names = [c for c in criteria.split(",") if c.strip()] if criteria else None
-    try:
+    with bad_input_exits():
         create_track(db, slug, title, criteria=names, k=k, flag_limit=flag_limit, lease_hours=lease_hours)
-    except StableValError as error:
-        raise fail(str(error)) from None
     typer.echo(f"created track {slug}", err=True)
 
 
@@ -131,14 +128,11 @@ def import_(
     database_url: DatabaseOpt = DEFAULT_DB,
 ) -> None:
     """Import questions and model answers into a track (all rows or none)."""
-    from stableval.errors import StableValError
     from stableval.portal.manage import import_questions
 
     db = open_database(database_url)
-    try:
+    with bad_input_exits():
         count = import_questions(db, slug, file)
-    except StableValError as error:
-        raise fail(str(error)) from None
     typer.echo(f"imported {count} questions into {slug}", err=True)
 
 
@@ -152,15 +146,12 @@ def invites(
     database_url: DatabaseOpt = DEFAULT_DB,
 ) -> None:
     """Create invite links (CSV: rater, note, link). The links are shown once; only their hashes are stored."""
-    from stableval.errors import StableValError
     from stableval.portal.manage import create_invites, read_invite_notes
 
     notes = [""] * count
     if from_file is not None:
-        try:
+        with bad_input_exits():
             notes += read_invite_notes(from_file)
-        except StableValError as error:
-            raise fail(str(error)) from None
     if not notes:
         raise typer.BadParameter("give --count N or --from FILE", param_hint="--count")
     db = open_database(database_url)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -27,12 +27,12 @@ def _numbers(text: str, option: str, count: int | None = None) -> tuple[float, .
     return values
 
 
-def _table_writer(path: Path) -> str:
-    """The output format of ``path`` by its suffix, from the one format table of :mod:`stableval.data.files`."""
+def _check_suffix(path: Path) -> None:
+    """Refuse an output file whose suffix names no table format (checked before anything is simulated)."""
     from stableval.data.files import FORMATS, output_format
 
     try:
-        return output_format(path)
+        output_format(path)
     except ValueError:
         raise typer.BadParameter(f"cannot tell the format of {path.name!r}; allowed suffixes: "
                                  f"{', '.join(FORMATS)}", param_hint="--output") from None
@@ -91,7 +91,7 @@ def simulate(
     from stableval.simulate import SimulationConfig
     from stableval.simulate import simulate as draw
 
-    fmt = _table_writer(output)
+    _check_suffix(output)
     level_text = levels.strip()
     if level_text.isdigit():
         n_levels, level_names = int(level_text), None
@@ -116,25 +116,25 @@ def simulate(
     except StableValError as error:
         raise fail(str(error)) from None
     sim = draw(config, seed)
-    frame = sim.frame()
+    _write(sim, config, output, seed)
+
+
+def _write(sim: Any, config: Any, output: Path, seed: int) -> None:
+    """The table (format by suffix), its truth beside it (NAME.agents/responses/raters.csv), and a summary."""
+    from stableval.data.files import write_frame
+
     output.parent.mkdir(parents=True, exist_ok=True)
-    if fmt == "parquet":
-        frame.to_parquet(output, index=False)
-    elif fmt == "jsonl":
-        frame.to_json(output, orient="records", lines=True)
-    else:
-        frame.to_csv(output, index=False, sep="\t" if fmt == "tsv" else ",")
+    write_frame(sim.frame(), output)
     stem = output.with_suffix("")
     truth = {"agents": sim.agent_truth(), "responses": sim.response_truth(), "raters": sim.rater_truth()}
     for name, part in truth.items():
-        part.to_csv(f"{stem}.{name}.csv", index=False)
+        write_frame(part, Path(f"{stem}.{name}.csv"))
     types = truth["raters"]["type"].value_counts()
     typer.echo(f"wrote {output}: {sim.n_judgments:,} judgments of {sim.n_responses:,} responses "
                f"({config.items} items × {config.n_agents} agents) by {config.raters} raters "
                f"({', '.join(f'{types.get(t, 0)} {t}' for t in ('reliable', 'strict', 'lenient', 'adversarial'))});"
                f" {int(sim.hard.sum())} hard responses; seed {seed}", err=True)
     typer.echo(f"truth: {stem}.agents.csv, {stem}.responses.csv, {stem}.raters.csv", err=True)
-    agents_frame = truth["agents"]
     typer.echo("true agent scores (exact expected credit; realised mean credit of the drawn levels):", err=True)
-    for row in agents_frame.itertuples(index=False):
+    for row in truth["agents"].itertuples(index=False):
         typer.echo(f"  {row.agent}: {row.true_score:.4f} (realised {row.sample_score:.4f})", err=True)

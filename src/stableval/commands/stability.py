@@ -9,17 +9,16 @@ import typer
 
 from stableval.commands.common import (
     FileArg,
-    FormatOpt,
     MethodSelection,
-    OutputFormat,
-    OutputOpt,
+    Output,
     SeedOpt,
-    fail,
+    bad_input_exits,
     input_options,
     method_options,
+    output_options,
     read_input,
 )
-from stableval.commands.output import emit
+from stableval.commands.output import save_plot
 
 if TYPE_CHECKING:  # pragma: no cover
     from stableval.data import InputOptions
@@ -56,10 +55,12 @@ def _check_plot(plot: Path | None) -> None:
 
 @input_options("ratings")
 @method_options()
+@output_options()
 def stability(
     file: FileArg,
     inputs: InputOptions,
     methods: MethodSelection,
+    out: Output,
     sizes: Annotated[str, typer.Option(
         "--sizes", "-s", help="Comma-separated subset sizes: fractions of the raters (0.25 or 25%) and/or whole "
                               "rater counts (10).")] = "0.25,0.5,0.75",
@@ -72,8 +73,6 @@ def stability(
                                               help="Confidence level of the interval for the mean tau-b.")] = 0.95,
     plot: Annotated[Path | None, typer.Option("--plot", help="Save a plot of tau-b against subset size per method "
                                               "(.png, .svg or .pdf).", rich_help_panel="Output")] = None,
-    output_format: FormatOpt = OutputFormat.TABLE,
-    output: OutputOpt = None,
 ) -> None:
     """Ranking stability: Kendall tau-b between the all-rater ranking and rankings from random rater subsets.
 
@@ -86,7 +85,7 @@ def stability(
 
     size_list = _parse_sizes(sizes)
     _check_plot(plot)
-    try:
+    with bad_input_exits():
         table = read_input(file, inputs).table
         try:
             result = ranking_stability(table, methods.chosen(seed=seed), sizes=size_list, repetitions=repetitions,
@@ -95,11 +94,8 @@ def stability(
             if isinstance(error, StableValError):
                 raise
             raise typer.BadParameter(str(error), param_hint="--sizes") from None
-    except StableValError as error:
-        raise fail(str(error)) from None
     if plot is not None:
-        from stableval.report.figures import save_figure
         from stableval.report.figures.stability import stability_figure
 
-        typer.echo(f"wrote {save_figure(stability_figure(result), plot)}", err=True)
-    emit(result, output_format, output)
+        save_plot(stability_figure(result), plot)
+    out.emit(result)

@@ -151,37 +151,9 @@ def pairwise_from_frame(
                          source=source, row=pos + 1, offset=offset, column=str(found["agent_b"]),
                          value=agent_b.iloc[pos], allowed="two different agents in agent_a and agent_b")
 
-    winner_col = str(found["winner"])
-    raw = frame[winner_col].astype(str).str.strip()
-    text = raw.fillna("").to_numpy(dtype=object)
-    codes, uniques = pd.factorize(raw.str.lower().fillna(""))
-    mapped = np.array([WINNER_VALUES.get(str(u), "") for u in np.asarray(uniques, dtype=object)],
-                      dtype=object)
-    winner = mapped[codes] if len(mapped) else np.full(len(frame), "", dtype=object)
-    open_ = winner == ""
-    if open_.any():
-        by_name_a = open_ & (text == agent_a.to_numpy(dtype=object))
-        by_name_b = open_ & (text == agent_b.to_numpy(dtype=object))
-        winner[by_name_a] = "a"
-        winner[by_name_b] = "b"
-        open_ &= ~(by_name_a | by_name_b)
-    if open_.any():
-        pos = int(np.flatnonzero(open_)[0])
-        value = frame[winner_col].iloc[pos]
-        raise row_error(f"unknown winner ({int(open_.sum()):,} row(s) in all)", source=source, row=pos + 1,
-                         offset=offset, column=winner_col, value=None if pd.isna(value) else str(value),
-                         has_value=True, allowed=_WINNER_ALLOWED)
-
-    weight = None
-    if found["weight"] is not None:
-        weight_col = str(found["weight"])
-        weight = pd.to_numeric(frame[weight_col].astype(str).str.strip(), errors="coerce").to_numpy(float)
-        bad = ~np.isfinite(weight) | (weight < 0)
-        if bad.any():
-            pos = int(np.flatnonzero(bad)[0])
-            raise row_error(f"vote weight is not a number >= 0 ({int(bad.sum()):,} row(s) in all)", source=source,
-                             row=pos + 1, offset=offset, column=weight_col, value=str(frame[weight_col].iloc[pos]),
-                             allowed="a finite number >= 0")
+    winner = _winners(frame, str(found["winner"]), agent_a, agent_b, source=source, offset=offset)
+    weight = (_weights(frame, str(found["weight"]), source=source, offset=offset)
+              if found["weight"] is not None else None)
 
     both = pd.factorize(pd.concat([agent_a, agent_b], ignore_index=True))[0]
     code_a, code_b = both[: len(agent_a)], both[len(agent_a):]
@@ -209,6 +181,43 @@ def pairwise_from_frame(
     if keep is not None:
         clean = clean.loc[keep].reset_index(drop=True)
     return PairwiseTable(frame=clean, source=source, notes=tuple(notes))
+
+
+def _winners(frame: pd.DataFrame, column: str, agent_a: pd.Series, agent_b: pd.Series, *, source: str,
+             offset: int | None) -> np.ndarray:
+    """Each vote's winner as ``a``, ``b`` or ``tie`` (from :data:`WINNER_VALUES` or the winning agent's name)."""
+    raw = frame[column].astype(str).str.strip()
+    text = raw.fillna("").to_numpy(dtype=object)
+    codes, uniques = pd.factorize(raw.str.lower().fillna(""))
+    mapped = np.array([WINNER_VALUES.get(str(u), "") for u in np.asarray(uniques, dtype=object)],
+                      dtype=object)
+    winner = mapped[codes] if len(mapped) else np.full(len(frame), "", dtype=object)
+    open_ = winner == ""
+    if open_.any():
+        by_name_a = open_ & (text == agent_a.to_numpy(dtype=object))
+        by_name_b = open_ & (text == agent_b.to_numpy(dtype=object))
+        winner[by_name_a] = "a"
+        winner[by_name_b] = "b"
+        open_ &= ~(by_name_a | by_name_b)
+    if open_.any():
+        pos = int(np.flatnonzero(open_)[0])
+        value = frame[column].iloc[pos]
+        raise row_error(f"unknown winner ({int(open_.sum()):,} row(s) in all)", source=source, row=pos + 1,
+                        offset=offset, column=column, value=None if pd.isna(value) else str(value),
+                        has_value=True, allowed=_WINNER_ALLOWED)
+    return winner
+
+
+def _weights(frame: pd.DataFrame, column: str, *, source: str, offset: int | None) -> np.ndarray:
+    """Each vote's weight: a finite number >= 0."""
+    weight = pd.to_numeric(frame[column].astype(str).str.strip(), errors="coerce").to_numpy(float)
+    bad = ~np.isfinite(weight) | (weight < 0)
+    if bad.any():
+        pos = int(np.flatnonzero(bad)[0])
+        raise row_error(f"vote weight is not a number >= 0 ({int(bad.sum()):,} row(s) in all)", source=source,
+                        row=pos + 1, offset=offset, column=column, value=str(frame[column].iloc[pos]),
+                        allowed="a finite number >= 0")
+    return np.asarray(weight)
 
 
 def read_pairwise(
