@@ -11,9 +11,9 @@ The public names load lazily, so ``import stableval`` and ``stableval --help`` s
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from stableval._lazy import lazy_exports
 from stableval._version import __version__
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -120,13 +120,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    if name in _HOME:
-        value = getattr(importlib.import_module(_HOME[name]), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module 'stableval' has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return __all__
+__getattr__, __dir__ = lazy_exports(globals(), _HOME, __all__)

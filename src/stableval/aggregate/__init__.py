@@ -9,8 +9,9 @@ importing the numerical kernels.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from stableval._lazy import lazy_exports
 
 if TYPE_CHECKING:  # pragma: no cover
     from stableval.aggregate._base import Aggregator, EMAggregator, Estimator, Method, clone
@@ -22,21 +23,21 @@ if TYPE_CHECKING:  # pragma: no cover
     from stableval.aggregate.stableval import Stableval
 
 _HOME = {
-    "Aggregator": "_base",
-    "EMAggregator": "_base",
-    "Estimator": "_base",
-    "Method": "_base",
-    "clone": "_base",
-    "BradleyTerry": "bradley_terry",
-    "DawidSkene": "dawid_skene",
-    "MajorityVote": "majority_vote",
-    "PairwiseAggregator": "pairwise",
-    "REGISTRY": "registry",
-    "default_methods": "registry",
-    "get_method": "registry",
-    "method_names": "registry",
-    "resolve_methods": "registry",
-    "Stableval": "stableval",
+    "Aggregator": "stableval.aggregate._base",
+    "EMAggregator": "stableval.aggregate._base",
+    "Estimator": "stableval.aggregate._base",
+    "Method": "stableval.aggregate._base",
+    "clone": "stableval.aggregate._base",
+    "BradleyTerry": "stableval.aggregate.bradley_terry",
+    "DawidSkene": "stableval.aggregate.dawid_skene",
+    "MajorityVote": "stableval.aggregate.majority_vote",
+    "PairwiseAggregator": "stableval.aggregate.pairwise",
+    "REGISTRY": "stableval.aggregate.registry",
+    "default_methods": "stableval.aggregate.registry",
+    "get_method": "stableval.aggregate.registry",
+    "method_names": "stableval.aggregate.registry",
+    "resolve_methods": "stableval.aggregate.registry",
+    "Stableval": "stableval.aggregate.stableval",
 }
 
 __all__ = [
@@ -58,13 +59,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    if name in _HOME:
-        value = getattr(importlib.import_module(f"stableval.aggregate.{_HOME[name]}"), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module 'stableval.aggregate' has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return __all__
+__getattr__, __dir__ = lazy_exports(globals(), _HOME, __all__)

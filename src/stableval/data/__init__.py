@@ -13,10 +13,11 @@ One concept per module: :mod:`~stableval.data.files` (read and write table files
 
 from __future__ import annotations
 
-import importlib
 from importlib import resources
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from stableval._lazy import lazy_exports
 
 if TYPE_CHECKING:  # pragma: no cover
     from stableval.data.annotations import annotations_from_frame, read_annotations
@@ -121,13 +122,4 @@ def example_path(name: str = "mt_bench") -> Path:
     return path
 
 
-def __getattr__(name: str) -> Any:
-    if name in _HOME:
-        value = getattr(importlib.import_module(_HOME[name]), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module 'stableval.data' has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return __all__
+__getattr__, __dir__ = lazy_exports(globals(), _HOME, __all__)
