@@ -19,15 +19,16 @@ ValueError: unknown method 'glad'; allowed: mv, ds, stableval
 
 from __future__ import annotations
 
+import importlib
 import inspect
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
-from stableval.aggregate import dawid_skene, majority_vote, stableval
 from stableval.aggregate._base import Aggregator, Method, clone
 
 __all__ = [
+    "METHOD_MODULES",
     "REGISTRY",
     "Chosen",
     "Method",
@@ -45,12 +46,19 @@ __all__ = [
     "shared_params",
 ]
 
-#: name → method, in the order tables and plots show them
-REGISTRY: dict[str, Method] = {method.name: method for method in (
-    majority_vote.METHOD,
-    dawid_skene.METHOD,
-    stableval.METHOD,
-)}
+#: the modules of ``stableval.aggregate`` that declare a method (``METHOD = Method(...)``), in the order tables and
+#: plots show them: adding a method is its module and one line here
+METHOD_MODULES: tuple[str, ...] = (
+    "majority_vote",
+    "dawid_skene",
+    "stableval",
+)
+
+#: name → method
+REGISTRY: dict[str, Method] = {
+    method.name: method
+    for method in (importlib.import_module(f"stableval.aggregate.{module}").METHOD for module in METHOD_MODULES)
+}
 
 
 def method_names() -> tuple[str, ...]:
