@@ -400,7 +400,7 @@ def test_study_datasets_are_registered_apart_from_convert() -> None:
     assert {info.kind for info in DATASETS.values()} == {"annotations"}
     expected = {"medqa": MedQARatings, "ddx": DDxAnnotations, "nvidia-reliability": pd.DataFrame}
     for name, info in STUDY_DATASETS.items():
-        loaded = info.loader(shared_file(*info.path.split("/")))
+        loaded = info.load(shared_file(*info.path.split("/")))
         assert isinstance(loaded, expected[name]), name
     with pytest.raises(ValueError, match="no dataset"):
         load_dataset("medqa", ".")

@@ -7,11 +7,13 @@ from typing import Annotated, Any
 
 import typer
 
-from stableval.commands.common import Duplicates, fail
+from stableval.commands.common import bad_input_exits, fail, record_options
+from stableval.datasets.registry import DATASETS, OPTIONS
 
-#: Names accepted by NAME (kept here so ``stableval --help`` needs no pandas; a test checks it against the registry).
-DATASET_NAMES: tuple[str, ...] = ("convabuse", "qags", "mslr", "mt-bench", "truth-inference", "dawid-skene")
-MAPPING_NAMES: tuple[str, ...] = ("baseline", "drop-ties", "tie-as-win", "tie-as-loss", "tie-0.25", "tie-0.75")
+#: Names accepted by NAME (the registry, read without pandas).
+DATASET_NAMES: tuple[str, ...] = tuple(DATASETS)
+#: mt-bench's vote mappings, as the registry declares them (a test checks them against the loader's).
+MAPPING_NAMES: tuple[str, ...] = OPTIONS["mapping"].choices or ()
 
 _HELP = (
     "Convert a public rating dataset into an annotation file (item, agent, rater, label).\n\n"
@@ -28,56 +30,51 @@ def register(app: typer.Typer) -> None:
     app.command(help=_HELP)(convert)
 
 
-def _parse_turns(text: str) -> tuple[int, ...]:
-    parts = [p.strip() for p in text.split(",") if p.strip()]
-    if not parts or any(p not in ("1", "2") for p in parts):
-        raise typer.BadParameter(f"{text!r}: give 1, 2 or 1,2", param_hint="--turns")
-    return tuple(sorted({int(p) for p in parts}))
+def _dataset_flags() -> list[tuple[str, Any, Any]]:
+    """One flag per loader option of the converted datasets, declared in :data:`OPTIONS` (help panel: the datasets
+    that take it)."""
+    flags = []
+    for name in dict.fromkeys(option for info in DATASETS.values() for option in info.options):
+        option = OPTIONS[name]
+        users = " / ".join(info.name for info in DATASETS.values() if name in info.options)
+        help_text = option.help + (f" Allowed: {', '.join(option.choices)}." if option.choices else "")
+        flags.append((name, Annotated[option.kind | None, typer.Option(
+            option.cli, help=help_text, rich_help_panel=users, show_default=False,
+            min=1 if option.kind is int else None)], None))
+    return flags
 
 
+def _loader_options(values: dict[str, Any]) -> dict[str, Any]:
+    """The given dataset flags as loader keywords: choices checked, text parsed (usage errors, exit 2)."""
+    options: dict[str, Any] = {}
+    for name, value in values.items():
+        if value is None:
+            continue
+        option = OPTIONS[name]
+        if option.choices and value not in option.choices:
+            raise typer.BadParameter(f"{value!r}; allowed: {', '.join(option.choices)}", param_hint=option.cli)
+        try:
+            options[name] = option.parse(value) if option.parse else value
+        except ValueError as error:
+            raise typer.BadParameter(str(error), param_hint=option.cli) from None
+    return options
+
+
+@record_options("options", _dataset_flags(), _loader_options)
 def convert(
     name: Annotated[str, typer.Argument(help="Dataset: " + ", ".join(DATASET_NAMES) + ".", show_default=False)],
     path: Annotated[Path, typer.Argument(help="The dataset's file or folder (never downloaded).",
                                          show_default=False)],
+    options: dict[str, Any],
     output: Annotated[Path, typer.Option("--output", "-o", help="Output file: .csv, .tsv, .jsonl or .parquet.",
                                          show_default=False)],
-    mapping: Annotated[str | None, typer.Option(
-        "--mapping", help="mt-bench: how a vote becomes levels: " + ", ".join(MAPPING_NAMES)
-        + " (default baseline: win 2 / tie 1 / loss 0).", rich_help_panel="mt-bench")] = None,
-    turns: Annotated[str | None, typer.Option(
-        "--turns", help="mt-bench: turns to keep: 1, 2 or 1,2 (default 1). Turn 1 is complete; turn 2 is PARTIAL "
-                        "(869 of 1,666 votes, winners skewed).", rich_help_panel="mt-bench")] = None,
-    duplicates: Annotated[Duplicates | None, typer.Option(
-        "--duplicates", help="mt-bench, truth-inference: the same vote/answer given twice by one rater: keep all "
-                             "(mt-bench default), first (truth-inference default), last, or error.",
-        rich_help_panel="mt-bench / truth-inference")] = None,
-    separate_workers: Annotated[bool | None, typer.Option(
-        "--separate-workers/--shared-workers", help="qags: keep the two files' worker ids apart (default: one id "
-                                                    "space, as in the original analysis).",
-        rich_help_panel="qags", show_default=False)] = None,
-    min_annotators: Annotated[int | None, typer.Option(
-        "--min-annotators", min=1, help="mslr: keep responses with at least this many annotators (default 2).",
-        rich_help_panel="mslr")] = None,
-    truth: Annotated[Path | None, typer.Option(
-        "--truth", help="truth-inference: gold file (default truth.csv beside answer.csv).",
-        rich_help_panel="truth-inference")] = None,
-    agent: Annotated[str | None, typer.Option(
-        "--agent", help="truth-inference: agent name of every question (default: the folder's name).",
-        rich_help_panel="truth-inference")] = None,
-    levels: Annotated[str | None, typer.Option(
-        "--levels", help="truth-inference: answer values as ordered level names, worst first (default integer "
-                         "codes 0..K-1).", rich_help_panel="truth-inference")] = None,
     gold_output: Annotated[Path | None, typer.Option(
         "--gold-output", help="truth-inference: also write the gold labels (item, agent, gold) to this file.",
         rich_help_panel="truth-inference")] = None,
-    data: Annotated[str | None, typer.Option(
-        "--data", help="dawid-skene: anesthesia (default, dallascard transcription), anesthesia-rater or caries.",
-        rich_help_panel="dawid-skene")] = None,
 ) -> None:
     from stableval.data.files import output_format, write_frame
-    from stableval.datasets import DATASETS, load_dataset
+    from stableval.datasets import load_dataset
     from stableval.datasets.gold import write_gold
-    from stableval.errors import StableValError
     from stableval.progress import progress_bar
 
     key = name.strip().lower().replace("_", "-")
@@ -89,38 +86,26 @@ def convert(
             output_format(gold_output)
     except ValueError as error:
         raise typer.BadParameter(str(error), param_hint="--output/--gold-output") from None
-    if mapping is not None and mapping not in MAPPING_NAMES:
-        raise typer.BadParameter(f"{mapping!r}; allowed: {', '.join(MAPPING_NAMES)}", param_hint="--mapping")
-    if data is not None and data not in ("anesthesia", "anesthesia-rater", "caries"):
-        raise typer.BadParameter(f"{data!r}; allowed: anesthesia, anesthesia-rater, caries", param_hint="--data")
-    given: dict[str, Any] = {
-        "mapping": mapping, "turns": _parse_turns(turns) if turns is not None else None,
-        "duplicates": duplicates.value if duplicates is not None else None, "separate_workers": separate_workers,
-        "min_annotators": min_annotators, "truth": truth, "agent": agent, "levels": levels, "data": data,
-    }
-    options = {option: value for option, value in given.items() if value is not None}
     takes = DATASETS[key].options
     for option in options:
         if option not in takes:
             users = [n for n, info in DATASETS.items() if option in info.options]
-            flag = "--" + option.replace("_", "-")
-            raise typer.BadParameter(f"{key} takes no {flag}; it is for {', '.join(users)}", param_hint=flag)
+            raise typer.BadParameter(f"{key} takes no {OPTIONS[option].cli}; it is for {', '.join(users)}",
+                                     param_hint=OPTIONS[option].cli)
     if gold_output is not None and key != "truth-inference":
         raise typer.BadParameter(f"{key} has no gold labels; --gold-output is for truth-inference",
                                  param_hint="--gold-output")
-    try:
-        with progress_bar(f"converting {key}", total=2) as bar:
-            dataset = load_dataset(key, path, **options)
-            bar.advance()
-            table = dataset.table
-            write_frame(table.to_frame(), output)
-            if gold_output is not None and dataset.gold is not None:
-                write_gold(dataset.gold, gold_output)
-            bar.advance()
-    except StableValError as error:
-        raise fail(str(error)) from None
-    except OSError as error:
-        raise fail(f"cannot write: {error}") from None
+    with bad_input_exits():
+        try:
+            with progress_bar(f"converting {key}", total=2) as bar:
+                dataset = load_dataset(key, path, **options)
+                bar.advance()
+                write_frame(dataset.table.to_frame(), output)
+                if gold_output is not None and dataset.gold is not None:
+                    write_gold(dataset.gold, gold_output)
+                bar.advance()
+        except OSError as error:
+            raise fail(f"cannot write: {error}") from None
     typer.echo(_report(dataset, output, gold_output))
 
 

@@ -5,7 +5,9 @@ One concept per module: :mod:`~stableval.data.files` (read and write table files
 (levels, label codes, credit), :mod:`~stableval.data.duplicates` (the duplicate policy),
 :mod:`~stableval.data.annotations` and :mod:`~stableval.data.pairwise` (the two readers) and
 :mod:`~stableval.data.loader` (one input path above both: :class:`InputOptions`, :func:`load`, :func:`read_any`).
+Names load lazily, so the command line starts without pandas; :mod:`~stableval.data.flags` spells the flags.
 
+>>> from stableval.data import example_path, read_any
 >>> table = read_any(example_path("mt_bench"), duplicates="keep")
 >>> table.n_raters, table.n_agents, table.n_items
 (65, 6, 80)

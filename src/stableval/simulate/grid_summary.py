@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from stableval.aggregate.registry import method_label
+from stableval.aggregate.registry import method_label, method_names
 from stableval.evaluate.intervals import t_interval
 from stableval.simulate.grid_config import Sweep
 from stableval.simulate.metrics import METRICS
@@ -53,7 +53,7 @@ def summarise(trials: pd.DataFrame, confidence: float = 0.95) -> pd.DataFrame:
     summary["_signed"] = signed
     best = summary.groupby(["sweep", "index", "metric"])["_signed"].transform("max")
     summary["best"] = np.isclose(summary["_signed"], best, rtol=0, atol=1e-12)
-    order = {method: i for i, method in enumerate(dict.fromkeys(trials["method"]))}
+    order = {method: i for i, method in enumerate(dict.fromkeys([*method_names(), *sorted(set(trials["method"]))]))}
     summary["_order"] = summary["method"].map(order)
     return summary.sort_values(["sweep", "index", "metric", "_order"], kind="stable", ignore_index=True).drop(
         columns=["_signed", "_order"])
