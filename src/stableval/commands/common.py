@@ -273,11 +273,6 @@ class MethodSelection:
                     params.setdefault(name, {}).setdefault("seed", seed)
         return resolve_methods(self.names, params)
 
-    @property
-    def name(self) -> str:
-        """The single method of a one-method command (``diagnose``)."""
-        return self.names[0]
-
 
 def _method_help(allowed: Sequence[str], single: bool) -> str:
     from stableval.aggregate.registry import get_method

@@ -46,9 +46,6 @@ def rater_model_methods() -> tuple[str, ...]:
     """The registered methods that estimate a confusion matrix per rater (those ``diagnose`` accepts)."""
     return tuple(name for name, method in REGISTRY.items() if method.rater_model)
 
-
-#: methods that estimate a confusion matrix per rater (registry order)
-DIAGNOSE_METHODS = rater_model_methods()
 #: default: responses whose ambiguity (1 − max posterior) exceeds this are listed
 AMBIGUITY_THRESHOLD = 0.3
 #: default: raters whose spammer score is below this are flagged as near-uniform (labels nearly independent of
