@@ -178,13 +178,14 @@ def _problems(seed: int) -> tuple[list, list]:
 def test_batched_em_matches_the_single_table_estimators(method: str, max_iter: int) -> None:
     problems, _ = _problems(10)
     batch = ProblemBatch.from_problems(problems, n_raters=12, n_levels=3)
-    fit = batch_em(batch, DawidSkene(max_iter=max_iter) if method == "ds" else Stableval(max_iter=max_iter))
+    plain = {"max_iter": max_iter, "acceleration": "none"}  # the batch runs plain EM steps
+    fit = batch_em(batch, DawidSkene(**plain) if method == "ds" else Stableval(**plain))
     for p, (response, rater, label, _n) in enumerate(problems):
         # zero-padded item names keep the table's (sorted) response order equal to the batch's
         frame = pd.DataFrame({"item": [f"{i:05d}" for i in response], "agent": "A", "rater": rater,
                               "label": label})
         table = AnnotationTable.from_frame(frame, levels=("0", "1", "2"))
-        model = (DawidSkene(max_iter=max_iter) if method == "ds" else Stableval(max_iter=max_iter)).fit(table)
+        model = (DawidSkene(**plain) if method == "ds" else Stableval(**plain)).fit(table)
         rows = slice(batch.starts[p], batch.starts[p + 1])
         np.testing.assert_allclose(fit.posteriors[rows], model.posteriors_, atol=1e-6)
         assert fit.n_iter[p] == model.n_iter_

@@ -13,10 +13,10 @@ from a table. Each registered method is declared once by a :class:`Method` next 
 >>> model = Stableval(alpha_pi=2.0)
 >>> model.get_params()["alpha_pi"], clone(model.set_params(tol=1e-6)).tol
 (2.0, 1e-06)
->>> model.set_params(alpha_p=3)
+>>> model.set_params(alpha_p=3)  # doctest: +ELLIPSIS
 Traceback (most recent call last):
 ...
-ValueError: Stableval has no parameter 'alpha_p'; its parameters: alpha_mu, alpha_pi, epsilon, init, max_iter, tol
+ValueError: Stableval has no parameter 'alpha_p'; its parameters: alpha_mu, alpha_pi, epsilon, init, n_starts, ...
 """
 
 from __future__ import annotations
@@ -43,9 +43,12 @@ __all__ = [
     "Estimator",
     "GoldLabels",
     "Method",
+    "check_em_settings",
     "clone",
+    "diagonal_dominant",
     "gold_codes",
     "hard_distribution",
+    "pooled_confusion",
 ]
 
 #: Known true levels: {(item, agent): level name or code}, or an (N,) code array (-1 = unknown).
@@ -148,34 +151,95 @@ class Aggregator(Estimator):
         return {}
 
 
+def check_em_settings(max_iter: int, tol: float, acceleration: str) -> None:
+    """Refuse EM settings that cannot run (the message names the value and what is allowed)."""
+    from stableval.aggregate.em import ACCELERATIONS
+
+    if int(max_iter) < 1:
+        raise ValueError(f"max_iter must be >= 1, got {max_iter}")
+    if not tol >= 0:
+        raise ValueError(f"tol must be >= 0, got {tol}")
+    if acceleration not in ACCELERATIONS:
+        raise ValueError(f"acceleration={acceleration!r}; allowed: {', '.join(ACCELERATIONS)}")
+
+
+def pooled_confusion(posteriors: np.ndarray, counts: np.ndarray, groups: np.ndarray | None = None,
+                     n_groups: int = 1) -> np.ndarray:
+    """(G, K, K) expected counts of (true level, given level) pooled over all raters, from the (N, K) posteriors
+    and the (N, K) labels per response; one matrix per group of responses (``groups``, ``n_groups``)."""
+    k = counts.shape[1]
+    cells = (posteriors[:, :, None] * counts[:, None, :]).reshape(len(counts), k * k)
+    if groups is None:
+        return np.asarray(cells.sum(axis=0).reshape(1, k, k))
+    return np.stack([np.bincount(groups, weights=cells[:, j], minlength=n_groups) for j in range(k * k)],
+                    axis=1).reshape(n_groups, k, k)
+
+
+def diagonal_dominant(pooled: np.ndarray, min_mass: float = 1.0) -> np.ndarray:
+    """(G,) whether every true level holding at least ``min_mass`` responses' worth of posterior mass is, pooled over
+    the raters, the label given strictly most often for it: raters agree with the truth more than with any other
+    level.
+
+    Dawid–Skene models are identified only up to relabelling the true levels, and EM can also collapse every
+    response onto one level whose confusion rows then absorb the raters' disagreement (a higher likelihood on small
+    data, no meaning). A solution that is not diagonally dominant is one of those, and multi-start fitting passes it
+    over (:meth:`EMAggregator.fit_matrix`).
+
+    >>> diagonal_dominant(np.array([[[5.0, 1.0], [2.0, 6.0]], [[0.0, 0.0], [4.0, 3.0]], [[2.0, 2.0], [0, 1]]])).tolist()
+    [True, False, False]
+    """
+    rows = pooled.sum(axis=2)
+    diagonal = np.diagonal(pooled, axis1=1, axis2=2)
+    k = pooled.shape[-1]
+    others = np.where(np.eye(k, dtype=bool)[None], -np.inf, pooled).max(axis=2)
+    checked = rows >= min_mass
+    return np.asarray(((diagonal > others + 1e-9 * np.maximum(rows, 1.0)) | ~checked).all(axis=1))
+
+
 @dataclass(frozen=True)
 class EMStart:
     """Where EM starts, from per-response distributions over levels (N, K).
 
     ``confusion is None``: an M-step comes first, on these distributions as posteriors (Dawid & Skene 1979).
     Otherwise the class priors start at the mean of ``distributions``, every rater's confusion matrix at
-    ``confusion`` (K, K), and an E-step comes first (STABLEVAL, Algorithm 1).
+    ``confusion`` (K, K), and an E-step comes first (STABLEVAL, Algorithm 1). ``maximum_likelihood_first``: run
+    maximum-likelihood EM (Dawid–Skene) from this start first, and the model's own EM from its solution.
+    ``must_be_identified``: the start is not anchored to the votes (a random start), so its solution is only kept
+    when it is strictly diagonally dominant (:func:`diagonal_dominant`).
     """
 
     distributions: np.ndarray
     confusion: np.ndarray | None = None
+    maximum_likelihood_first: bool = False
+    must_be_identified: bool = False
 
 
 class EMAggregator(Aggregator):
     """A Dawid–Skene-type rater model fitted by (MAP) EM with :func:`stableval.aggregate.em.run_em`.
 
-    A subclass says where EM starts (:meth:`em_start`) and which Dirichlet priors it uses (:meth:`dirichlet`);
-    fitting, the batched EM of the simulator and the results are shared. Results after fitting:
-    ``posteriors_`` (N, K), ``priors_`` (K,), ``confusion_`` (R, K, K) [rater, true, given], ``log_likelihood_``
-    and ``objective_`` (one value per E-step), ``n_iter_``, ``converged_``.
+    A subclass says where EM starts (:meth:`em_starts`, or a single :meth:`em_start`) and which Dirichlet priors
+    it uses (:meth:`dirichlet`); fitting (every start, keeping the highest objective), the batched EM of the
+    simulator and the results are shared. Results after fitting: ``posteriors_`` (N, K), ``priors_`` (K,),
+    ``confusion_`` (R, K, K) [rater, true, given], ``log_likelihood_`` and ``objective_`` (the accepted points of
+    the winning start's run, non-decreasing), ``n_iter_`` (its E-steps), ``converged_``, ``start_`` (the winning
+    start's name) and ``starts_`` (one record per start: ``start, objective, log_likelihood, n_iter, converged,
+    admissible``). The winner is the admissible start (:func:`diagonal_dominant`) with the highest objective, or
+    the highest objective if no start is admissible.
     """
 
     max_iter: int
     tol: float
+    acceleration: str = "none"
 
     def em_start(self, counts: np.ndarray) -> EMStart:  # pragma: no cover - interface
         """The start of EM from the (N, K) label counts per response."""
         raise NotImplementedError
+
+    def em_starts(self, counts: np.ndarray, groups: np.ndarray | None = None) -> list[tuple[str, EMStart]]:
+        """Every start to try, named, from the (N, K) label counts; ``groups`` (N,) numbers independent problems
+        fitted together (the simulator's batch), so random starts are drawn problem by problem exactly as for a
+        table of its own. Default: the one :meth:`em_start`."""
+        return [("start", self.em_start(counts))]
 
     def dirichlet(self) -> tuple[float, float]:
         """(alpha_mu, alpha_pi): Dirichlet concentrations on the class priors and on each confusion row
@@ -184,25 +248,50 @@ class EMAggregator(Aggregator):
 
     def fit_matrix(self, X: sp.csr_matrix, n_raters: int, n_levels: int,
                    gold: np.ndarray | None = None) -> Self:
-        from stableval.aggregate.em import run_em, vote_counts
+        from stableval.aggregate.em import vote_counts
 
-        start = self.em_start(vote_counts(X, n_levels))
+        counts = vote_counts(X, n_levels)
+        best: tuple[bool, float] | None = None
+        records: list[dict[str, Any]] = []
+        for name, start in self.em_starts(counts):
+            result = self._run(X, start, n_raters, n_levels, gold)
+            admissible = not start.must_be_identified or bool(
+                diagonal_dominant(pooled_confusion(result.posteriors.T, counts))[0])
+            records.append({"start": name, "objective": float(result.objective[-1]),
+                            "log_likelihood": float(result.log_likelihood[-1]), "n_iter": int(result.n_iter),
+                            "converged": bool(result.converged), "admissible": admissible})
+            rank = (admissible, float(result.objective[-1]))
+            if best is None or rank > best:
+                best, self.start_ = rank, name
+                self._store(result)
+        self.starts_ = records
+        return self
+
+    def _run(self, X: sp.csr_matrix, start: EMStart, n_raters: int, n_levels: int,
+             gold: np.ndarray | None) -> EMResult:
+        """EM from one start (through maximum likelihood first if the start says so)."""
+        from stableval.aggregate.em import EMResult, run_em
+
         alpha_mu, alpha_pi = self.dirichlet()
-        common: dict[str, Any] = dict(n_raters=n_raters, n_levels=n_levels, alpha_mu=alpha_mu, alpha_pi=alpha_pi,
-                                      max_iter=self.max_iter, tol=self.tol, gold=gold)
-        if start.confusion is None:
-            shares = np.array(start.distributions, dtype=float)
-            if gold is not None:
-                known = gold >= 0
-                shares[known] = np.eye(n_levels)[gold[known]]
-            result = run_em(X, init_posteriors=np.ascontiguousarray(shares.T), **common)
-        else:
+        common: dict[str, Any] = dict(n_raters=n_raters, n_levels=n_levels, max_iter=self.max_iter, tol=self.tol,
+                                      gold=gold, acceleration=self.acceleration)
+        if start.confusion is not None:
             distributions = start.distributions
             priors = distributions.mean(axis=0) if distributions.shape[0] else np.full(n_levels, 1.0 / n_levels)
             confusion = np.broadcast_to(start.confusion, (n_raters, n_levels, n_levels)).copy()
-            result = run_em(X, init_params=(priors, confusion), **common)
-        self._store(result)
-        return self
+            return run_em(X, init_params=(priors, confusion), alpha_mu=alpha_mu, alpha_pi=alpha_pi, **common)
+        shares = np.array(start.distributions, dtype=float)
+        if gold is not None:
+            known = gold >= 0
+            shares[known] = np.eye(n_levels)[gold[known]]
+        if not start.maximum_likelihood_first:
+            return run_em(X, init_posteriors=np.ascontiguousarray(shares.T), alpha_mu=alpha_mu, alpha_pi=alpha_pi,
+                          **common)
+        ml = run_em(X, init_posteriors=np.ascontiguousarray(shares.T), **common)
+        result = run_em(X, init_posteriors=ml.posteriors, alpha_mu=alpha_mu, alpha_pi=alpha_pi, **common)
+        return EMResult(posteriors=result.posteriors, priors=result.priors, confusion=result.confusion,
+                        log_likelihood=result.log_likelihood, objective=result.objective,
+                        n_iter=ml.n_iter + result.n_iter, converged=result.converged)
 
     def _store(self, result: EMResult) -> None:
         self.posteriors_ = result.posteriors.T  # (N, K) view of class-major storage
@@ -214,8 +303,12 @@ class EMAggregator(Aggregator):
         self.converged_ = result.converged
 
     def fit_summary(self) -> dict[str, Any]:
-        return {"n_iter": int(self.n_iter_), "converged": bool(self.converged_),
-                "log_likelihood": float(self.log_likelihood_[-1]), "objective": float(self.objective_[-1])}
+        summary: dict[str, Any] = {"n_iter": int(self.n_iter_), "converged": bool(self.converged_),
+                                   "log_likelihood": float(self.log_likelihood_[-1]),
+                                   "objective": float(self.objective_[-1])}
+        if len(self.starts_) > 1:
+            summary.update(start=self.start_, starts=self.starts_)
+        return summary
 
 
 @dataclass(frozen=True)

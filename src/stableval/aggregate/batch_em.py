@@ -6,8 +6,9 @@ most of the time in Python overhead, so the problems are stacked block-diagonall
 of them at once, the way its registry entry says (:attr:`stableval.aggregate.Method.batch`):
 
 * ``"em"`` — the batched EM below: one sparse product per E-step, one per M-step, per-problem sums with
-  ``np.bincount``. It runs exactly the algorithm of the single-table estimator: its start
-  (:meth:`~stableval.aggregate.EMAggregator.em_start`), its Dirichlet priors, the kernel's M-step
+  ``np.bincount``. It runs exactly the algorithm of the single-table estimator with plain EM steps
+  (``acceleration="none"``): its starts (:meth:`~stableval.aggregate.EMAggregator.em_starts`, the best objective
+  kept per problem), its Dirichlet priors, the kernel's M-step
   (:func:`stableval.aggregate.em.m_step`) and log prior (:func:`~stableval.aggregate.em.log_prior_terms`), and the
   same per-problem stopping rule (objective change ``<= tol * max(1, |objective|)``). A problem that has converged
   keeps its parameters frozen while the others go on, so its result does not depend on which other problems share
@@ -29,13 +30,22 @@ of them at once, the way its registry entry says (:attr:`stableval.aggregate.Met
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
 
-from stableval.aggregate._base import Aggregator, EMAggregator, Method, clone
+from stableval.aggregate._base import (
+    Aggregator,
+    EMAggregator,
+    EMStart,
+    Method,
+    clone,
+    diagonal_dominant,
+    pooled_confusion,
+)
 from stableval.aggregate.em import log_prior_terms, m_step, vote_counts
 from stableval.aggregate.registry import method_of
 
@@ -178,15 +188,52 @@ def _log_prior(view: _View, priors: np.ndarray, confusion: np.ndarray, alpha_mu:
 
 
 def batch_em(batch: ProblemBatch, estimator: EMAggregator) -> BatchEMResult:
-    """Fit the EM rater model ``estimator`` (Dawid–Skene, STABLEVAL, ...) on every problem of the batch.
+    """Fit the EM rater model ``estimator`` (Dawid–Skene, STABLEVAL, ...) on every problem of the batch, from every
+    start the estimator names (:meth:`~stableval.aggregate.EMAggregator.em_starts`), keeping per problem the start
+    with the highest objective — as the estimator does on one table.
+
+    The batch runs plain EM steps whatever the estimator's ``acceleration``: SQUAREM reaches the same fixed points
+    (to the tolerance), and a table fitted with ``acceleration="none"`` gets exactly the batch's result.
+    """
+    counts = batch.vote_counts()
+    best: BatchEMResult | None = None
+    for _, start in estimator.em_starts(counts, batch.response_problem):
+        if start.maximum_likelihood_first:
+            first = batch_em_run(batch, estimator, EMStart(start.distributions), maximum_likelihood=True)
+            fit = batch_em_run(batch, estimator, EMStart(first.posteriors))
+            fit = dataclasses.replace(fit, n_iter=fit.n_iter + first.n_iter)
+        else:
+            fit = batch_em_run(batch, estimator, start)
+        eligible = np.ones(batch.n_problems, dtype=bool)
+        if start.must_be_identified:
+            eligible = diagonal_dominant(pooled_confusion(fit.posteriors, counts, batch.response_problem,
+                                                          batch.n_problems))
+        best = fit if best is None else _better(best, fit, eligible, batch)
+    assert best is not None
+    return best
+
+
+def _better(current: BatchEMResult, candidate: BatchEMResult, eligible: np.ndarray,
+            batch: ProblemBatch) -> BatchEMResult:
+    """Per problem, the candidate where it is eligible and has the higher objective (the earlier start on ties)."""
+    wins = eligible & (candidate.objective > current.objective)
+    rows = wins[batch.response_problem]
+    return BatchEMResult(posteriors=np.where(rows[:, None], candidate.posteriors, current.posteriors),
+                         objective=np.where(wins, candidate.objective, current.objective),
+                         n_iter=np.where(wins, candidate.n_iter, current.n_iter),
+                         converged=np.where(wins, candidate.converged, current.converged))
+
+
+def batch_em_run(batch: ProblemBatch, estimator: EMAggregator, start: EMStart, *,
+                 maximum_likelihood: bool = False) -> BatchEMResult:
+    """Plain EM from one start on every problem (``maximum_likelihood``: with flat priors, as Dawid–Skene).
 
     Problems that have converged drop out of the computation (the matrix is re-cut to the running problems
     whenever a third of them have finished), so a few slow problems do not slow the whole batch down.
     """
     k, n_problems = batch.n_levels, batch.n_problems
     view = _View(batch, np.arange(n_problems))
-    alpha_mu, alpha_pi = estimator.dirichlet()
-    start = estimator.em_start(batch.vote_counts())
+    alpha_mu, alpha_pi = (1.0, 1.0) if maximum_likelihood else estimator.dirichlet()
     if start.confusion is None:  # an M-step first, on the start's distributions as posteriors
         shares = np.asarray(start.distributions, dtype=float)
         priors, confusion = _m_step_view(view.problem_sums(shares.T).T, np.asarray(view.XT @ shares), k,

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from stableval.aggregate._base import EMAggregator, EMStart, Method
+from stableval.aggregate._base import EMAggregator, EMStart, Method, check_em_settings
 
 
 class DawidSkene(EMAggregator):
@@ -29,20 +29,20 @@ class DawidSkene(EMAggregator):
 
     Args:
         max_iter: most EM iterations (E-steps).
-        tol: stop when the log-likelihood improves by less than ``tol * max(1, |log-likelihood|)``.
+        tol: stop when one EM step improves the log-likelihood by less than ``tol * max(1, |log-likelihood|)``.
+        acceleration: ``"squarem"`` (default: SQUAREM, Varadhan & Roland 2008, with a monotone safeguard — the
+            same fixed point in fewer E-steps) or ``"none"`` (plain EM, step by step as in the paper).
 
     Attributes after ``fit``: ``posteriors_`` (N, K), ``priors_`` (K,), ``confusion_`` (R, K, K) indexed
     [rater, true level, given level], ``log_likelihood_`` (history, one value per E-step, non-decreasing),
     ``objective_`` (same as the log-likelihood here), ``n_iter_``, ``converged_``.
     """
 
-    def __init__(self, max_iter: int = 500, tol: float = 1e-8) -> None:
-        if int(max_iter) < 1:
-            raise ValueError(f"max_iter must be >= 1, got {max_iter}")
-        if not tol >= 0:
-            raise ValueError(f"tol must be >= 0, got {tol}")
+    def __init__(self, max_iter: int = 500, tol: float = 1e-8, acceleration: str = "squarem") -> None:
+        check_em_settings(max_iter, tol, acceleration)
         self.max_iter = int(max_iter)
         self.tol = float(tol)
+        self.acceleration = acceleration
 
     def em_start(self, counts: np.ndarray) -> EMStart:
         """The soft majority vote (each response's vote shares), an M-step first, as in the paper."""

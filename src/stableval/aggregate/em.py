@@ -225,6 +225,9 @@ def log_prior(priors: np.ndarray, confusion: np.ndarray, alpha_mu: float, alpha_
     return float(prior_term) + float(rater_term.sum())
 
 
+ACCELERATIONS = ("squarem", "none")
+
+
 def run_em(
     X: sp.csr_matrix,
     *,
@@ -238,45 +241,151 @@ def run_em(
     tol: float = 1e-8,
     gold: np.ndarray | None = None,
     threads: int | None = None,
+    acceleration: str = "none",
 ) -> EMResult:
     """EM from initial posteriors (K, N) (an M-step comes first) or initial (priors, confusion).
 
-    Each iteration is one E-step (posteriors, marginal log-likelihood and the expected counts, fused per row
-    block) and one M-step on those counts. Stops when the objective (log-likelihood plus log prior) improves
-    by less than ``tol * max(1, |objective|)``, or after ``max_iter`` E-steps.
+    Each EM step is one E-step (posteriors, marginal log-likelihood and the expected counts, fused per row block)
+    and one M-step on those counts. Stops when one EM step improves the objective (log-likelihood plus log prior)
+    by less than ``tol * max(1, |objective|)``, or after ``max_iter`` E-steps. ``acceleration="squarem"``
+    extrapolates along two EM steps (:func:`squarem_step`) and keeps the extrapolated point only when its
+    objective is at least that of the plain steps, so the objective never decreases; the recorded history holds
+    the accepted points only (``n_iter`` counts every E-step).
     """
     if (init_posteriors is None) == (init_params is None):
         raise ValueError("give exactly one of init_posteriors and init_params")
+    if acceleration not in ACCELERATIONS:
+        raise ValueError(f"acceleration={acceleration!r}; allowed: {', '.join(ACCELERATIONS)}")
     blocks = ResponseBlocks(X, gold, threads)
     if init_posteriors is not None:
         counts = blocks.counts(init_posteriors)
-        priors, confusion = parameters_from_counts(init_posteriors.sum(axis=1), counts, n_raters,
-                                                   alpha_mu, alpha_pi)
+        start = parameters_from_counts(init_posteriors.sum(axis=1), counts, n_raters, alpha_mu, alpha_pi)
     else:
         assert init_params is not None
-        priors, confusion = init_params
-    likelihoods: list[float] = []
-    objectives: list[float] = []
-    converged = False
+        start = init_params
     posteriors = np.empty((n_levels, blocks.n_responses))
-    for _ in range(max(1, max_iter)):
-        log_likelihood, mass, counts = blocks.e_step(priors, confusion, posteriors)
-        objective = log_likelihood + log_prior(priors, confusion, alpha_mu, alpha_pi)
-        likelihoods.append(log_likelihood)
-        objectives.append(objective)
-        if len(objectives) > 1 and abs(objectives[-1] - objectives[-2]) <= tol * max(1.0, abs(objective)):
-            converged = True
-            break
-        priors, confusion = parameters_from_counts(mass, counts, n_raters, alpha_mu, alpha_pi)
-    return EMResult(
-        posteriors=posteriors,
-        priors=priors,
-        confusion=confusion,
-        log_likelihood=np.asarray(likelihoods),
-        objective=np.asarray(objectives),
-        n_iter=len(objectives),
-        converged=converged,
-    )
+    run = _EMRun(blocks, posteriors, n_raters, alpha_mu, alpha_pi, max(1, max_iter), tol)
+    final, converged = run.accelerated(start) if acceleration == "squarem" else run.plain(start)
+    return EMResult(posteriors=posteriors, priors=final[0], confusion=final[1],
+                    log_likelihood=np.asarray(run.likelihoods), objective=np.asarray(run.objectives),
+                    n_iter=run.evaluations, converged=converged)
+
+
+Params = tuple[np.ndarray, np.ndarray]
+
+
+class _EMRun:
+    """One EM run: evaluations (E-step into the posteriors buffer, then the M-step), the accepted history and the
+    stopping rule, shared by the plain and the accelerated loop."""
+
+    def __init__(self, blocks: ResponseBlocks, posteriors: np.ndarray, n_raters: int, alpha_mu: float,
+                 alpha_pi: float, max_iter: int, tol: float) -> None:
+        self.blocks, self.posteriors, self.n_raters = blocks, posteriors, n_raters
+        self.alpha_mu, self.alpha_pi, self.max_iter, self.tol = alpha_mu, alpha_pi, max_iter, tol
+        self.likelihoods: list[float] = []
+        self.objectives: list[float] = []
+        self.evaluations = 0
+
+    def evaluate(self, params: Params) -> tuple[float, float, Params]:
+        """E-step at ``params`` (posteriors into the buffer): objective, log-likelihood and the M-step's params."""
+        self.evaluations += 1
+        log_likelihood, mass, counts = self.blocks.e_step(params[0], params[1], self.posteriors)
+        objective = log_likelihood + log_prior(params[0], params[1], self.alpha_mu, self.alpha_pi)
+        return objective, log_likelihood, parameters_from_counts(mass, counts, self.n_raters, self.alpha_mu,
+                                                                 self.alpha_pi)
+
+    def accept(self, objective: float, log_likelihood: float) -> bool:
+        """Record an accepted point; True when it improved on the previous one by less than the tolerance."""
+        self.objectives.append(objective)
+        self.likelihoods.append(log_likelihood)
+        if len(self.objectives) < 2:
+            return False
+        return abs(self.objectives[-1] - self.objectives[-2]) <= self.tol * max(1.0, abs(objective))
+
+    @property
+    def spent(self) -> bool:
+        return self.evaluations >= self.max_iter
+
+    def plain(self, params: Params) -> tuple[Params, bool]:
+        while True:
+            objective, log_likelihood, following = self.evaluate(params)
+            if self.accept(objective, log_likelihood):
+                return params, True
+            if self.spent:
+                return params, False
+            params = following
+
+    def accelerated(self, params: Params) -> tuple[Params, bool]:
+        """SQUAREM (Varadhan & Roland 2008, Scand. J. Stat. 35:335–353, scheme S3) with a monotone safeguard.
+
+        From p0 two EM steps give p1 and p2; the extrapolation p0 − 2αr + α²v (r = p1 − p0, v = p2 − 2p1 + p0,
+        α = −|r|/|v|, in log-probability coordinates so every row stays on the simplex) is kept when its objective
+        is at least p2's, else the run goes on from p2. The step bound starts at 1 (no extrapolation), grows ×4
+        when it binds and the point is kept, and shrinks ×4 on a rejection. Convergence is judged on the plain
+        steps, as in :meth:`plain`.
+        """
+        step_max = 1.0
+        objective, log_likelihood, p1 = self.evaluate(params)
+        self.accept(objective, log_likelihood)
+        p0 = params
+        while True:
+            if self.spent:
+                return p0, False
+            objective, log_likelihood, p2 = self.evaluate(p1)
+            if self.accept(objective, log_likelihood):
+                return p1, True
+            if self.spent:
+                return p1, False
+            objective_2, log_likelihood_2, p3 = self.evaluate(p2)
+            if self.accept(objective_2, log_likelihood_2):
+                return p2, True
+            alpha, extrapolated = squarem_step(p0, p1, p2, step_max)
+            if extrapolated is None or self.spent:
+                step_max *= 4.0 if alpha <= -step_max else 1.0
+                p0, p1 = p2, p3
+                continue
+            objective_x, log_likelihood_x, following = self.evaluate(extrapolated)
+            if np.isfinite(objective_x) and objective_x >= objective_2:
+                self.objectives.append(objective_x)
+                self.likelihoods.append(log_likelihood_x)
+                step_max = step_max * 4.0 if alpha <= -step_max else step_max
+                p0, p1 = extrapolated, following
+            else:  # rejected: go on from p2 (its M-step is p3); the buffer is overwritten by the next E-step
+                step_max = max(1.0, step_max / 4.0)
+                p0, p1 = p2, p3
+                if self.spent:  # the buffer holds the rejected point: put p2's posteriors back
+                    self.evaluations -= 1
+                    self.evaluate(p2)
+                    return p2, False
+
+
+def squarem_step(p0: Params, p1: Params, p2: Params, step_max: float) -> tuple[float, Params | None]:
+    """The SQUAREM extrapolation of two EM steps in log-probability coordinates: (alpha, the new point), or
+    (alpha, None) when alpha is -1 (the extrapolation would be p2 itself).
+
+    >>> p0 = (np.array([0.5, 0.5]), np.full((1, 2, 2), 0.5))
+    >>> p1 = (np.array([0.6, 0.4]), np.full((1, 2, 2), 0.5))
+    >>> p2 = (np.array([0.65, 0.35]), np.full((1, 2, 2), 0.5))
+    >>> alpha, (priors, _) = squarem_step(p0, p1, p2, step_max=4.0)
+    >>> round(alpha, 3), priors.round(3).tolist()
+    (-2.119, [0.702, 0.298])
+    """
+    logs = [np.concatenate([np.log(np.maximum(priors, 1e-300)), np.log(np.maximum(confusion, 1e-300)).ravel()])
+            for priors, confusion in (p0, p1, p2)]
+    r = logs[1] - logs[0]
+    v = logs[2] - 2.0 * logs[1] + logs[0]
+    vv = float(v @ v)
+    if vv <= 0.0:
+        return -1.0, None
+    alpha = float(max(min(-np.sqrt(float(r @ r) / vv), -1.0), -step_max))
+    if alpha == -1.0:
+        return alpha, None
+    point = logs[0] - 2.0 * alpha * r + alpha * alpha * v
+    k = p0[0].size
+    log_priors, log_confusion = point[:k], point[k:].reshape(p0[1].shape)
+    priors = np.exp(log_priors - log_priors.max())
+    confusion = np.exp(log_confusion - log_confusion.max(axis=-1, keepdims=True))
+    return alpha, (priors / priors.sum(), confusion / confusion.sum(axis=-1, keepdims=True))
 
 
 def vote_counts(X: sp.csr_matrix, n_levels: int) -> np.ndarray:
