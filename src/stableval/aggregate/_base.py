@@ -163,6 +163,14 @@ def check_em_settings(max_iter: int, tol: float, acceleration: str) -> None:
         raise ValueError(f"acceleration={acceleration!r}; allowed: {', '.join(ACCELERATIONS)}")
 
 
+def expected_rows(X: sp.csr_matrix, posteriors: np.ndarray, n_raters: int, n_levels: int) -> np.ndarray:
+    """(R·K, K) expected confusion counts, one row per (rater, true level): ``posteriors`` (N, K) times the
+    response matrix."""
+    k = n_levels
+    counts = np.asarray(X.T @ np.ascontiguousarray(posteriors))  # (R·K, K): [r·K + given, true]
+    return np.ascontiguousarray(counts.reshape(n_raters, k, k).transpose(0, 2, 1).reshape(n_raters * k, k))
+
+
 def pooled_confusion(posteriors: np.ndarray, counts: np.ndarray, groups: np.ndarray | None = None,
                      n_groups: int = 1) -> np.ndarray:
     """(G, K, K) expected counts of (true level, given level) pooled over all raters, from the (N, K) posteriors
@@ -194,6 +202,21 @@ def diagonal_dominant(pooled: np.ndarray, min_mass: float = 1.0) -> np.ndarray:
     others = np.where(np.eye(k, dtype=bool)[None], -np.inf, pooled).max(axis=2)
     checked = rows >= min_mass
     return np.asarray(((diagonal > others + 1e-9 * np.maximum(rows, 1.0)) | ~checked).all(axis=1))
+
+
+#: E-steps each start gets before the starts are compared (:meth:`EMAggregator.fit_matrix`)
+SCREEN_ITER = 50
+
+
+def chain(first: EMResult, then: EMResult) -> EMResult:
+    """A run continued by another that started from its final posteriors (M-step first): the second's results,
+    both histories (the second's first point repeats none of the first's), the E-steps of both."""
+    from stableval.aggregate.em import EMResult
+
+    return EMResult(posteriors=then.posteriors, priors=then.priors, confusion=then.confusion,
+                    log_likelihood=np.concatenate([first.log_likelihood, then.log_likelihood]),
+                    objective=np.concatenate([first.objective, then.objective]),
+                    n_iter=first.n_iter + then.n_iter, converged=then.converged)
 
 
 @dataclass(frozen=True)
@@ -243,18 +266,43 @@ class EMAggregator(Aggregator):
 
     def dirichlet(self) -> tuple[float, float]:
         """(alpha_mu, alpha_pi): Dirichlet concentrations on the class priors and on each confusion row
-        (1, 1 = maximum likelihood)."""
+        (1, 1 = maximum likelihood); for a learnt alpha_pi, the value of the first fit."""
         return 1.0, 1.0
+
+    def learned_alpha_pi(self, rows: np.ndarray, groups: np.ndarray | None = None,
+                         n_groups: int = 1) -> np.ndarray | None:
+        """After a first fit: the (G,) alpha_pi to refit with, learnt from the expected confusion counts ``rows``
+        (one rater's row for one true level each, summed per group), or ``None`` (the priors are fixed)."""
+        return None
 
     def fit_matrix(self, X: sp.csr_matrix, n_raters: int, n_levels: int,
                    gold: np.ndarray | None = None) -> Self:
         from stableval.aggregate.em import vote_counts
 
         counts = vote_counts(X, n_levels)
+        alphas = self.dirichlet()
+        self._fit_starts(X, counts, n_raters, n_levels, gold, alphas)
+        learned = self.learned_alpha_pi(expected_rows(X, self.posteriors_, n_raters, n_levels))
+        self.alpha_pi_ = alphas[1] if learned is None else float(learned[0])
+        if self.alpha_pi_ != alphas[1]:
+            self._fit_starts(X, counts, n_raters, n_levels, gold, (alphas[0], self.alpha_pi_))
+        return self
+
+    def _fit_starts(self, X: sp.csr_matrix, counts: np.ndarray, n_raters: int, n_levels: int,
+                    gold: np.ndarray | None, alphas: tuple[float, float]) -> None:
+        """Fit from every start with these Dirichlet alphas and keep the admissible one with the best objective.
+
+        With several starts each runs for at most :data:`SCREEN_ITER` E-steps; the leader then goes on to
+        convergence (``max_iter - SCREEN_ITER`` more E-steps at most), so trying five starts costs far less than
+        five fits. ``starts_`` records each start as screened.
+        """
+        starts = self.em_starts(counts)
+        screen = min(self.max_iter, SCREEN_ITER) if len(starts) > 1 else self.max_iter
         best: tuple[bool, float] | None = None
+        winner: EMResult | None = None
         records: list[dict[str, Any]] = []
-        for name, start in self.em_starts(counts):
-            result = self._run(X, start, n_raters, n_levels, gold)
+        for name, start in starts:
+            result = self._run(X, start, n_raters, n_levels, gold, alphas, screen)
             admissible = not start.must_be_identified or bool(
                 diagonal_dominant(pooled_confusion(result.posteriors.T, counts))[0])
             records.append({"start": name, "objective": float(result.objective[-1]),
@@ -262,18 +310,23 @@ class EMAggregator(Aggregator):
                             "converged": bool(result.converged), "admissible": admissible})
             rank = (admissible, float(result.objective[-1]))
             if best is None or rank > best:
-                best, self.start_ = rank, name
-                self._store(result)
+                best, winner, self.start_ = rank, result, name
+        assert winner is not None
+        if not winner.converged and screen < self.max_iter:
+            more = self._run(X, EMStart(winner.posteriors.T), n_raters, n_levels, gold, alphas,
+                             self.max_iter - screen)
+            winner = chain(winner, more)
+        self._store(winner)
         self.starts_ = records
-        return self
 
     def _run(self, X: sp.csr_matrix, start: EMStart, n_raters: int, n_levels: int,
-             gold: np.ndarray | None) -> EMResult:
-        """EM from one start (through maximum likelihood first if the start says so)."""
+             gold: np.ndarray | None, alphas: tuple[float, float], max_iter: int) -> EMResult:
+        """EM from one start (through maximum likelihood first if the start says so), ``max_iter`` E-steps at
+        most per stage."""
         from stableval.aggregate.em import EMResult, run_em
 
-        alpha_mu, alpha_pi = self.dirichlet()
-        common: dict[str, Any] = dict(n_raters=n_raters, n_levels=n_levels, max_iter=self.max_iter, tol=self.tol,
+        alpha_mu, alpha_pi = alphas
+        common: dict[str, Any] = dict(n_raters=n_raters, n_levels=n_levels, max_iter=max_iter, tol=self.tol,
                                       gold=gold, acceleration=self.acceleration)
         if start.confusion is not None:
             distributions = start.distributions
@@ -308,6 +361,8 @@ class EMAggregator(Aggregator):
                                    "objective": float(self.objective_[-1])}
         if len(self.starts_) > 1:
             summary.update(start=self.start_, starts=self.starts_)
+        if self.learned_alpha_pi(np.zeros((0, 2))) is not None:
+            summary["alpha_pi"] = float(self.alpha_pi_)
         return summary
 
 

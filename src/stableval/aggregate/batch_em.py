@@ -38,6 +38,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from stableval.aggregate._base import (
+    SCREEN_ITER,
     Aggregator,
     EMAggregator,
     EMStart,
@@ -172,15 +173,15 @@ class _View:
         return _problem_sums(self.response_problem, values, self.problems.size)
 
 
-def _m_step_view(mass: np.ndarray, counts: np.ndarray, k: int, alpha_mu: float, alpha_pi: float
-                 ) -> tuple[np.ndarray, np.ndarray]:
+def _m_step_view(mass: np.ndarray, counts: np.ndarray, k: int, alpha_mu: float | np.ndarray,
+                 alpha_pi: float | np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Priors (P, K) and confusion (P·R, K, K) [rater, true, given] from the view's expected counts
     ``XT @ gamma.T`` (rows rater·K + given level, columns true level): the kernel's M-step per problem."""
     return m_step(mass, counts.reshape(-1, k, k).transpose(0, 2, 1), alpha_mu, alpha_pi)
 
 
-def _log_prior(view: _View, priors: np.ndarray, confusion: np.ndarray, alpha_mu: float,
-               alpha_pi: float) -> np.ndarray:
+def _log_prior(view: _View, priors: np.ndarray, confusion: np.ndarray, alpha_mu: float | np.ndarray,
+               alpha_pi: float | np.ndarray) -> np.ndarray:
     """Log density (up to a constant) of the Dirichlet priors per problem; raters without judgments excluded."""
     prior_term, rater_term = log_prior_terms(priors, confusion, alpha_mu, alpha_pi)
     return prior_term + np.bincount(view.rater_problem, weights=rater_term * view.rater_used,
@@ -196,21 +197,53 @@ def batch_em(batch: ProblemBatch, estimator: EMAggregator) -> BatchEMResult:
     (to the tolerance), and a table fitted with ``acceleration="none"`` gets exactly the batch's result.
     """
     counts = batch.vote_counts()
+    starts = estimator.em_starts(counts, batch.response_problem)
+    screen = min(estimator.max_iter, SCREEN_ITER) if len(starts) > 1 else estimator.max_iter
     best: BatchEMResult | None = None
-    for _, start in estimator.em_starts(counts, batch.response_problem):
+    for _, start in starts:
         if start.maximum_likelihood_first:
-            first = batch_em_run(batch, estimator, EMStart(start.distributions), maximum_likelihood=True)
-            fit = batch_em_run(batch, estimator, EMStart(first.posteriors))
+            first = batch_em_run(batch, estimator, EMStart(start.distributions), maximum_likelihood=True,
+                                 max_iter=screen)
+            fit = batch_em_run(batch, estimator, EMStart(first.posteriors), max_iter=screen)
             fit = dataclasses.replace(fit, n_iter=fit.n_iter + first.n_iter)
         else:
-            fit = batch_em_run(batch, estimator, start)
+            fit = batch_em_run(batch, estimator, start, max_iter=screen)
         eligible = np.ones(batch.n_problems, dtype=bool)
         if start.must_be_identified:
             eligible = diagonal_dominant(pooled_confusion(fit.posteriors, counts, batch.response_problem,
                                                           batch.n_problems))
         best = fit if best is None else _better(best, fit, eligible, batch)
     assert best is not None
-    return best
+    if screen < estimator.max_iter and not best.converged.all():  # the leaders go on, as on one table
+        more = batch_em_run(batch, estimator, EMStart(best.posteriors), max_iter=estimator.max_iter - screen)
+        going = ~best.converged
+        rows = going[batch.response_problem]
+        best = BatchEMResult(posteriors=np.where(rows[:, None], more.posteriors, best.posteriors),
+                             objective=np.where(going, more.objective, best.objective),
+                             n_iter=np.where(going, best.n_iter + more.n_iter, best.n_iter),
+                             converged=np.where(going, more.converged, best.converged))
+    return _learned_priors(batch, estimator, best, counts)
+
+
+def _learned_priors(batch: ProblemBatch, estimator: EMAggregator, fit: BatchEMResult,
+                    counts: np.ndarray) -> BatchEMResult:
+    """Problems whose estimator learns a stronger confusion prior from its first fit (``alpha_pi="auto"``) are
+    refitted one by one, exactly as on a table of their own."""
+    k, r = batch.n_levels, batch.n_raters
+    rows = np.asarray(batch.X.T @ fit.posteriors).reshape(-1, k, k).transpose(0, 2, 1).reshape(-1, k)
+    learned = estimator.learned_alpha_pi(rows, np.repeat(np.arange(batch.n_problems), r * k), batch.n_problems)
+    if learned is None:
+        return fit
+    refit = np.flatnonzero(learned > estimator.dirichlet()[1])
+    if not refit.size:
+        return fit
+    posteriors, objective = fit.posteriors.copy(), fit.objective.copy()
+    n_iter, converged = fit.n_iter.copy(), fit.converged.copy()
+    for p in refit:
+        model = clone(estimator).fit_matrix(batch.problem_matrix(int(p)), r, k)
+        posteriors[batch.starts[p]:batch.starts[p + 1]] = model.posteriors_
+        objective[p], n_iter[p], converged[p] = model.objective_[-1], model.n_iter_, model.converged_
+    return BatchEMResult(posteriors=posteriors, objective=objective, n_iter=n_iter, converged=converged)
 
 
 def _better(current: BatchEMResult, candidate: BatchEMResult, eligible: np.ndarray,
@@ -225,7 +258,7 @@ def _better(current: BatchEMResult, candidate: BatchEMResult, eligible: np.ndarr
 
 
 def batch_em_run(batch: ProblemBatch, estimator: EMAggregator, start: EMStart, *,
-                 maximum_likelihood: bool = False) -> BatchEMResult:
+                 maximum_likelihood: bool = False, max_iter: int | None = None) -> BatchEMResult:
     """Plain EM from one start on every problem (``maximum_likelihood``: with flat priors, as Dawid–Skene).
 
     Problems that have converged drop out of the computation (the matrix is re-cut to the running problems
@@ -249,7 +282,7 @@ def batch_em_run(batch: ProblemBatch, estimator: EMAggregator, start: EMStart, *
     previous = np.full(n_problems, np.nan)
     # parameters of the problems in the current view, in the view's order; posteriors are class-major (K, N)
     v_priors, v_confusion = priors, confusion
-    max_iter = max(1, estimator.max_iter)
+    max_iter = max(1, estimator.max_iter if max_iter is None else max_iter)
     for iteration in range(max_iter):
         active = ~converged[view.problems]
         # E-step on the view (problems that converged since the last re-cut reproduce their posteriors exactly);

@@ -66,7 +66,7 @@ class Stableval(EMAggregator):
     def __init__(
         self,
         alpha_mu: float = 1.01,
-        alpha_pi: float = 1.01,
+        alpha_pi: float | str = 1.0,
         epsilon: float = 0.1,
         init: str = "best",
         n_starts: int = 2,
@@ -75,7 +75,9 @@ class Stableval(EMAggregator):
         max_iter: int = 500,
         tol: float = 1e-8,
     ) -> None:
-        if alpha_mu < 1 or alpha_pi < 1:
+        if alpha_pi != "auto" and (isinstance(alpha_pi, str) or not np.isfinite(alpha_pi)):
+            raise ValueError(f"alpha_pi={alpha_pi!r}; allowed: a number >= 1, or 'auto'")
+        if not np.isfinite(alpha_mu) or alpha_mu < 1 or (alpha_pi != "auto" and float(alpha_pi) < 1):
             raise ValueError(f"alpha_mu and alpha_pi must be >= 1 (got {alpha_mu}, {alpha_pi}): "
                              "below 1 the MAP update is not defined")
         if not 0 < epsilon < 1:
@@ -87,7 +89,7 @@ class Stableval(EMAggregator):
             raise ValueError(f"n_starts must be >= 0, got {n_starts}")
         check_em_settings(max_iter, tol, acceleration)
         self.alpha_mu = float(alpha_mu)
-        self.alpha_pi = float(alpha_pi)
+        self.alpha_pi: float | str = alpha_pi if alpha_pi == "auto" else float(alpha_pi)
         self.epsilon = float(epsilon)
         self.init = init
         self.n_starts = int(n_starts)
@@ -97,7 +99,20 @@ class Stableval(EMAggregator):
         self.tol = float(tol)
 
     def dirichlet(self) -> tuple[float, float]:
-        return self.alpha_mu, self.alpha_pi
+        return self.alpha_mu, 1.0 if self.alpha_pi == "auto" else float(self.alpha_pi)
+
+    def learned_alpha_pi(self, rows: np.ndarray, groups: np.ndarray | None = None,
+                         n_groups: int = 1) -> np.ndarray | None:
+        """``alpha_pi="auto"``: the empirical-Bayes concentration of a symmetric Dirichlet over the confusion rows
+        (:func:`~stableval.aggregate.em.dirichlet_concentration`), at least 1 (below 1 the MAP update is not
+        defined: the evidence asks for no smoothing)."""
+        if self.alpha_pi != "auto":
+            return None
+        from stableval.aggregate.em import dirichlet_concentration
+
+        if not len(rows):
+            return np.ones(n_groups)
+        return np.asarray(np.maximum(1.0, dirichlet_concentration(rows, groups, n_groups)))
 
     def em_start(self, counts: np.ndarray) -> EMStart:
         """Algorithm 1's start (``init="paper"``)."""
