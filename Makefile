@@ -42,6 +42,7 @@ bench: $(VENV)/.installed
 	$(BIN)/python benchmarks/bench_em.py
 	$(BIN)/python benchmarks/bench_ablation.py
 	$(BIN)/python benchmarks/bench_nrp.py
+	$(BIN)/python benchmarks/bench_accuracy.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis

@@ -72,7 +72,8 @@ def test_params_are_read_off_init_and_clone_round_trips(name: str) -> None:
 def test_set_params_validates_like_init_and_names_what_exists() -> None:
     model = Stableval().set_params(alpha_pi=3.0)
     assert model.alpha_pi == 3.0 and repr(model) == "Stableval(alpha_pi=3.0)"
-    with pytest.raises(ValueError, match=r"no parameter 'alpha'; its parameters: alpha_mu, alpha_pi, epsilon, init, n_starts, seed"):
+    listed = r"no parameter 'alpha'; its parameters: alpha_mu, alpha_pi, epsilon, init, n_starts, seed"
+    with pytest.raises(ValueError, match=listed):
         model.set_params(alpha=2)
     with pytest.raises(ValueError, match="alpha_mu and alpha_pi must be >= 1"):
         model.set_params(alpha_pi=0.5)
@@ -200,7 +201,8 @@ def test_param_flag_and_shorthand_aliases_reach_the_estimators(tmp_path: Path) -
     (["-p", "stableval.alpah_pi=2"], "stableval has no parameter 'alpah_pi'; its parameters: alpha_mu"),
     (["-p", "glad.x=1"], "unknown method 'glad'"),
     (["-p", "alpha_pi=2"], "is not METHOD.NAME=VALUE"),
-    (["-p", "stableval.alpha_pi=high"], "is not a float"),
+    (["-p", "stableval.alpha_mu=high"], "is not a float"),
+    (["-p", "stableval.alpha_pi=high"], "allowed: a number >= 1, 'auto' or 'pooled'"),
     (["-m", "mv", "-p", "stableval.alpha_pi=2"], "not among the chosen methods"),
     (["--alpha-pi", "0.5"], "must be >= 1"),
     (["--ties", "middle"], "not a tie policy; allowed: split, lowest, highest, random"),

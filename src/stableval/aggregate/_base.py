@@ -253,6 +253,7 @@ class EMAggregator(Aggregator):
     max_iter: int
     tol: float
     acceleration: str = "none"
+    alpha_pi_: float | np.ndarray
 
     def em_start(self, counts: np.ndarray) -> EMStart:  # pragma: no cover - interface
         """The start of EM from the (N, K) label counts per response."""
@@ -283,13 +284,20 @@ class EMAggregator(Aggregator):
         alphas = self.dirichlet()
         self._fit_starts(X, counts, n_raters, n_levels, gold, alphas)
         learned = self.learned_alpha_pi(expected_rows(X, self.posteriors_, n_raters, n_levels))
-        self.alpha_pi_ = alphas[1] if learned is None else float(learned[0])
-        if self.alpha_pi_ != alphas[1]:
-            self._fit_starts(X, counts, n_raters, n_levels, gold, (alphas[0], self.alpha_pi_))
+        if learned is None:
+            self.alpha_pi_ = alphas[1]
+        elif np.ndim(learned[0]) == 0:  # one concentration for every confusion cell
+            self.alpha_pi_ = float(learned[0])
+            if self.alpha_pi_ != alphas[1]:
+                self._fit_starts(X, counts, n_raters, n_levels, gold, (alphas[0], self.alpha_pi_))
+        else:  # a (K, K) concentration per cell, the same for every rater (a pooled prior)
+            self.alpha_pi_ = np.asarray(learned[0], dtype=float)
+            every_rater = np.broadcast_to(self.alpha_pi_, (n_raters, n_levels, n_levels))
+            self._fit_starts(X, counts, n_raters, n_levels, gold, (alphas[0], every_rater))
         return self
 
     def _fit_starts(self, X: sp.csr_matrix, counts: np.ndarray, n_raters: int, n_levels: int,
-                    gold: np.ndarray | None, alphas: tuple[float, float]) -> None:
+                    gold: np.ndarray | None, alphas: tuple[float, float | np.ndarray]) -> None:
         """Fit from every start with these Dirichlet alphas and keep the admissible one with the best objective.
 
         With several starts each runs for at most :data:`SCREEN_ITER` E-steps; the leader then goes on to
@@ -320,7 +328,7 @@ class EMAggregator(Aggregator):
         self.starts_ = records
 
     def _run(self, X: sp.csr_matrix, start: EMStart, n_raters: int, n_levels: int,
-             gold: np.ndarray | None, alphas: tuple[float, float], max_iter: int) -> EMResult:
+             gold: np.ndarray | None, alphas: tuple[float, float | np.ndarray], max_iter: int) -> EMResult:
         """EM from one start (through maximum likelihood first if the start says so), ``max_iter`` E-steps at
         most per stage."""
         from stableval.aggregate.em import EMResult, run_em
@@ -362,7 +370,8 @@ class EMAggregator(Aggregator):
         if len(self.starts_) > 1:
             summary.update(start=self.start_, starts=self.starts_)
         if self.learned_alpha_pi(np.zeros((0, 2))) is not None:
-            summary["alpha_pi"] = float(self.alpha_pi_)
+            summary["alpha_pi"] = (float(self.alpha_pi_) if np.ndim(self.alpha_pi_) == 0
+                                   else np.round(self.alpha_pi_, 6).tolist())
         return summary
 
 

@@ -227,14 +227,14 @@ def batch_em(batch: ProblemBatch, estimator: EMAggregator) -> BatchEMResult:
 
 def _learned_priors(batch: ProblemBatch, estimator: EMAggregator, fit: BatchEMResult,
                     counts: np.ndarray) -> BatchEMResult:
-    """Problems whose estimator learns a stronger confusion prior from its first fit (``alpha_pi="auto"``) are
-    refitted one by one, exactly as on a table of their own."""
+    """Problems whose estimator learns a stronger confusion prior from its first fit (``alpha_pi="auto"`` or
+    ``"pooled"``) are refitted one by one, exactly as on a table of their own."""
     k, r = batch.n_levels, batch.n_raters
     rows = np.asarray(batch.X.T @ fit.posteriors).reshape(-1, k, k).transpose(0, 2, 1).reshape(-1, k)
     learned = estimator.learned_alpha_pi(rows, np.repeat(np.arange(batch.n_problems), r * k), batch.n_problems)
     if learned is None:
         return fit
-    refit = np.flatnonzero(learned > estimator.dirichlet()[1])
+    refit = np.flatnonzero(learned.reshape(len(learned), -1).max(axis=1) > estimator.dirichlet()[1])
     if not refit.size:
         return fit
     posteriors, objective = fit.posteriors.copy(), fit.objective.copy()

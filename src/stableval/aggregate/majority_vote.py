@@ -2,17 +2,19 @@
 
 Soft vote shares per response, and a hard label with an explicit tie policy. The default, ``ties="split"``,
 shares a tied response's mass equally among its tied levels, so its credit is the mean credit of those levels
-(neither optimistic nor pessimistic, and deterministic).
+(neither optimistic nor pessimistic, and deterministic). ``ties="first"`` gives a tie to the tied level whose
+first judgment comes first in the table (file order), as Python's ``collections.Counter(labels).most_common(1)``
+does when the labels are listed in file order: the convention behind the STABLEVAL paper's majority-vote columns.
 
 >>> import pandas as pd
 >>> from stableval.data.table import AnnotationTable
 >>> frame = pd.DataFrame({"item": ["q1"] * 4 + ["q2"] * 2, "agent": "A", "rater": list("abcdab"),
-...                       "label": [2, 2, 1, 0, 0, 2]})
+...                       "label": [2, 2, 1, 0, 2, 0]})
 >>> table = AnnotationTable.from_frame(frame, levels=("low", "mid", "high"))
 >>> MajorityVote().fit(table).posteriors_.tolist()
 [[0.0, 0.0, 1.0], [0.5, 0.0, 0.5]]
->>> MajorityVote(ties="lowest").fit(table).labels_.tolist()
-[2, 0]
+>>> MajorityVote(ties="lowest").fit(table).labels_.tolist(), MajorityVote(ties="first").fit(table).labels_.tolist()
+([2, 0], [2, 2])
 """
 
 from __future__ import annotations
@@ -21,12 +23,31 @@ from typing import TYPE_CHECKING, Self
 
 import numpy as np
 
-from stableval.aggregate._base import Aggregator, Method, hard_distribution
+from stableval.aggregate._base import Aggregator, GoldLabels, Method, gold_codes, hard_distribution
 
 if TYPE_CHECKING:  # pragma: no cover
     import scipy.sparse as sp
 
-TIE_POLICIES = ("split", "lowest", "highest", "random")
+    from stableval.data.table import AnnotationTable
+
+TIE_POLICIES = ("split", "lowest", "highest", "random", "first")
+
+
+def first_seen(table: AnnotationTable) -> np.ndarray:
+    """(N, K) position in the table (file order, 0-based) of each level's first judgment of each response;
+    ``table.n_judgments`` where the response never got that level.
+
+    >>> import pandas as pd
+    >>> from stableval.data.table import AnnotationTable
+    >>> frame = pd.DataFrame({"item": "q1", "agent": "A", "rater": list("abcd"), "label": [2, 0, 0, 2]})
+    >>> first_seen(AnnotationTable.from_frame(frame, levels=("0", "1", "2"))).tolist()
+    [[1, 4, 0]]
+    """
+    k = table.n_levels
+    keys, first = np.unique(table.response.astype(np.int64) * k + table.label, return_index=True)
+    positions = np.full(table.n_responses * k, table.n_judgments, dtype=np.int64)
+    positions[keys] = first
+    return positions.reshape(table.n_responses, k)
 
 
 class MajorityVote(Aggregator):
@@ -34,15 +55,28 @@ class MajorityVote(Aggregator):
 
     Args:
         ties: ``"split"`` (default) — a tie shares its mass equally among the tied levels;
+            ``"first"`` — the tied level seen first in file order among the response's judgments wins (Python's
+            ``Counter.most_common`` convention, used by the STABLEVAL paper's majority-vote columns);
             ``"lowest"`` / ``"highest"`` — the lowest / highest tied level wins (pessimistic / optimistic);
             ``"random"`` — a tied level drawn uniformly with ``seed``.
-        seed: seed for ``ties="random"``.
+        seed: seed for ``ties="random"`` (and for ``"first"`` when the file order is unknown, below).
+
+    ``"first"`` needs the order of the judgments, which :meth:`fit` takes from the table (its rows are in file
+    order). :meth:`fit_matrix` sees only the response matrix, where that order is lost, unless it is given
+    ``first_seen`` (:func:`first_seen`); without it the order is treated as unknown, i.e. exchangeable, and the
+    first-seen tied level is then equally likely to be any tied level (they have the same number of judgments),
+    so a tie is broken as ``"random"`` does, with ``seed``. ``tie_break_`` records which rule was applied. That
+    is what the simulator's stacked fit (simulated judgments come in random order) and bare-matrix callers get;
+    ``score --refit`` keeps the point fit's labels, since resampling responses does not change a per-response
+    method's labels.
 
     Attributes after ``fit``:
         vote_shares_: (N, K) share of each level among a response's judgments (the soft vote).
-        posteriors_: (N, K) the hard vote as a distribution (one-hot, or split over ties).
+        posteriors_: (N, K) the hard vote as a distribution (one-hot, or split over ties): what the method
+            reports for each response (its credit, and its accuracy against gold).
         labels_: (N,) the majority level (for ``split``, the lowest tied level; see ``tied_``).
         tied_: (N,) whether the top vote count was shared by several levels.
+        tie_break_: the tie rule applied: ``ties``, except ``"random"`` for ``"first"`` without the file order.
     """
 
     def __init__(self, ties: str = "split", seed: int | None = 0) -> None:
@@ -51,13 +85,24 @@ class MajorityVote(Aggregator):
         self.ties = ties
         self.seed = seed
 
+    def fit(self, table: AnnotationTable, gold: GoldLabels | None = None) -> Self:
+        """Fit on an annotation table (rows in file order: ``ties="first"`` reads the order from it); ``gold``
+        optionally clamps known responses ({(item, agent): level})."""
+        return self.fit_matrix(table.response_matrix(), table.n_raters, table.n_levels,
+                               gold=gold_codes(table, gold),
+                               first_seen=first_seen(table) if self.ties == "first" else None)
+
     def fit_matrix(self, X: sp.csr_matrix, n_raters: int, n_levels: int,
-                   gold: np.ndarray | None = None) -> Self:
+                   gold: np.ndarray | None = None, *, first_seen: np.ndarray | None = None) -> Self:
         """Fit on a response matrix (responses × rater·K + label) directly; responses with a known ``gold``
-        level (>= 0) take it."""
+        level (>= 0) take it. ``first_seen`` (N, K): where each level's first judgment of each response comes in
+        file order (:func:`first_seen`), for ``ties="first"``; without it that policy breaks ties at random."""
         from stableval.aggregate.em import vote_counts
 
         counts = vote_counts(X, n_levels)
+        if first_seen is not None and np.shape(first_seen) != counts.shape:
+            raise ValueError(f"first_seen must have shape {counts.shape} (responses × levels), "
+                             f"got {np.shape(first_seen)}")
         if gold is not None and (gold >= 0).any():
             known = gold >= 0
             counts[known] = np.eye(n_levels)[gold[known]]
@@ -66,28 +111,30 @@ class MajorityVote(Aggregator):
         top = counts.max(axis=1, keepdims=True)
         winners = counts == top
         self.tied_ = winners.sum(axis=1) > 1
-        if self.ties == "split":
+        rule = "random" if self.ties == "first" and first_seen is None else self.ties
+        self.tie_break_ = rule
+        if rule == "split":
             self.posteriors_ = hard_distribution(counts, atol=0.0)
             self.labels_ = winners.argmax(axis=1)
-        else:
-            if self.ties == "lowest":
-                labels = winners.argmax(axis=1)
-            elif self.ties == "highest":
-                labels = n_levels - 1 - winners[:, ::-1].argmax(axis=1)
-            else:  # random: a uniform draw among the tied levels of each response
-                noise = np.random.default_rng(self.seed).random(counts.shape)
-                labels = np.where(winners, noise, -1.0).argmax(axis=1)
-            self.labels_ = labels
-            self.posteriors_ = np.eye(n_levels)[labels]
+            return self
+        if rule == "first":
+            assert first_seen is not None
+            labels = np.where(winners, np.asarray(first_seen, dtype=np.int64), np.iinfo(np.int64).max).argmin(axis=1)
+        elif rule == "lowest":
+            labels = winners.argmax(axis=1)
+        elif rule == "highest":
+            labels = n_levels - 1 - winners[:, ::-1].argmax(axis=1)
+        else:  # random: a uniform draw among the tied levels of each response
+            noise = np.random.default_rng(self.seed).random(counts.shape)
+            labels = np.where(winners, noise, -1.0).argmax(axis=1)
+        self.labels_ = labels
+        self.posteriors_ = np.eye(n_levels)[labels]
         return self
-
-    def level_distribution(self) -> np.ndarray:
-        """The vote shares (the soft vote), beside the hard vote of ``posteriors_``."""
-        return np.asarray(self.vote_shares_)
 
 
 METHOD = Method(
     name="mv", label="MV", title="Majority vote", colour="#7f7f7f", estimator=MajorityVote, credit="hard",
     batch="stacked", rater_model=False,
-    summary="The most frequent level per response; ties split the credit equally by default.",
+    summary="The most frequent level per response; ties split the credit equally by default (or: first in file "
+            "order, lowest, highest, random).",
 )

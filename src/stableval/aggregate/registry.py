@@ -33,6 +33,7 @@ __all__ = [
     "Chosen",
     "Method",
     "common_parameters",
+    "convergence_warnings",
     "default_methods",
     "get_method",
     "headline_rater_model",
@@ -226,6 +227,32 @@ def method_entry(key: str) -> Method:
     return Method(name=key, label=key, title=key, colour="#2ca02c", estimator=Aggregator)
 
 
+def convergence_warnings(fits: Mapping[str, Mapping[str, Any]]) -> list[str]:
+    """One sentence per iterative fit that stopped at its iteration cap, naming the flags that raise it.
+
+    >>> [warning] = convergence_warnings({"ds": {"converged": False, "n_iter": 3}, "mv": {}})
+    >>> warning.startswith("DS: EM stopped at the cap of 3 iterations") and "--param ds.max_iter=N" in warning
+    True
+    """
+    out = []
+    for key, fit in fits.items():
+        if fit.get("converged", True):
+            continue
+        base = key if key in REGISTRY else key.rpartition("-")[0] or key
+        out.append(f"{method_label(key)}: EM stopped at the cap of {fit.get('n_iter', '?')} iterations without "
+                   "converging; its estimates may still move. Raise the cap with --max-iter N (every EM method) "
+                   f"or --param {base}.max_iter=N.")
+    return out
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
 def parse_param_value(method: Method, name: str, text: str) -> Any:
     """A hyper-parameter value given as text (``--param stableval.alpha_pi=2``), typed like its default."""
     defaults = method.estimator.default_params()
@@ -247,6 +274,8 @@ def parse_param_value(method: Method, name: str, text: str) -> Any:
         if isinstance(default, int) or (default is None and text.lstrip("-").isdigit()):
             return int(text)
         if isinstance(default, float):
+            if "str" in annotation and not _is_number(text):  # e.g. alpha_pi: float | str ("auto")
+                return text  # the estimator checks which words it takes
             return float(text)
     except ValueError:
         kind = "true/false" if isinstance(default, bool) else type(default).__name__

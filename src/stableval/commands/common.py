@@ -244,7 +244,8 @@ def read_input(file: Path, inputs: Any) -> Any:
 #: Shorthand flags kept from earlier versions: each sets the hyper-parameter of that name on every chosen method
 #: that has one (``--max-iter 100`` reaches Dawid–Skene and STABLEVAL). ``--param METHOD.NAME=VALUE`` reaches any.
 PARAM_FLAGS: dict[str, tuple[str, str]] = {
-    "ties": ("--ties", "Majority-vote ties: split the credit, lowest, highest or random level."),
+    "ties": ("--ties", "Majority-vote ties: split the credit, the level seen first in file order (first: the "
+                       "STABLEVAL paper's majority vote), lowest, highest or random level."),
     "alpha_mu": ("--alpha-mu", "STABLEVAL Dirichlet prior on the class priors (1 = none)."),
     "alpha_pi": ("--alpha-pi", "STABLEVAL Dirichlet prior on each confusion row (1 = none; larger for sparse "
                                "raters)."),

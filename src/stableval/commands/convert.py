@@ -116,7 +116,6 @@ def _report(dataset: Any, output: Path, gold_output: Path | None) -> str:
     from stableval.data.table import default_credit
 
     table = dataset.table
-    credit = ",".join(f"{c:.12g}" for c in table.credit)
     agents = "agent" if table.n_agents == 1 else "agents"
     lines = [
         f"wrote {output} ({output_format(output)}): {table.n_judgments:,} judgments of {table.n_responses:,} "
@@ -130,11 +129,54 @@ def _report(dataset: Any, output: Path, gold_output: Path | None) -> str:
                         " (write them with --gold-output FILE)"))
     key = table.response.astype(np.int64) * max(table.n_raters, 1) + table.rater
     repeats = table.n_judgments - int(np.unique(key).size)
-    command = f"stableval score {output} --levels {','.join(table.levels)}"
+    levels, level_lines = _suggested_levels(table, dataset.gold)
+    lines += level_lines
+    command = f"stableval score {output} --levels {','.join(table.levels[c] for c in levels)}"
     if not np.allclose(table.credit, default_credit(table.n_levels), rtol=0.0, atol=1e-12):
+        credit = ",".join(f"{c:.12g}" for c in table.credit[levels])
         command += f" --credit {credit}"
     if repeats:
         command += " --duplicates keep"
         lines.append(f"{repeats:,} judgment(s) repeat a (response, rater) pair (independent repeated judgments)")
     lines.append(f"score it: {command}")
     return "\n".join(lines)
+
+
+def _suggested_levels(table: Any, gold: Any) -> tuple[Any, list[str]]:
+    """The level codes to pass to ``score --levels``, and what to tell the user about them.
+
+    Named levels (declared by the loader or the user) are kept, unused ones too: they are the scale. Levels that
+    are the integer codes ``0..K-1`` a loader inferred from the largest label are cut to the labels that occur
+    (in the judgments or the gold labels), so 1-based labels do not gain a phantom level 0 (which would also shift
+    the default credit); integers skipped inside that range are named, since they may be levels nobody used.
+    """
+    import numpy as np
+
+    k = table.n_levels
+    every = np.arange(k)
+    if table.levels != tuple(str(c) for c in range(k)):
+        return every, []
+    used = np.zeros(k, dtype=bool)
+    used[np.unique(table.label)] = True
+    if gold:
+        known = {name: code for code, name in enumerate(table.levels)}
+        used[[known[str(v)] for v in gold.values() if str(v) in known]] = True
+    present = every[used]
+    if present.size < 2 or used.all():
+        return every, []
+    lines = []
+    outside = [str(c) for c in every[~used] if c < present[0] or c > present[-1]]
+    if outside:
+        one = len(outside) == 1
+        lines.append(f"labels run from {present[0]} to {present[-1]}: level{'' if one else 's'} "
+                     f"{', '.join(outside)} {'occurs' if one else 'occur'} in no judgment or gold label, so the "
+                     f"suggested --levels omit {'it' if one else 'them'} (a level of its own would also shift the "
+                     "default credit)")
+    inside = [str(c) for c in every[~used] if present[0] < c < present[-1]]
+    if inside:
+        one = len(inside) == 1
+        full = ",".join(str(c) for c in range(present[0], present[-1] + 1))
+        lines.append(f"integer labels skip {', '.join(inside)} (no judgment or gold label has "
+                     f"{'it' if one else 'them'}); if {'it is a level' if one else 'they are levels'} of the scale, "
+                     f"score with --levels {full}")
+    return present, lines

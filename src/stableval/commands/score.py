@@ -73,7 +73,8 @@ def with_gold_accuracy(result: Any, table: Any, posteriors: dict[str, Any], path
     def render(console: Console) -> None:
         from stableval.aggregate.registry import method_label
 
-        console.print("Accuracy against gold (argmax level; ties split):")
+        console.print("Accuracy against gold (each method's reported level; majority vote after --ties) and "
+                      "expected accuracy (mean probability of the gold level):")
         for row in accuracy[accuracy["agent"] == "(all)"].itertuples(index=False):
             console.print(f"  {method_label(str(row.method))}: {row.accuracy:.4f} on {row.gold_responses:,} "
                           f"responses with gold (expected accuracy {row.expected_accuracy:.4f})")

@@ -243,6 +243,9 @@ def pairwise_to_annotations(
 ) -> AnnotationTable:
     """Each vote → two judgments of responses (item, agent): winner ``win`` (2), loser ``loss`` (0), tie 1.
 
+    The judgments keep the votes' order (vote 1's two judgments first), so a response's judgments are in file
+    order (what majority vote's ``ties="first"`` reads).
+
     A rater who judged the same response in several votes (against different opponents) gives several
     judgments of it; that is how the votes were made, not a duplicate. Levels are ``loss, tie, win`` with
     credit ``0, 0.5, 1`` unless ``credit`` gives three other numbers.
@@ -265,11 +268,13 @@ def pairwise_to_annotations(
                          allowed="a, b, tie")
     label_a = np.where(winner == "a", 2, np.where(winner == "tie", 1, 0)).astype(np.int64)
     label_b = 2 - label_a
-    judgments = pd.DataFrame({
-        "item": pd.concat([frame["item"], frame["item"]], ignore_index=True),
-        "agent": pd.concat([frame["agent_a"], frame["agent_b"]], ignore_index=True),
-        "rater": pd.concat([frame["rater"], frame["rater"]], ignore_index=True),
-        "label": np.concatenate([label_a, label_b]),
+
+    judgments = pd.DataFrame({  # vote 1's two judgments (agent_a's, agent_b's), then vote 2's, ...
+        "item": np.repeat(frame["item"].to_numpy(dtype=object), 2),
+        "agent": np.column_stack([frame["agent_a"].to_numpy(dtype=object),
+                                  frame["agent_b"].to_numpy(dtype=object)]).ravel(),
+        "rater": np.repeat(frame["rater"].to_numpy(dtype=object), 2),
+        "label": np.column_stack([label_a, label_b]).ravel(),
     })
     notes = [*table.notes, f"{table.n_votes:,} pairwise votes converted to {2 * table.n_votes:,} judgments: "
                            "win=2, tie=1, loss=0"]

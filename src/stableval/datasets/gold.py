@@ -6,13 +6,18 @@ A gold file (CSV, TSV, JSONL or Parquet) has an item column, an optional agent c
 :class:`GoldLabels`: a mapping ``{(item, agent): label}`` (what :func:`gold_accuracy` takes) that keeps the rows
 with their flags (what :func:`~stableval.evaluate.reliability.reliability_vs_qc` takes).
 
+Both measures read, for every method alike, the distribution over levels that the method reports for each
+response: a fitted aggregator's ``posteriors_`` (for majority vote its hard vote after its tie policy — one-hot,
+or split evenly over a tie with ``ties="split"``; for Dawid–Skene and STABLEVAL the posteriors), never majority
+vote's soft vote shares, so ``score --gold --ties lowest`` scores the labels that ``--ties lowest`` gives.
+
 Accuracy is the standard truth-inference measure (Zheng et al. 2017, "Truth Inference in Crowdsourcing: Is the
 Problem Solved?", PVLDB 10(5), section 6.1): the share of gold responses whose inferred label equals the gold
-label. From posteriors the inferred label is the most probable level; when several levels tie for the maximum
-(e.g. a majority-vote tie split evenly) the response counts ``1 / (number of tied levels)`` if gold is among them,
-the expected accuracy of breaking the tie at random. ``expected_accuracy`` is the mean posterior mass on the gold
-level (equal to ``accuracy`` for hard labels). In the example: accuracy (1 + 1/2 + 0) / 3, expected accuracy
-(0.9 + 0.5 + 0.2) / 3.
+label. The inferred label is the most probable level; when several levels tie for the maximum (e.g. a
+majority-vote tie split evenly) the response counts ``1 / (number of tied levels)`` if gold is among them, the
+expected accuracy of breaking the tie at random. ``expected_accuracy`` is the mean probability the method gives
+the gold level (equal to ``accuracy`` for hard labels, e.g. majority vote with any tie policy). In the example:
+accuracy (1 + 1/2 + 0) / 3, expected accuracy (0.9 + 0.5 + 0.2) / 3.
 
 >>> import numpy as np, pandas as pd
 >>> from stableval.data.table import AnnotationTable
@@ -119,7 +124,8 @@ def gold_accuracy(
 
     Args:
         table: the table the predictions are for.
-        predictions: (N, K) posteriors, (N,) integer level codes, a fitted aggregator (its ``posteriors_``),
+        predictions: (N, K) distributions over levels, (N,) integer level codes, a fitted aggregator (its
+            ``posteriors_``: what the method reports, e.g. majority vote's tie-broken hard vote),
             or a mapping method name → any of these (e.g. the result of
             :func:`stableval.evaluate.credit.fit_methods`).
         gold: ``{(item, agent): level name or code}`` or an (N,) code array with -1 for "no gold".
@@ -127,7 +133,7 @@ def gold_accuracy(
     Returns:
         One row per (method, agent) plus an ``(all)`` row per method, columns ``method, agent,
         gold_responses`` (responses with gold), ``correct`` (argmax matches, ties split), ``accuracy``,
-        ``expected_accuracy`` (mean posterior mass on the gold level). Agents without gold responses are left
+        ``expected_accuracy`` (mean probability given to the gold level). Agents without gold responses are left
         out. ``frame.attrs["notes"]`` says how many gold entries matched no response (they are not counted).
     """
     if isinstance(predictions, Mapping):

@@ -9,7 +9,8 @@ split, so its winners are skewed); see its SOURCE.md.
 
 Conversion: each vote becomes two judgments, one per response (item, agent), by the vote's ``judge``; item =
 ``"q{question_id}-turn{turn}"`` (the answers to turn 1 and turn 2 are different responses); the winner's response
-gets ``win``, the loser's ``loss``, a tie gives ``tie`` to both (as :func:`stableval.pairwise_to_annotations`).
+gets ``win``, the loser's ``loss``, a tie gives ``tie`` to both (as :func:`stableval.pairwise_to_annotations`);
+the judgments keep the votes' file order (what majority vote's ``ties="first"`` reads).
 ``mapping`` chooses how that outcome becomes levels and credit (the six variants of the stableval paper,
 appendix C):
 
@@ -35,7 +36,7 @@ the one repeated vote in the data (``author_0``, question 128, models in both or
 ...          {"question_id": 81, "turn": 1, "model_a": "A", "model_b": "C", "winner": "model_a", "judge": "j1"}]
 >>> _ = path.write_text("".join(json.dumps(v) + "\\n" for v in votes))
 >>> load_mt_bench(path, mapping="tie-as-loss").to_frame().values.tolist()
-[['q81-turn1', 'A', 'j1', 'loss'], ['q81-turn1', 'A', 'j1', 'win'], ['q81-turn1', 'B', 'j1', 'loss'], \
+[['q81-turn1', 'A', 'j1', 'loss'], ['q81-turn1', 'B', 'j1', 'loss'], ['q81-turn1', 'A', 'j1', 'win'], \
 ['q81-turn1', 'C', 'j1', 'loss']]
 """
 
@@ -151,12 +152,13 @@ def load_mt_bench(
     chosen_mapping = MAPPINGS[mapping]
     winner = clean["winner"].to_numpy(dtype=object)
     outcome_a = np.where(winner == "a", 2, np.where(winner == "tie", 1, 0))
-    outcome = np.concatenate([outcome_a, 2 - outcome_a])
+    outcome = np.column_stack([outcome_a, 2 - outcome_a]).ravel()
     label = np.asarray(chosen_mapping.outcome_level)[outcome]
-    judgments = pd.DataFrame({
-        "item": np.concatenate([clean["item"].to_numpy(dtype=object)] * 2),
-        "agent": np.concatenate([clean["agent_a"].to_numpy(dtype=object), clean["agent_b"].to_numpy(dtype=object)]),
-        "rater": np.concatenate([clean["rater"].to_numpy(dtype=object)] * 2),
+    judgments = pd.DataFrame({  # in vote order: vote 1's two judgments (model_a's, model_b's), then vote 2's, ...
+        "item": np.repeat(clean["item"].to_numpy(dtype=object), 2),
+        "agent": np.column_stack([clean["agent_a"].to_numpy(dtype=object),
+                                  clean["agent_b"].to_numpy(dtype=object)]).ravel(),
+        "rater": np.repeat(clean["rater"].to_numpy(dtype=object), 2),
         "label": label,
     })
     notes.append(f"{plural(len(clean), 'vote')} → {plural(len(judgments), 'judgment')} (one per response); "

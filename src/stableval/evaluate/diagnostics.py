@@ -35,7 +35,7 @@ import pandas as pd
 
 from stableval._json import records
 from stableval.aggregate import Aggregator
-from stableval.aggregate.registry import REGISTRY, method_label, resolve_methods
+from stableval.aggregate.registry import REGISTRY, convergence_warnings, method_label, resolve_methods
 from stableval.data.table import AnnotationTable
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -144,8 +144,12 @@ class Diagnostics:
         return pd.DataFrame(self.confusion[index], index=pd.Index(self.levels, name="true"),
                             columns=pd.Index(self.levels, name="given"))
 
+    def _warnings(self) -> list[str]:
+        return convergence_warnings({self.method: self.fit}) if self.fit else []
+
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready: settings, priors, raters (each with its confusion matrix), ambiguous responses."""
+        """JSON-ready: settings, priors, raters (each with its confusion matrix), ambiguous responses; ``warnings``
+        says when the EM fit stopped at its iteration cap (:func:`convergence_warnings`)."""
         position = {name: i for i, name in enumerate(self.raters_order)}
         raters = records(self.raters)
         for row in raters:
@@ -154,6 +158,7 @@ class Diagnostics:
             "dataset": self.dataset,
             "settings": self.settings,
             "method": method_label(self.method),
+            "warnings": self._warnings(),
             "fit": self.fit,
             "levels": list(self.levels),
             "priors": {level: float(p) for level, p in zip(self.levels, self.priors, strict=True)},
@@ -182,6 +187,13 @@ class Diagnostics:
                           f"{priors}")
         else:
             console.print(f"{settings['method']}: estimated class priors: {priors}")
+        if fit and fit.get("starts"):
+            shown = ", ".join(f"{row['start']} {row['objective']:,.2f}"
+                              + ("" if row["admissible"] else " (label-swapped: refused)")
+                              for row in fit["starts"])
+            console.print(f"  starts (log posterior after screening): {shown}; kept: {fit['start']}")
+        for text in self._warnings():
+            console.print(f"[bold red]warning:[/] {text}")
         raters = Table(box=box.SIMPLE_HEAVY, show_edge=False, title_justify="left",
                        title="Raters (best class-balanced accuracy first)")
         for name in ("Rater", "Ratings", "Accuracy", "Weighted acc.", "Leniency", "Strictness", "Over", "Under",

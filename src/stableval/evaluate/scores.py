@@ -9,6 +9,11 @@ replicate's judgments, so the uncertainty of the rater model is included too.
 Bootstrap draws are reproducible from ``seed`` and do not depend on row order or on the names of items and
 raters: each agent's responses are put in the order of their credits before drawing.
 
+When majority vote (the registry's first method) and the headline method (STABLEVAL) are both scored,
+:meth:`AgentScores.comparison` compares them as the STABLEVAL paper's tables do (:func:`compare_methods`): the
+change per agent, the Pearson and Spearman correlation of their agent scores, the largest change and the rank
+changes.
+
 >>> import pandas as pd
 >>> from stableval.data.table import AnnotationTable
 >>> frame = pd.DataFrame({"item": [1, 1, 2, 2, 1, 1, 2, 2], "agent": list("AABBCCDD"), "rater": list("abababab"),
@@ -29,7 +34,14 @@ import pandas as pd
 
 from stableval._json import matrix, records
 from stableval.aggregate import Aggregator
-from stableval.aggregate.registry import Chosen, method_label, primary_method, resolve_methods
+from stableval.aggregate.registry import (
+    Chosen,
+    convergence_warnings,
+    method_label,
+    method_names,
+    primary_method,
+    resolve_methods,
+)
 from stableval.data.table import AnnotationTable
 from stableval.evaluate.credit import credits_by_method
 from stableval.evaluate.intervals import nan_quantile
@@ -59,8 +71,11 @@ class AgentScores:
         fits: per EM method: ``n_iter``, ``converged``, final ``log_likelihood`` and ``objective``.
         settings: method labels, bootstrap size, seed, confidence, refit flag, and ``params``: every method's
             hyper-parameters (``{method: estimator.get_params()}``).
-        posteriors: per method, the fitted (N, K) distribution over levels per response (majority vote: the
-            vote shares), rows in ``item_credit`` order — for accuracy against gold labels and diagnostics.
+        posteriors: per method, the (N, K) distribution over levels per response that the method reports
+            (its ``posteriors_``: for majority vote the tie-broken hard vote, one-hot or split over a tie; for
+            Dawid–Skene and STABLEVAL the posteriors), rows in ``item_credit`` order — what accuracy against
+            gold labels scores (argmax level) and "expected accuracy" averages (the probability of the gold
+            level), the same way for every method.
     """
 
     scores: pd.DataFrame
@@ -107,22 +122,50 @@ class AgentScores:
             out[f"{label} rank"] = rank.astype(str) + interval.where(boot & (low != high), "")
         return out
 
+    def comparison(self) -> MethodComparison | None:
+        """The headline method against the baseline, paper-style (:func:`compare_methods`), or ``None`` when the
+        results do not hold both (:func:`comparison_pair`)."""
+        pair = comparison_pair(self.methods)
+        return None if pair is None else compare_methods(self.scores, *pair, order=self.leaderboard()["agent"])
+
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready dictionary of everything but the raw replicates and item credits."""
-        return {
+        """JSON-ready dictionary of everything but the raw replicates and item credits; ``comparison`` (the
+        headline method against majority vote, :meth:`comparison`) when both are among the methods; ``warnings``:
+        one sentence per EM fit that stopped at its iteration cap (:func:`convergence_warnings`), else empty."""
+        out = {
             "dataset": self.dataset,
             "settings": self.settings,
+            "warnings": convergence_warnings(self.fits),
             "fits": self.fits,
             "scores": records(self.scores),
             "win_probability": {method: matrix(frame) for method, frame in self.win_probability.items()},
         }
+        comparison = self.comparison()
+        if comparison is not None:
+            out["comparison"] = comparison.to_dict()
+        return out
 
     def to_frame(self) -> pd.DataFrame:
-        """The long table: one row per (method, agent)."""
-        return self.scores
+        """The long table: one row per (method, agent); when the results hold the comparison pair
+        (:meth:`comparison`), two more columns compare every row with the baseline's row of the same agent:
+        ``score_minus_BASELINE`` (score − the baseline's score) and ``rank_change_vs_BASELINE`` (the baseline's
+        rank − this rank: positive = ranked higher than by the baseline), e.g. ``score_minus_mv``. The last column,
+        ``converged``, says whether the row's EM fit converged (empty for methods without one)."""
+        pair = comparison_pair(self.methods)
+        frame = self.scores.copy()
+        if pair is not None:
+            baseline = pair[1]
+            own = self.scores[self.scores["method"] == baseline].set_index("agent")
+            agents = frame["agent"]
+            frame[f"score_minus_{baseline}"] = frame["score"].to_numpy() - own["score"].reindex(agents).to_numpy()
+            frame[f"rank_change_vs_{baseline}"] = own["rank"].reindex(agents).to_numpy() - frame["rank"].to_numpy()
+        frame["converged"] = frame["method"].map(
+            {method: fit["converged"] for method, fit in self.fits.items() if "converged" in fit}).astype(object)
+        return frame
 
     def render(self, console: Console) -> None:
-        """The dataset line, the leaderboard with every method side by side, and how sure the ranking is."""
+        """The dataset line, the leaderboard with every method side by side, the headline method against majority
+        vote (:meth:`comparison`), and how sure the ranking is."""
         from rich import box
         from rich.table import Table
 
@@ -144,6 +187,10 @@ class AgentScores:
         for row in display.itertuples(index=False):
             table.add_row(*row)
         console.print(table)
+        comparison = self.comparison()
+        if comparison is not None:
+            for line in comparison.lines():
+                console.print(line)
         for line in self._footnotes():
             console.print(line)
 
@@ -164,11 +211,137 @@ class AgentScores:
             state = "converged" if fit["converged"] else "[bold red]did NOT converge[/] (raise --max-iter)"
             lines.append(f"{method_label(method)}: EM {state} in {fit['n_iter']} iterations, "
                          f"log-likelihood {fit['log_likelihood']:.2f}.")
+        lines.extend(f"[bold red]warning:[/] {text}" for text in convergence_warnings(self.fits))
         shown = [f"{method_label(key)} " + ", ".join(f"{name}={value}" for name, value in params.items())
                  for key, params in settings.get("params", {}).items() if params]
         if shown:
             lines.append("Parameters: " + "; ".join(shown) + ".")
         return lines
+
+
+@dataclass(frozen=True)
+class MethodComparison:
+    """Two methods' agent scores side by side, as the STABLEVAL paper's tables compare STABLEVAL with majority
+    vote (:func:`compare_methods`).
+
+    Attributes:
+        method, baseline: the result keys compared (``method − baseline``).
+        agents: one row per agent (``order`` given, else the method's best first): ``agent, baseline_score,
+            score, change`` (score − baseline_score), ``baseline_rank, rank, rank_change`` (baseline_rank − rank:
+            positive = the method ranks the agent higher).
+        pearson, spearman: correlation of the two methods' agent scores (Spearman: of their ranks, ties
+            averaged); NaN with fewer than 2 agents or when either method gives every agent the same score.
+        largest_agent, largest_change: the agent whose score changes most (largest ``|change|``; the first in
+            ``agents`` order on ties) and its signed change.
+        rank_changes: how many agents the two methods rank differently.
+        swapped_pairs: how many pairs of agents the two methods order oppositely (a strict order both ways).
+    """
+
+    method: str
+    baseline: str
+    agents: pd.DataFrame
+    pearson: float
+    spearman: float
+    largest_agent: str
+    largest_change: float
+    rank_changes: int
+    swapped_pairs: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"method": self.method, "baseline": self.baseline, "pearson": self.pearson,
+                "spearman": self.spearman,
+                "largest_change": {"agent": self.largest_agent, "change": self.largest_change},
+                "rank_changes": self.rank_changes, "swapped_pairs": self.swapped_pairs,
+                "agents": records(self.agents)}
+
+    def lines(self) -> list[str]:
+        """The comparison for people (printed after the leaderboard): the change per agent, then (with two or more
+        agents) the correlations, the largest change and the rank changes."""
+        label, base = method_label(self.method), method_label(self.baseline)
+        n = len(self.agents)
+        changes = ", ".join(f"{agent} {change:+.3f}" for agent, change
+                            in zip(self.agents["agent"], self.agents["change"], strict=True))
+        lines = [f"{label} − {base} per agent: {changes}."]
+        if n >= 2:
+            pairs = f"{self.swapped_pairs} pair{'' if self.swapped_pairs == 1 else 's'} swapped"
+            lines.append(f"{label} vs {base}: Pearson r = {_fmt(self.pearson)}, Spearman ρ = {_fmt(self.spearman)}; "
+                         f"largest change {self.largest_agent} {self.largest_change:+.3f}; {self.rank_changes} of {n} "
+                         f"agents ranked differently ({pairs}).")
+        return lines
+
+
+def _fmt(value: float) -> str:
+    return "n/a" if not np.isfinite(value) else f"{value:.3f}"
+
+
+def comparison_pair(keys: Iterable[str]) -> tuple[str, str] | None:
+    """(method, baseline) of the paper-style comparison among result keys: the headline method
+    (:func:`~stableval.aggregate.registry.primary_method`, STABLEVAL) against the registry's first method
+    (majority vote, the baseline every evaluation starts from); ``None`` when the baseline is missing or is itself
+    the headline method.
+
+    >>> comparison_pair(["mv", "ds", "stableval"]), comparison_pair(["ds", "stableval"]), comparison_pair(["mv", "ds"])
+    (('stableval', 'mv'), None, None)
+    """
+    keys = list(keys)
+    baseline = method_names()[0]
+    if not keys or baseline not in keys:
+        return None
+    method = primary_method(keys)
+    return None if method == baseline else (method, baseline)
+
+
+def _correlation(x: np.ndarray, y: np.ndarray) -> float:
+    if len(x) < 2 or np.ptp(x) == 0 or np.ptp(y) == 0:
+        return float("nan")
+    return float(np.corrcoef(x, y)[0, 1])
+
+
+def compare_methods(scores: pd.DataFrame, method: str, baseline: str,
+                    order: Sequence[str] | pd.Series | None = None) -> MethodComparison:
+    """Compare two methods' agent scores from a long score table (``method, agent, score, rank`` per row, e.g.
+    :attr:`AgentScores.scores`): per agent ``method − baseline``, the Pearson and Spearman correlation of the two
+    score vectors, the largest change and the rank changes. Agents a method did not score (NaN) are left out.
+
+    >>> frame = pd.DataFrame({"method": ["mv"] * 3 + ["sv"] * 3, "agent": list("ABC") * 2,
+    ...                       "score": [0.5, 0.6, 0.1, 0.7, 0.6, 0.2], "rank": [2, 1, 3, 1, 2, 3]})
+    >>> c = compare_methods(frame, "sv", "mv")
+    >>> c.agents["change"].round(3).tolist(), c.largest_agent, round(c.largest_change, 3), c.rank_changes
+    ([0.2, 0.0, 0.1], 'A', 0.2, 2)
+    >>> round(c.pearson, 4), c.spearman, c.swapped_pairs  # r = 0.13 / 0.14; rho = 1 - 6 * 2 / (3 * 8)
+    (0.9286, 0.5, 1)
+    """
+    from scipy.stats import rankdata
+
+    def of(key: str) -> pd.DataFrame:
+        rows = scores[scores["method"] == key].set_index("agent")
+        if rows.empty:
+            raise ValueError(f"no scores of method {key!r}; methods: {', '.join(map(str, scores['method'].unique()))}")
+        return rows
+
+    mine, base = of(method), of(baseline)
+    agents = [str(a) for a in (order if order is not None else mine.sort_values("score", ascending=False,
+                                                                                 kind="stable").index)]
+    agents = [a for a in agents if a in mine.index and a in base.index]
+    scored = (np.isfinite(base["score"].reindex(agents).to_numpy(dtype=float))
+              & np.isfinite(mine["score"].reindex(agents).to_numpy(dtype=float)))
+    agents = [a for a, keep in zip(agents, scored, strict=True) if keep]
+    x = base["score"].reindex(agents).to_numpy(dtype=float)
+    y = mine["score"].reindex(agents).to_numpy(dtype=float)
+    base_rank = base["rank"].reindex(agents).to_numpy(dtype=np.int64)
+    rank = mine["rank"].reindex(agents).to_numpy(dtype=np.int64)
+    change = y - x
+    table = pd.DataFrame({"agent": agents, "baseline_score": x, "score": y, "change": change,
+                          "baseline_rank": base_rank, "rank": rank, "rank_change": base_rank - rank})
+    size = np.abs(change)
+    largest = int(np.argmax(size >= size.max() - 1e-12)) if len(agents) else -1  # the first of equal changes
+    swapped = int((np.triu(np.sign(x[:, None] - x[None, :]) * np.sign(y[:, None] - y[None, :]), 1) < 0).sum())
+    return MethodComparison(
+        method=method, baseline=baseline, agents=table,
+        pearson=_correlation(x, y), spearman=_correlation(rankdata(x), rankdata(y)),
+        largest_agent=agents[largest] if largest >= 0 else "", largest_change=float(change[largest])
+        if largest >= 0 else float("nan"),
+        rank_changes=int((rank != base_rank).sum()), swapped_pairs=swapped)
 
 
 def agent_means(credits: np.ndarray, agent: np.ndarray, n_agents: int) -> np.ndarray:
@@ -252,21 +425,29 @@ def bootstrap_fixed(credits: np.ndarray, agent: np.ndarray, n_agents: int, n_boo
 
 def bootstrap_refit(table: AnnotationTable, methods: Sequence[Chosen], credits: np.ndarray, n_boot: int,
                     seed: int | None, *, progress: bool = False) -> np.ndarray:
-    """(B, A, m) replicate agent means, re-fitting every method on each replicate's resampled responses."""
+    """(B, A, m) replicate agent means, re-fitting every method on each replicate's resampled responses.
+
+    A per-response method (registry ``batch="stacked"``, e.g. majority vote) gives every response the same label
+    whichever other responses are drawn, so its replicates reuse the point fit's credits (refitting a bare matrix
+    would lose what only the table knows, such as the file order behind ``ties="first"``).
+    """
     n_agents = table.n_agents
     point = agent_means(credits, table.response_agent, n_agents)
     orders = _agent_orders(credits, table.response_agent, n_agents)
     streams = _agent_streams(seed, point)
     X = table.response_matrix()
+    refitted = [j for j, chosen in enumerate(methods) if chosen.method.batch != "stacked"]
     out = np.full((n_boot, n_agents, len(methods)), np.nan)
     with progress_bar("bootstrap (refit)", total=n_boot, enabled=progress) as bar:
         for b in range(n_boot):
             rows = np.concatenate([orders[a][_draw_indices(streams[a], len(orders[a]), 1)[0]]
                                    for a in range(n_agents)])
             X_b = X[rows]
-            fitted = {chosen.key: chosen.build().fit_matrix(X_b, table.n_raters, table.n_levels)
-                      for chosen in methods}
-            replicate_credit = credits_by_method(fitted, table.credit)
+            replicate_credit = credits[rows].copy()
+            if refitted:
+                fitted = {methods[j].key: methods[j].build().fit_matrix(X_b, table.n_raters, table.n_levels)
+                          for j in refitted}
+                replicate_credit[:, refitted] = credits_by_method(fitted, table.credit)
             out[b] = agent_means(replicate_credit, table.response_agent[rows], n_agents)
             bar.advance()
     return out
@@ -325,7 +506,7 @@ def score_agents(
         agents=agents,
         dataset=table.summary(),
         fits={key: model.fit_summary() for key, model in fitted.items() if model.fit_summary()},
-        posteriors={key: model.level_distribution() for key, model in fitted.items()},
+        posteriors={key: np.asarray(model.posteriors_) for key, model in fitted.items()},
         settings={
             "methods": [c.label for c in chosen],
             "bootstrap": bootstrap,

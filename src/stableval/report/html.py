@@ -22,6 +22,7 @@ import pandas as pd
 from stableval._version import __version__
 from stableval.aggregate.registry import (
     Chosen,
+    convergence_warnings,
     headline_rater_model,
     method_label,
     primary_method,
@@ -152,9 +153,20 @@ def _leaderboard(ctx: ReportContext) -> Section:
     result = ctx.scores()
     body = figure_html(forest_plot(result), "Dots: scores; bars: 95% percentile bootstrap intervals over each "
                        "agent's responses.") + table_html(result.display_frame())
+    comparison = result.comparison()
+    if comparison is not None:
+        label, base = method_label(comparison.method), method_label(comparison.baseline)
+        shown = comparison.agents.rename(columns={
+            "baseline_score": base, "score": label, "change": f"{label} − {base}",
+            "baseline_rank": f"{base} rank", "rank": f"{label} rank", "rank_change": "rank change"})
+        body += (f"<h3>{html_lib.escape(label)} against {html_lib.escape(base)}</h3>" + table_html(shown)
+                 + f"<p class='note'>{html_lib.escape(comparison.lines()[-1])} Rank change: {html_lib.escape(base)}"
+                 f" rank − {html_lib.escape(label)} rank (positive: {html_lib.escape(label)} ranks the agent "
+                 "higher).</p>")
     fits = "; ".join(f"{method_label(m)}: {'converged' if f['converged'] else 'NOT converged'} in {f['n_iter']} EM "
                      "iterations" for m, f in result.fits.items())
     body += f"<p class='note'>{html_lib.escape(fits)}</p>"
+    body += "".join(f"<p class='warning'>{html_lib.escape(text)}</p>" for text in convergence_warnings(result.fits))
     return Section("leaderboard", "Leaderboard", "Each agent's score is the average credit of its responses. "
                    "Majority vote counts votes; Dawid–Skene and STABLEVAL first learn how strict or reliable each "
                    "rater is. Overlapping bars mean the data cannot separate the agents.", body)
