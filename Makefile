@@ -43,6 +43,7 @@ bench: $(VENV)/.installed
 	$(BIN)/python benchmarks/bench_ablation.py
 	$(BIN)/python benchmarks/bench_nrp.py
 	$(BIN)/python benchmarks/bench_accuracy.py
+	$(BIN)/python benchmarks/bench_convergence.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis

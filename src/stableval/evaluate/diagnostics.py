@@ -188,10 +188,10 @@ class Diagnostics:
         else:
             console.print(f"{settings['method']}: estimated class priors: {priors}")
         if fit and fit.get("starts"):
-            shown = ", ".join(f"{row['start']} {row['objective']:,.2f}"
-                              + ("" if row["admissible"] else " (label-swapped: refused)")
-                              for row in fit["starts"])
-            console.print(f"  starts (log posterior after screening): {shown}; kept: {fit['start']}")
+            starts = ", ".join(f"{row['start']} {row['objective']:,.2f}"
+                               + ("" if row["admissible"] else " (label-swapped: refused)")
+                               for row in fit["starts"])
+            console.print(f"  starts (log posterior after screening): {starts}; kept: {fit['start']}")
         for text in self._warnings():
             console.print(f"[bold red]warning:[/] {text}")
         raters = Table(box=box.SIMPLE_HEAVY, show_edge=False, title_justify="left",
