@@ -145,3 +145,36 @@ def test_admin_imports_and_exports(browser: Any, server: tuple[LiveServer, str],
     frame = pd.read_csv(saved)
     assert list(frame.columns[:5]) == ["item", "agent_a", "agent_b", "rater", "winner"] and len(frame) == 0
     page.close()
+
+
+def test_proxy_basic_auth_header_does_not_bypass_csrf(browser: Any, server: tuple[LiveServer, str],
+                                                      tmp_path: Path) -> None:
+    """Review finding F1 in Chromium: an admin whose browser sends a proxy's `Authorization: Basic` header opens a
+    page on another port of the same host (same site, so the session cookie goes along) that auto-submits a
+    form creating a track: refused (403), nothing created."""
+    import functools
+    import http.server
+    import threading
+
+    live, _ = server
+    (tmp_path / "attack.html").write_text(
+        f'<form method="post" action="{live.base}/admin/tracks"><input name="slug" value="csrf-demo"></form>'
+        '<script>document.forms[0].submit()</script>')
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(tmp_path))
+    attacker = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=attacker.serve_forever, daemon=True).start()
+    context = browser.new_context(extra_http_headers={"Authorization": "Basic Zm9vOmJhcg=="})
+    try:
+        page = context.new_page()
+        page.goto(f"{live.base}/admin/login")
+        page.fill("#token", ADMIN)
+        page.click("text=Sign in")
+        assert "New track" in page.inner_text("main")
+        with page.expect_navigation(url=f"{live.base}/admin/tracks"):
+            page.goto(f"http://127.0.0.1:{attacker.server_address[1]}/attack.html")
+        assert "did not come from this site" in page.inner_text("main")
+        page.goto(f"{live.base}/admin")
+        assert "csrf-demo" not in page.inner_text("main")
+    finally:
+        context.close()
+        attacker.shutdown()

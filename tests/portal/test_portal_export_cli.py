@@ -45,6 +45,7 @@ def test_top_level_export_is_the_portal_export(tmp_path: Path) -> None:
 
 def test_top_level_export_rejects_unknown_track_and_parquet_to_stdout(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path / 'portal.db'}"
+    assert runner.invoke(app, ["portal", "migrate", "--database-url", url]).exit_code == 0  # an empty portal
     bad = runner.invoke(app, ["export", "nope", "--database-url", url])
     assert bad.exit_code == 1 and "no such track" in bad.stderr and "nope" in bad.stderr
     parquet = runner.invoke(app, ["export", "--format", "parquet", "--database-url", url])

@@ -4,7 +4,9 @@ server. One command, implemented and registered (under both names) here.
 Confirmed judgments of one track (or all) as stableval's annotation table (one row per rated answer: ``item,
 agent, rater, label 1-5, criterion, position, rater_group, track``) or pairwise table (``item, agent_a, agent_b,
 rater, winner, criterion, reason, rater_group, track``), as CSV, JSONL or Parquet. The ``portal`` group itself
-(and ``serve``) is declared in :mod:`stableval.commands.serve`.
+(and ``serve``) is declared in :mod:`stableval.commands.serve`. A SQLite database that does not exist is refused
+(exit 1), never created. CSV cells that a spreadsheet would run as formulas are written with a leading ``'``
+(see :mod:`stableval.portal.export`).
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from typing import Annotated
 import typer
 
 from stableval.commands.common import OutputOpt, bad_input_exits
-from stableval.commands.serve import DEFAULT_DB, DatabaseOpt, open_database, portal_app
+from stableval.commands.serve import DEFAULT_DB, DatabaseOpt, open_database, portal_app, require_existing
 
 __all__ = ["HELP", "ExportFormat", "ExportKind", "export", "register"]
 
@@ -59,12 +61,13 @@ def export(
     from stableval.portal.export import export as run_export
     from stableval.portal.export import write
 
+    if output is None and output_format is ExportFormat.PARQUET:
+        raise typer.BadParameter("Parquet needs --output FILE", param_hint="--format")
+    require_existing(database_url)  # never create an empty database by exporting from a wrong path
     db = open_database(database_url)
     with bad_input_exits():
         result = run_export(db, kind.value, track=slug, criterion=criterion)
     if output is None:
-        if output_format is ExportFormat.PARQUET:
-            raise typer.BadParameter("Parquet needs --output FILE", param_hint="--format")
         write(result.frame, sys.stdout.buffer, output_format.value)
         sys.stdout.flush()
     else:

@@ -1,16 +1,18 @@
 """``stableval serve`` (the evaluation portal web server) and ``stableval portal ...`` (its admin tasks).
 
 The admin tasks work on the database directly, without the web server: migrate, create tracks, import
-questions, create invites. Exporting judgments (``stableval portal export``, also ``stableval export``) lives in
-:mod:`stableval.commands.export`, which adds itself to the :data:`portal_app` group declared here.
+questions, create invites, revoke invites / raters / sessions. Exporting judgments (``stableval portal export``,
+also ``stableval export``) lives in :mod:`stableval.commands.export`, which adds itself to the :data:`portal_app`
+group declared here.
 """
 
 from __future__ import annotations
 
 import os
 import sys
+from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -19,14 +21,15 @@ from stableval.commands.common import OutputOpt, bad_input_exits, fail
 if TYPE_CHECKING:  # pragma: no cover
     from stableval.portal.db import Database
 
-__all__ = ["DEFAULT_DB", "DatabaseOpt", "open_database", "portal_app", "register", "serve"]
+__all__ = ["DEFAULT_DB", "DatabaseOpt", "access_log_config", "open_database", "portal_app", "register",
+           "require_existing", "serve"]
 
 DEFAULT_DB = "sqlite:///stableval-portal.db"
 
 DatabaseOpt = Annotated[str, typer.Option(
     "--database-url", envvar="STABLEVAL_PORTAL_DATABASE_URL",
-    help="SQLAlchemy URL: sqlite:///portal.db (default, one file) or "
-         "postgresql+psycopg://user:password@host:5432/name.")]
+    help=f"SQLAlchemy URL: sqlite:///FILE (one file; default {DEFAULT_DB}, i.e. stableval-portal.db in the "
+         "current folder) or postgresql+psycopg://user:password@host:5432/name.")]
 
 
 portal_app = typer.Typer(help="Portal admin tasks without the web server: migrate, tracks, question import, "
@@ -56,6 +59,35 @@ def open_database(url: str) -> Database:
     return db
 
 
+def require_existing(url: str) -> None:
+    """Exit with an error (code 1) when ``url`` names a SQLite file that does not exist: reading commands must not
+    create an empty database by accident (a typo in the path would otherwise export nothing, silently)."""
+    from sqlalchemy.engine import make_url
+
+    try:
+        parsed = make_url(url)
+    except Exception as error:
+        raise fail(f"bad --database-url {url!r}: {error}") from None
+    if parsed.get_backend_name() == "sqlite" and parsed.database not in (None, "", ":memory:") and \
+            not Path(str(parsed.database)).exists():
+        raise fail(f"no portal database at {parsed.database} (from --database-url {url}): give the URL of an "
+                   "existing database, or create one with 'stableval serve' or 'stableval portal migrate'")
+
+
+def access_log_config() -> dict[str, Any]:
+    """uvicorn's logging configuration with the access log passed through
+    :class:`stableval.portal.security.RedactTokens` (invite tokens never reach the log)."""
+    import copy
+
+    from uvicorn.config import LOGGING_CONFIG
+
+    config = copy.deepcopy(LOGGING_CONFIG)
+    config.setdefault("filters", {})["redact_tokens"] = {"()": "stableval.portal.security.RedactTokens"}
+    for handler in config["handlers"].values():
+        handler.setdefault("filters", []).append("redact_tokens")
+    return config
+
+
 def serve(
     database_url: DatabaseOpt = DEFAULT_DB,
     host: Annotated[str, typer.Option("--host", help="Address to listen on (0.0.0.0 for all interfaces; put a "
@@ -63,16 +95,24 @@ def serve(
     port: Annotated[int, typer.Option("--port", min=1, max=65535, help="TCP port.")] = 8000,
     admin_token: Annotated[str | None, typer.Option(
         "--admin-token", envvar="STABLEVAL_PORTAL_ADMIN_TOKEN",
-        help="Admin credential (at least 12 characters); prefer the environment variable.")] = None,
+        help="Admin credential (at least 12 characters); prefer the environment variable. Without one, a random "
+             "token is made and printed once (it changes on every restart, which signs admins out).")] = None,
     secure_cookies: Annotated[bool, typer.Option("--secure-cookies/--no-secure-cookies",
                                                  help="Mark cookies Secure (behind HTTPS).")] = False,
     invite_rate: Annotated[int, typer.Option("--invite-rate", min=1,
                                              help="Invite-link attempts allowed per client and minute.")] = 20,
+    forwarded_allow_ips: Annotated[str | None, typer.Option(
+        "--forwarded-allow-ips", envvar="STABLEVAL_PORTAL_FORWARDED_ALLOW_IPS",
+        help="Comma-separated addresses of reverse proxies whose X-Forwarded-For / X-Forwarded-Proto headers "
+             "are trusted (e.g. 127.0.0.1 when nginx runs on this host). Default: none, the headers are "
+             "ignored and the connecting address is the client (rate limits key on it).")] = None,
 ) -> None:
     """Run the evaluation portal: experts compare and rate two models' answers per question."""
-    if not admin_token or len(admin_token) < 12:
+    generated = not admin_token
+    if admin_token and len(admin_token) < 12:
         raise typer.BadParameter("give an admin token of at least 12 characters (or set "
-                                 "STABLEVAL_PORTAL_ADMIN_TOKEN)", param_hint="--admin-token")
+                                 "STABLEVAL_PORTAL_ADMIN_TOKEN), or none to get a random one",
+                                 param_hint="--admin-token")
     try:
         import uvicorn
 
@@ -80,13 +120,23 @@ def serve(
     except ModuleNotFoundError as error:
         raise fail(f"the portal needs the 'portal' extra ({error.name} is missing): "
                    "pip install 'stableval[portal]'") from None
+    if not admin_token:
+        from stableval.portal.security import new_token
+
+        admin_token = new_token()
     try:
         app = create_app(database_url, admin_token, secure_cookies=secure_cookies, invite_rate=invite_rate)
     except Exception as error:
         raise fail(f"cannot open the database {database_url}: {error.__class__.__name__}: {error}") from None
+    shown = "localhost" if host in ("0.0.0.0", "::") else host
     typer.echo(f"stableval portal on http://{host}:{port}/ (admin: /admin/login), database {database_url}",
                err=True)
-    uvicorn.run(app, host=host, port=port, log_level="info", proxy_headers=True)
+    if generated:
+        typer.echo(f"No admin token given, so this one was made for this run (shown once; set "
+                   f"STABLEVAL_PORTAL_ADMIN_TOKEN to choose your own):\n    {admin_token}\n"
+                   f"Sign in at http://{shown}:{port}/admin/login with it.", err=True)
+    uvicorn.run(app, host=host, port=port, log_level="info", log_config=access_log_config(),
+                proxy_headers=forwarded_allow_ips is not None, forwarded_allow_ips=forwarded_allow_ips)
 
 
 @portal_app.command("migrate")
@@ -108,6 +158,14 @@ def track(
                                                                        "retire a question.")] = 2,
     lease_hours: Annotated[float, typer.Option("--lease-hours", min=0.001, help="How long a claimed question "
                                                                                 "stays reserved.")] = 24.0,
+    gold_rate: Annotated[float, typer.Option("--gold-rate", min=0.0, max=1.0, help="Share of claims that are gold "
+                                             "(quality-control) questions, imported with a gold column.")] = 0.0,
+    qc_threshold: Annotated[float, typer.Option("--qc-threshold", min=0.0, max=1.0, help="Pause a rater whose "
+                                                "gold accuracy is below this share.")] = 0.7,
+    qc_min_gold: Annotated[int, typer.Option("--qc-min-gold", min=0, help="Gold questions answered before the "
+                                             "threshold applies.")] = 3,
+    qualification: Annotated[int, typer.Option("--qualification", min=0, help="Gold questions a new rater answers "
+                                               "first (a qualification set; 0: none).")] = 0,
     database_url: DatabaseOpt = DEFAULT_DB,
 ) -> None:
     """Create an evaluation track."""
@@ -116,7 +174,9 @@ def track(
     db = open_database(database_url)
     names = [c for c in criteria.split(",") if c.strip()] if criteria else None
     with bad_input_exits():
-        create_track(db, slug, title, criteria=names, k=k, flag_limit=flag_limit, lease_hours=lease_hours)
+        create_track(db, slug, title, criteria=names, k=k, flag_limit=flag_limit, lease_hours=lease_hours,
+                     gold_rate=gold_rate, qc_threshold=qc_threshold, qc_min_gold=qc_min_gold,
+                     qualification=qualification)
     typer.echo(f"created track {slug}", err=True)
 
 
@@ -124,7 +184,8 @@ def track(
 def import_(
     slug: Annotated[str, typer.Argument(help="Track name.")],
     file: Annotated[Path, typer.Argument(help="CSV, TSV, JSONL or Parquet with columns id, prompt, model_a, "
-                                              "answer_a, model_b, answer_b [, reference, specialty, subspecialty].")],
+                                              "answer_a, model_b, answer_b [, reference, specialty, subspecialty, "
+                                              "gold].")],
     database_url: DatabaseOpt = DEFAULT_DB,
 ) -> None:
     """Import questions and model answers into a track (all rows or none)."""
@@ -168,3 +229,86 @@ def invites(
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write(text)
         typer.echo(f"wrote {len(created)} invite links to {output}", err=True)
+
+
+class RaterAction(StrEnum):
+    REVOKE_INVITE = "revoke-invite"
+    NEW_INVITE = "new-invite"
+    END_SESSIONS = "end-sessions"
+    DISABLE = "disable"
+    ENABLE = "enable"
+
+
+@portal_app.command("rater")
+def rater(
+    rater_id: Annotated[str, typer.Argument(help="The rater: rater-7 or 7 (as on the admin page and in exports).")],
+    action: Annotated[RaterAction, typer.Argument(
+        help="revoke-invite (the link stops working), new-invite (new link, old one stops working), "
+             "end-sessions (signed out in every browser), disable (no sign-in, no work; open questions go back "
+             "to the pool; submissions kept), enable.")],
+    base_url: Annotated[str | None, typer.Option("--base-url", help="Public address of the portal, for the new "
+                                                                     "link (new-invite).")] = None,
+    database_url: DatabaseOpt = DEFAULT_DB,
+) -> None:
+    """Revoke a rater's invite link, issue a new one, sign them out everywhere, disable or enable them."""
+    from stableval.portal import manage
+
+    number = rater_id.removeprefix("rater-")
+    if not (number.isascii() and number.isdigit() and len(number) < 12):
+        raise typer.BadParameter(f"{rater_id!r} is not a rater id; use rater-7 or 7", param_hint="RATER_ID")
+    if action is RaterAction.NEW_INVITE and not base_url:
+        raise typer.BadParameter("new-invite needs --base-url (the portal's public address)", param_hint="--base-url")
+    require_existing(database_url)
+    db = open_database(database_url)
+    with bad_input_exits():
+        if action is RaterAction.NEW_INVITE:
+            invite = manage.reissue_invite(db, int(number))
+            sys.stdout.write(invite.link(str(base_url)) + "\n")
+        elif action is RaterAction.REVOKE_INVITE:
+            manage.revoke_invite(db, int(number))
+        elif action is RaterAction.END_SESSIONS:
+            manage.end_rater_sessions(db, int(number))
+        else:
+            manage.set_rater_disabled(db, int(number), action is RaterAction.DISABLE)
+    typer.echo(f"rater-{number}: {action.value} done", err=True)
+
+
+class QualityDecision(StrEnum):
+    ALLOW = "allow"
+    PAUSE = "pause"
+    AUTO = "auto"
+
+
+@portal_app.command("quality")
+def quality(
+    slug: Annotated[str, typer.Argument(help="Track name.")],
+    rater_id: Annotated[str | None, typer.Option("--rater", help="The rater to decide on: rater-7 or 7.")] = None,
+    decision: Annotated[QualityDecision | None, typer.Option(
+        "--set", help="allow (never paused), pause, or auto (the track's accuracy threshold decides).")] = None,
+    database_url: DatabaseOpt = DEFAULT_DB,
+) -> None:
+    """Quality control: every rater's accuracy on the track's gold questions (CSV), or --rater R --set DECISION."""
+    from stableval.portal.quality import set_override, track_quality
+
+    if (rater_id is None) != (decision is None):
+        raise typer.BadParameter("give both --rater and --set, or neither (to list)", param_hint="--set")
+    require_existing(database_url)
+    db = open_database(database_url)
+    with bad_input_exits():
+        if rater_id is not None and decision is not None:
+            number = rater_id.removeprefix("rater-")
+            if not (number.isascii() and number.isdigit() and len(number) < 12):
+                raise typer.BadParameter(f"{rater_id!r} is not a rater id; use rater-7 or 7", param_hint="--rater")
+            set_override(db, slug, int(number), decision.value)
+            typer.echo(f"rater-{number} in {slug}: {decision.value}", err=True)
+            return
+        rows = track_quality(db, slug)
+    import pandas as pd
+
+    frame = pd.DataFrame({"rater": [f"rater-{r.id}" for r, _ in rows], "name": [r.name for r, _ in rows],
+                          "gold_questions": [q.gold_answered for _, q in rows],
+                          "gold_judgments": [q.judgments for _, q in rows], "correct": [q.correct for _, q in rows],
+                          "accuracy": [q.accuracy for _, q in rows], "status": [q.status for _, q in rows]})
+    from stableval.portal.export import defuse_formulas
+
+    sys.stdout.write(defuse_formulas(frame).to_csv(index=False))

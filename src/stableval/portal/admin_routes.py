@@ -1,13 +1,14 @@
 """Admin pages (separate credential): tracks, question import, invites, progress, retire/restore, export,
 live results.
 
-Every route here requires the admin credential: a session signed in at ``/admin/login`` with the admin token,
-or an ``Authorization: Bearer <token>`` header (for scripts). Anything else gets 401.
+Every route here requires the admin credential: a session signed in at ``/admin/login`` with the current admin
+token (a session signed in with an older token, or ended by signing out, no longer counts), or an
+``Authorization: Bearer <token>`` header (for scripts; only such a request skips the CSRF check). Anything else
+gets 401. Sign-in attempts are rate limited per client address.
 """
 
 from __future__ import annotations
 
-import hmac
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -17,20 +18,45 @@ from fastapi.responses import RedirectResponse, Response
 
 from stableval.errors import StableValError
 from stableval.portal.export import EXPORT_FORMATS, EXPORT_KINDS, export, to_bytes
-from stableval.portal.manage import create_invites, create_track, import_questions, read_invite_notes, set_retired
+from stableval.portal.manage import (
+    create_invites,
+    create_track,
+    end_rater_sessions,
+    import_questions,
+    read_invite_notes,
+    reissue_invite,
+    revoke_invite,
+    revoke_session,
+    session_revoked,
+    set_rater_disabled,
+    set_retired,
+)
 from stableval.portal.progress import admin_overview, track_detail
-from stableval.portal.web import page, portal_of, read_form, session_of, set_session
+from stableval.portal.quality import OVERRIDES, set_override, track_quality
+from stableval.portal.security import new_token, same_secret
+from stableval.portal.web import check_body, client_address, page, portal_of, read_form, session_of, set_session
 
 router = APIRouter(prefix="/admin")
 MEDIA = {"csv": "text/csv; charset=utf-8", "jsonl": "application/x-ndjson", "parquet": "application/vnd.apache.parquet"}
 
 
-def _is_admin(request: Request) -> bool:
-    token = portal_of(request).admin_token
+def _bearer_admin(request: Request) -> bool:
+    """Whether the request carries ``Authorization: Bearer <the admin token>`` (any other header: no)."""
     header = request.headers.get("authorization", "")
-    if header.lower().startswith("bearer ") and hmac.compare_digest(header[7:].strip(), token):
-        return True
-    return session_of(request).get("admin") is True
+    return header[:7].lower() == "bearer " and same_secret(header[7:].strip(), portal_of(request).admin_token)
+
+
+def _session_admin(request: Request) -> bool:
+    """Whether the session was signed in with the current admin token and has not been signed out."""
+    portal = portal_of(request)
+    session = session_of(request)
+    if session.get("admin") != portal.admin_tag or not isinstance(session.get("sid"), str):
+        return False
+    return not session_revoked(portal.db, session["sid"])
+
+
+def _is_admin(request: Request) -> bool:
+    return _bearer_admin(request) or _session_admin(request)
 
 
 def _require_admin(request: Request) -> None:
@@ -42,11 +68,12 @@ def _see_other(url: str) -> RedirectResponse:
     return RedirectResponse(url, status_code=303)
 
 
-async def _admin_form(request: Request) -> Any:
+async def _admin_form(request: Request, *, files: bool = False) -> Any:
     _require_admin(request)
-    if request.headers.get("authorization"):
-        return await request.form()  # bearer token: not a browser, no cookie to forge a request with
-    return await read_form(request)
+    if _bearer_admin(request):  # the valid bearer token itself: a script, no cookie to forge a request with
+        check_body(request, files=files)
+        return await request.form()
+    return await read_form(request, files=files)
 
 
 @router.get("/login")
@@ -56,17 +83,24 @@ def login_page(request: Request) -> Response:
 
 @router.post("/login")
 async def login(request: Request) -> Response:
+    portal = portal_of(request)
+    if not portal.login_limiter.allow(client_address(request)):
+        raise HTTPException(status_code=429, detail="Too many sign-in attempts; wait a minute and try again.",
+                            headers={"Retry-After": "60"})
     form = await read_form(request)
-    if not hmac.compare_digest(str(form.get("token") or ""), portal_of(request).admin_token):
+    if not same_secret(str(form.get("token") or ""), portal.admin_token):
         return page(request, "admin_login.html", status_code=401, error="That admin token is not right.")
-    set_session(request, admin=True)
+    set_session(request, admin=portal.admin_tag, sid=new_token(16))
     return _see_other("/admin")
 
 
 @router.post("/logout")
 async def logout(request: Request) -> Response:
     await read_form(request)
-    set_session(request, admin=None)
+    sid = session_of(request).get("sid")
+    if isinstance(sid, str) and len(sid) <= 64:
+        revoke_session(portal_of(request).db, sid)  # the old cookie, replayed, is no longer admin
+    set_session(request, admin=None, sid=None)
     return _see_other("/")
 
 
@@ -86,7 +120,11 @@ async def new_track(request: Request) -> Response:
         create_track(portal_of(request).db, str(form.get("slug") or "").strip(), str(form.get("title") or ""),
                      criteria=criteria or None, k=int(str(form.get("k") or 3)),
                      flag_limit=int(str(form.get("flag_limit") or 2)),
-                     lease_hours=float(str(form.get("lease_hours") or 24)))
+                     lease_hours=float(str(form.get("lease_hours") or 24)),
+                     gold_rate=float(str(form.get("gold_rate") or 0)),
+                     qc_threshold=float(str(form.get("qc_threshold") or 0.7)),
+                     qc_min_gold=int(str(form.get("qc_min_gold") or 3)),
+                     qualification=int(str(form.get("qualification") or 0)))
     except (StableValError, ValueError) as error:
         raise HTTPException(status_code=422, detail=f"Track not created: {error}") from None
     return _see_other("/admin?m=Track+created")
@@ -99,7 +137,21 @@ def track_page(request: Request, slug: str) -> Response:
     if detail is None:
         raise HTTPException(status_code=404, detail="No such track.")
     return page(request, "admin_track.html", track=detail.track, items=detail.questions, flagged=detail.flagged,
-                kinds=EXPORT_KINDS, formats=EXPORT_FORMATS, message=request.query_params.get("m"))
+                kinds=EXPORT_KINDS, formats=EXPORT_FORMATS, message=request.query_params.get("m"),
+                quality=track_quality(portal_of(request).db, slug))
+
+
+@router.post("/tracks/{slug}/quality/{rater_id}/{state}")
+async def quality_override(request: Request, slug: str, rater_id: int, state: str) -> Response:
+    """Quality control: allow a rater whatever their gold accuracy, pause them, or let the threshold decide."""
+    await _admin_form(request)
+    if state not in OVERRIDES:
+        raise HTTPException(status_code=404, detail=f"Unknown decision; use one of {', '.join(OVERRIDES)}.")
+    try:
+        set_override(portal_of(request).db, slug, rater_id, state)
+    except StableValError as error:
+        raise HTTPException(status_code=404, detail=str(error)) from None
+    return _see_other(f"/admin/tracks/{slug}?m=Quality+control:+rater-{rater_id}+{state}")
 
 
 @router.get("/tracks/{slug}/results")
@@ -117,7 +169,7 @@ def results_page(request: Request, slug: str, criterion: str | None = None) -> R
 
 @router.post("/tracks/{slug}/import")
 async def import_file(request: Request, slug: str) -> Response:
-    form = await _admin_form(request)
+    form = await _admin_form(request, files=True)
     upload = form.get("file")
     if upload is None or not hasattr(upload, "read") or not upload.filename:
         raise HTTPException(status_code=422, detail="Choose a CSV, TSV, JSONL or Parquet file to import.")
@@ -144,9 +196,37 @@ async def retire(request: Request, question_id: int, action: str) -> Response:
     return _see_other(f"/admin/tracks/{slug}")
 
 
+RATER_ACTIONS = {"revoke-invite": "Invite link revoked", "end-sessions": "Signed out everywhere",
+                 "disable": "Rater disabled", "enable": "Rater enabled", "new-invite": ""}
+
+
+@router.post("/raters/{rater_id}/{action}")
+async def rater_action(request: Request, rater_id: int, action: str) -> Response:
+    """Revoke a rater's invite link, issue a new one, sign them out everywhere, disable or enable them."""
+    await _admin_form(request)
+    if action not in RATER_ACTIONS:
+        raise HTTPException(status_code=404, detail=f"Unknown action; use one of {', '.join(RATER_ACTIONS)}.")
+    db = portal_of(request).db
+    try:
+        if action == "new-invite":
+            invite = reissue_invite(db, rater_id)
+            base = str(request.base_url).rstrip("/")
+            return page(request, "admin_invites.html", invites=[(invite.note or f"rater-{rater_id}",
+                                                                 invite.link(base))])
+        if action == "revoke-invite":
+            revoke_invite(db, rater_id)
+        elif action == "end-sessions":
+            end_rater_sessions(db, rater_id)
+        else:
+            set_rater_disabled(db, rater_id, action == "disable")
+    except StableValError as error:
+        raise HTTPException(status_code=404, detail=str(error)) from None
+    return _see_other(f"/admin?m={RATER_ACTIONS[action].replace(' ', '+')}+(rater-{rater_id})")
+
+
 @router.post("/invites")
 async def invites(request: Request) -> Response:
-    form = await _admin_form(request)
+    form = await _admin_form(request, files=True)
     notes = [line.strip() for line in str(form.get("notes") or "").splitlines() if line.strip()]
     upload = form.get("file")
     if upload is not None and hasattr(upload, "read") and upload.filename:
@@ -154,7 +234,7 @@ async def invites(request: Request) -> Response:
             path = Path(folder) / f"invites{Path(upload.filename).suffix.lower()}"
             path.write_bytes(await upload.read())
             try:
-                notes += read_invite_notes(path)
+                notes += read_invite_notes(path, source=Path(upload.filename).name)
             except StableValError as error:
                 raise HTTPException(status_code=422, detail=f"No invites created: {error}") from None
     if not notes or len(notes) > 10_000:

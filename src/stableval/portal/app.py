@@ -18,11 +18,13 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
-from fastapi import FastAPI, HTTPException, Request
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import Response
 from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
 from markupsafe import Markup
+from starlette.exceptions import HTTPException
 
 from stableval.portal.admin_routes import router as admin_router
 from stableval.portal.db import Database
@@ -77,19 +79,30 @@ def create_app(database_url: str, admin_token: str, *, migrate: bool = True, sec
                                 samesite="lax", secure=portal.secure_cookies, max_age=90 * 24 * 3600)
         response.headers.setdefault("X-Content-Type-Options", "nosniff")
         response.headers.setdefault("X-Frame-Options", "DENY")
+        response.headers.setdefault("Referrer-Policy", "no-referrer")
         response.headers.setdefault("Content-Security-Policy", "default-src 'self'; script-src 'self'; "
                                     "style-src 'self'; img-src 'self' data:; form-action 'self'; "
                                     "frame-ancestors 'none'")
         return response
 
-    @app.exception_handler(HTTPException)
+    @app.exception_handler(HTTPException)  # Starlette's: also unknown paths (404) and unreadable forms (400)
     async def http_error(request: Request, error: HTTPException) -> Response:
         headers = dict(error.headers or {})
+        message = "There is no page at this address." if error.status_code == 404 and error.detail == "Not Found" \
+            else str(error.detail)
         if not hasattr(request.state, "session"):
-            return Response(str(error.detail), status_code=error.status_code, headers=headers)
-        response = page(request, "error.html", status_code=error.status_code, message=str(error.detail))
+            return Response(message, status_code=error.status_code, headers=headers)
+        response = page(request, "error.html", status_code=error.status_code, message=message)
         response.headers.update(headers)
         return response
+
+    @app.exception_handler(RequestValidationError)  # e.g. /a/abc/pairwise: a readable page, not FastAPI's JSON
+    async def bad_request(request: Request, error: RequestValidationError) -> Response:
+        where = ", ".join(".".join(str(p) for p in e.get("loc", ())[1:]) or "request" for e in error.errors())
+        message = f"This address or form is not valid ({where}): check the link."
+        if not hasattr(request.state, "session"):
+            return Response(message, status_code=422)
+        return page(request, "error.html", status_code=422, message=message)
 
     app.include_router(rater_router)
     app.include_router(admin_router)

@@ -8,8 +8,14 @@ an expired one no longer does, so abandoned items return to the pool. Only confi
 toward k; items flagged "does not make sense" by ``flag_limit`` raters leave the pool.
 
 Concurrency: claims run in one short write transaction. SQLite: ``BEGIN IMMEDIATE`` serialises writers.
-PostgreSQL: the candidate question row is locked with ``SELECT ... FOR UPDATE SKIP LOCKED`` and its slots are
-recounted by a fresh statement after the lock, so two raters never take the last slot together.
+PostgreSQL: the rater's row is locked first (``SELECT ... FOR UPDATE``), so one rater's parallel clicks claim one
+after the other and all get the same open assignment; the candidate question row is then locked with ``SELECT
+... FOR UPDATE SKIP LOCKED`` and its slots are recounted by a fresh statement after the lock, so two raters never
+take the last slot together. A retired question is never offered, and an open lease on it is released.
+
+Quality control (:mod:`stableval.portal.quality`): gold questions are outside k (each rater may get each once);
+a claim is a gold one by the track's ``gold_rate`` (or always, while the rater is still in the qualification
+set), and a rater paused by quality control gets no new question (``Claim(None, "paused")``).
 """
 
 from __future__ import annotations
@@ -23,6 +29,7 @@ from sqlalchemy.orm import InstrumentedAttribute, Session
 
 from stableval.portal.db import Database
 from stableval.portal.models import Assignment, Question, Rater, Submission, Track, utcnow
+from stableval.portal.quality import gold_turn, is_paused
 from stableval.portal.security import new_token
 
 __all__ = ["Claim", "TrackProgress", "claim_next", "counterbalance", "progress_for", "slots_taken"]
@@ -96,9 +103,43 @@ def _available(rater: Rater, track: Track, now: datetime) -> ColumnElement[bool]
     """Questions of the track this rater may still be offered."""
     eligible, _ = _routing(rater)
     seen = select(Assignment.question_id).where(Assignment.rater_id == rater.id)
-    return and_(Question.track_id == track.id, Question.retired.is_(False), eligible,
+    return and_(Question.track_id == track.id, Question.retired.is_(False), Question.gold == "", eligible,
                 Question.id.not_in(seen), _flags(Question.id) < track.flag_limit,
                 _confirmed(Question.id) + _active(Question.id, now) < track.k)
+
+
+def _gold_available(rater: Rater, track: Track) -> ColumnElement[bool]:
+    """Gold questions of the track this rater has not had (no k: every rater may get each one)."""
+    eligible, _ = _routing(rater)
+    seen = select(Assignment.question_id).where(Assignment.rater_id == rater.id)
+    return and_(Question.track_id == track.id, Question.retired.is_(False), Question.gold != "", eligible,
+                Question.id.not_in(seen))
+
+
+def _claim_gold(session: Session, rater: Rater, track: Track, now: datetime) -> int | None:
+    _, priority = _routing(rater)
+    question_id = session.scalar(select(Question.id).where(_gold_available(rater, track))
+                                 .order_by(priority, Question.id).limit(1))
+    if question_id is None:
+        return None
+    assignment = Assignment(question_id=question_id, rater_id=rater.id, status="open",
+                            swapped=counterbalance(rater.id, question_id), form_token=new_token(), claimed_at=now,
+                            expires_at=now + timedelta(seconds=track.lease_seconds))
+    session.add(assignment)
+    session.flush()
+    return assignment.id
+
+
+def _gold_now(session: Session, rater: Rater, track: Track) -> tuple[bool, bool]:
+    """(this claim is a gold one, the rater is still in the qualification set: gold only)."""
+    if track.gold_rate <= 0 and track.qualification <= 0:
+        return False, False
+    claims = session.scalar(select(func.count(Assignment.id)).join(Question).where(
+        Question.track_id == track.id, Assignment.rater_id == rater.id)) or 0
+    gold_done = session.scalar(select(func.count(Submission.id)).join(Question).where(
+        Question.track_id == track.id, Submission.rater_id == rater.id, Question.gold != "")) or 0
+    qualifying = int(gold_done) < track.qualification
+    return qualifying or gold_turn(track.gold_rate, rater_id=rater.id, claim_number=int(claims)), qualifying
 
 
 def slots_taken(session: Session, question_id: int, now: datetime, *, exclude: int | None = None) -> int:
@@ -131,21 +172,40 @@ def claim_next(db: Database, rater_id: int, slug: str, now: datetime | None = No
     now = now or utcnow()
     with db.writing() as session:
         track = session.scalar(select(Track).where(Track.slug == slug))
+        if not db.is_sqlite:  # one claim per rater at a time (parallel clicks): SQLite's write lock does this
+            session.execute(select(Rater.id).where(Rater.id == rater_id).with_for_update())
         rater = session.get(Rater, rater_id)
         if track is None or rater is None:
             return Claim(None, "unknown-track")
+        if rater.disabled_at is not None:
+            return Claim(None, "none")
         lease = timedelta(seconds=track.lease_seconds)
         own = session.scalars(select(Assignment).join(Question).where(
             Question.track_id == track.id, Assignment.rater_id == rater_id, Assignment.status == "open")
             .order_by(Assignment.id)).all()
+        questions = {q.id: q for q in session.scalars(select(Question).where(
+            Question.id.in_([a.question_id for a in own])))} if own else {}
+        retired = {q_id for q_id, q in questions.items() if q.retired}
         for assignment in own:
-            if assignment.expires_at > now:
+            if assignment.question_id in retired:
+                assignment.status = "released"  # withdrawn by the study team
+                continue
+            if assignment.expires_at > now or questions[assignment.question_id].gold:  # gold: no slot to lose
+                if assignment.expires_at <= now:
+                    assignment.expires_at = now + lease
                 return Claim(assignment.id)
             _lock_question(session, assignment.question_id, db)
             if slots_taken(session, assignment.question_id, now, exclude=assignment.id) < track.k:
                 assignment.expires_at = now + lease  # came back in time: renew
                 return Claim(assignment.id)
             assignment.status = "released"  # its slot went to someone else meanwhile
+        if is_paused(session, track, rater_id):
+            return Claim(None, "paused")
+        gold, qualifying = _gold_now(session, rater, track)
+        if gold:
+            gold_id = _claim_gold(session, rater, track, now)
+            if gold_id is not None or qualifying:
+                return Claim(gold_id, "" if gold_id is not None else "none")
         _, priority = _routing(rater)
         skipped: list[int] = []
         for _attempt in range(50):

@@ -6,6 +6,14 @@ rated answer (``label`` 1-5; score with ``--levels 1,2,3,4,5``). Pairwise table 
 rater, winner, criterion, reason, rater_group, track`` — ``agent_a`` is the model shown as A; ``winner`` is
 ``a``, ``b``, ``tie`` or ``tie (bothbad)`` ("neither is good"). Raters appear as ``rater-<id>``. What is left
 out ("unable to judge" ratings, flagged questions) is counted in ``notes``.
+
+CSV output is safe to open in a spreadsheet: a text cell that starts with ``=``, ``+``, ``-``, ``@``, a tab or a
+carriage return (which Excel, LibreOffice and Sheets would run as a formula) is written with a leading ``'``
+(OWASP's advice); ``label`` is never changed, so ``stableval score`` reads the file as before. JSONL and Parquet
+carry the raw text.
+
+>>> defuse_formulas(pd.DataFrame({"item": ["q1", "=HYPERLINK(1)", "-2"], "label": ["4", "5", "1"]}))["item"].tolist()
+['q1', "'=HYPERLINK(1)", "'-2"]
 """
 
 from __future__ import annotations
@@ -24,12 +32,15 @@ from stableval.errors import InputError
 from stableval.portal.db import Database
 from stableval.portal.models import Judgment, Question, Rater, Submission, Track
 
-__all__ = ["EXPORT_FORMATS", "EXPORT_KINDS", "Export", "export", "judgment_rows", "to_bytes"]
+__all__ = ["EXPORT_FORMATS", "EXPORT_KINDS", "FORMULA_START", "Export", "defuse_formulas", "export", "judgment_rows",
+           "to_bytes"]
 
 EXPORT_KINDS = ("annotations", "pairwise")
 EXPORT_FORMATS = ("csv", "jsonl", "parquet")
 WINNER = {"a": "a", "b": "b", "tie": "tie", "neither": "tie (bothbad)"}
 RATING_LEVELS = ("1", "2", "3", "4", "5")
+#: First characters that make a spreadsheet treat a CSV cell as a formula.
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
 
 @dataclass(frozen=True)
@@ -41,7 +52,8 @@ class Export:
 
 
 def judgment_rows(db: Database, slug: str | None = None, criterion: str | None = None) -> pd.DataFrame:
-    """Every confirmed judgment, joined with its submission, question and rater (one row per criterion)."""
+    """Every confirmed judgment of a regular (non-gold) question, joined with its submission, question and rater
+    (one row per criterion). Gold questions are quality control (:mod:`stableval.portal.quality`), not data."""
     query = (select(Track.slug.label("track"), Question.external_id.label("item"), Judgment.criterion,
                     Submission.rater_id, Rater.specialty.label("rater_group"), Submission.shown_a,
                     Submission.shown_b, Judgment.choice, Judgment.reason, Judgment.rating_a, Judgment.rating_b,
@@ -50,6 +62,7 @@ def judgment_rows(db: Database, slug: str | None = None, criterion: str | None =
              .join(Question, Submission.question_id == Question.id)
              .join(Track, Question.track_id == Track.id)
              .join(Rater, Submission.rater_id == Rater.id)
+             .where(Question.gold == "")
              .order_by(Judgment.id))
     if slug is not None:
         query = query.where(Track.slug == slug)
@@ -65,7 +78,15 @@ def judgment_rows(db: Database, slug: str | None = None, criterion: str | None =
 
 
 def _flagged(db: Database, slug: str | None) -> int:
-    query = select(Submission.id).join(Question).join(Track).where(Submission.flagged.is_(True))
+    query = select(Submission.id).join(Question).join(Track).where(Submission.flagged.is_(True), Question.gold == "")
+    if slug is not None:
+        query = query.where(Track.slug == slug)
+    with db.reading() as session:
+        return len(session.scalars(query).all())
+
+
+def _gold_submissions(db: Database, slug: str | None) -> int:
+    query = select(Submission.id).join(Question).join(Track).where(Question.gold != "")
     if slug is not None:
         query = query.where(Track.slug == slug)
     with db.reading() as session:
@@ -101,6 +122,9 @@ def export(db: Database, kind: str = "annotations", *, track: str | None = None,
     flagged = _flagged(db, track)
     if flagged:
         notes.append(f"{flagged} submission(s) flagged 'does not make sense' have no judgments (left out)")
+    gold = _gold_submissions(db, track)
+    if gold:
+        notes.append(f"{gold} submission(s) of gold (quality-control) questions left out")
     if kind == "pairwise":
         frame = pd.DataFrame({
             "item": rows["item"], "agent_a": rows["shown_a"], "agent_b": rows["shown_b"], "rater": rows["rater"],
@@ -137,4 +161,19 @@ def write(frame: pd.DataFrame, target: str | os.PathLike[str] | IO[bytes], forma
     :func:`stableval.data.files.write_frame`)."""
     if format not in EXPORT_FORMATS:
         raise InputError("unknown export format", value=format, allowed=", ".join(EXPORT_FORMATS))
-    write_frame(frame, target, format=format)
+    write_frame(defuse_formulas(frame) if format == "csv" else frame, target, format=format)
+
+
+def defuse_formulas(frame: pd.DataFrame) -> pd.DataFrame:
+    """A copy whose text cells (every column but ``label``) that a spreadsheet would run as a formula start with
+    ``'`` (vectorised; other cells unchanged)."""
+    out = frame.copy()
+    for column in out.columns:
+        if column == "label" or not (pd.api.types.is_object_dtype(out[column])
+                                     or pd.api.types.is_string_dtype(out[column])):
+            continue
+        text = out[column].astype(str)
+        risky = text.str.startswith(FORMULA_START).to_numpy() & out[column].notna().to_numpy()
+        if risky.any():
+            out.loc[risky, column] = "'" + text[risky]
+    return out

@@ -13,11 +13,21 @@ still in flight when the step was submitted) is ignored, so it can never undo th
 Submitting writes one :class:`~stableval.portal.models.Submission` with one
 :class:`~stableval.portal.models.Judgment` per criterion in one transaction. The assignment's one-time form token
 must match; a second submit of the same form (double click, resubmitted POST) finds the assignment done, or hits
-the unique constraints, and creates nothing.
+the unique constraints, and creates nothing. The confirm page carries the :func:`draft_digest` of what it showed:
+if the draft changed since (another tab), the submit is refused and the confirm page shown again. A submit after
+the lease expired is refused when the slot was given to another rater meanwhile (that rater's submit is the one
+kept), and a submit for a retired question is refused.
+
+>>> draft_digest(empty_draft()) == draft_digest({**empty_draft(), "rev": 3, "time_ms": {"pairwise": 9}})
+True
+>>> draft_digest(empty_draft()) == draft_digest({**empty_draft(), "reasons": {"accuracy": "x"}})
+False
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
@@ -27,13 +37,13 @@ from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from stableval.portal.assignment import _lock_question
+from stableval.portal.assignment import _lock_question, slots_taken
 from stableval.portal.db import Database
 from stableval.portal.models import Assignment, Draft, Judgment, Question, Submission, Track, utcnow
 from stableval.portal.rules import CHOICES, RATINGS, Violation, check_pairwise, check_ratings
 
-__all__ = ["MAX_TEXT", "Opened", "SubmitResult", "empty_draft", "load_draft", "mark_opened", "merge_form",
-           "open_assignment", "save_draft", "step_problems", "submit", "update_draft"]
+__all__ = ["MAX_TEXT", "Opened", "SubmitResult", "draft_digest", "empty_draft", "load_draft", "mark_opened",
+           "merge_form", "open_assignment", "save_draft", "step_problems", "submit", "update_draft"]
 
 #: Longest free-text reason kept (characters); longer text is refused with a message, never cut silently.
 MAX_TEXT = 5000
@@ -42,6 +52,13 @@ MAX_TEXT = 5000
 def empty_draft() -> dict[str, Any]:
     return {"pairwise": {}, "reasons": {}, "flag": False, "flag_reason": "", "ratings_a": {}, "ratings_b": {},
             "opened": {}, "time_ms": {}, "rev": 0}
+
+
+def draft_digest(draft: dict[str, Any]) -> str:
+    """A short digest of what the rater answered (choices, reasons, flag, ratings; not timings): the confirm page
+    carries it so that a submit stores exactly what the page showed."""
+    shown = {key: draft.get(key) for key in ("pairwise", "reasons", "flag", "flag_reason", "ratings_a", "ratings_b")}
+    return hashlib.sha256(json.dumps(shown, sort_keys=True).encode()).hexdigest()[:32]
 
 
 def load_draft(session: Session, assignment_id: int) -> dict[str, Any]:
@@ -126,11 +143,11 @@ def merge_form(draft: dict[str, Any], form: Any, criteria: list[dict[str, str]],
     if step == "pairwise":
         draft["pairwise"] = {**draft["pairwise"], **{k: form.get(f"pw-{k}") for k in keys
                                                       if form.get(f"pw-{k}") in CHOICES}}
-        draft["reasons"] = {**draft["reasons"], **{k: str(form.get(f"why-{k}"))[:MAX_TEXT] for k in keys
+        draft["reasons"] = {**draft["reasons"], **{k: str(form.get(f"why-{k}")) for k in keys
                                                     if form.get(f"why-{k}") is not None}}
         draft["flag"] = form.get("flag") == "on"
         if form.get("flag_reason") is not None:
-            draft["flag_reason"] = str(form.get("flag_reason"))[:MAX_TEXT]
+            draft["flag_reason"] = str(form.get("flag_reason"))
     elif step == "rating":
         for side in ("a", "b"):
             field = f"ratings_{side}"
@@ -145,31 +162,48 @@ def step_problems(draft: dict[str, Any], track: Track, step: str) -> list[Violat
     """What stops the user leaving a step (empty list = fine)."""
     criteria = list(track.criteria)
     if step == "pairwise":
+        too_long = _too_long(draft, criteria)
+        if too_long:
+            return too_long
         if draft["flag"]:
             if not draft["flag_reason"].strip():
                 return [Violation("flag", "flag_reason", "Say why the question does not make sense or is not "
                                                          "relevant.")]
             return []
         return check_pairwise(criteria, draft["pairwise"])
-    problems = check_pairwise(criteria, draft["pairwise"])
+    problems = _too_long(draft, criteria) or check_pairwise(criteria, draft["pairwise"])
     if problems:
         return problems
     return check_ratings(criteria, track.rules, draft["pairwise"], draft["ratings_a"], draft["ratings_b"])
 
 
+def _too_long(draft: dict[str, Any], criteria: list[dict[str, str]]) -> list[Violation]:
+    """Reasons longer than :data:`MAX_TEXT` are refused with a message (never cut silently)."""
+    out = [Violation(c["key"], f"why-{c['key']}", f"{c['label']}: the reason has "
+                     f"{len(draft['reasons'][c['key']]):,} characters; shorten it to at most {MAX_TEXT:,}.")
+           for c in criteria if len(draft["reasons"].get(c["key"], "")) > MAX_TEXT]
+    if draft["flag"] and len(draft["flag_reason"]) > MAX_TEXT:
+        out.append(Violation("flag", "flag_reason", f"The reason for the flag has {len(draft['flag_reason']):,} "
+                                                    f"characters; shorten it to at most {MAX_TEXT:,}."))
+    return out
+
+
 @dataclass(frozen=True)
 class SubmitResult:
     """``status``: "created", "duplicate" (already submitted: nothing new), "full" (the item already has its k
-    ratings), "invalid" (form token wrong or the form incomplete: see ``problems``)."""
+    ratings), "expired" (the lease ran out and the slot went to another rater), "retired" (the question was
+    withdrawn), "changed" (the draft differs from what the confirm page showed), "invalid" (form token wrong or
+    the form incomplete: see ``problems``)."""
 
     status: str
     submission_id: int | None = None
     problems: tuple[Violation, ...] = ()
 
 
-def submit(db: Database, rater_id: int, assignment_id: int, form_token: str, now: datetime | None = None
-           ) -> SubmitResult:
-    """Turn the assignment's draft into one immutable submission, atomically and at most once."""
+def submit(db: Database, rater_id: int, assignment_id: int, form_token: str, now: datetime | None = None, *,
+           digest: str | None = None) -> SubmitResult:
+    """Turn the assignment's draft into one immutable submission, atomically and at most once. ``digest``: the
+    :func:`draft_digest` the confirm page showed (None: not checked)."""
     now = now or utcnow()
     try:
         with db.writing() as session:
@@ -187,16 +221,25 @@ def submit(db: Database, rater_id: int, assignment_id: int, form_token: str, now
             assert question is not None  # foreign key
             track = session.get(Track, question.track_id)
             assert track is not None
+            if question.retired:
+                assignment.status = "released"
+                return SubmitResult("retired")
+            if not question.gold and assignment.expires_at <= now and \
+                    slots_taken(session, question.id, now, exclude=assignment.id) >= track.k:
+                # late, and the slot went to another rater: theirs is the work kept
+                assignment.status = "released"
+                full = _confirmed_count(session, question.id) >= track.k
+                return SubmitResult("full" if full else "expired")
             draft = load_draft(session, assignment_id)
+            if digest is not None and digest != draft_digest(draft):
+                return SubmitResult("changed")
             problems = step_problems(draft, track, "pairwise")
             if not draft["flag"] and not problems:
                 problems = step_problems(draft, track, "rating")
             if problems:
                 return SubmitResult("invalid", problems=tuple(problems))
-            if not draft["flag"]:
-                confirmed = session.scalar(select(func.count(Submission.id)).where(
-                    Submission.question_id == question.id, Submission.flagged.is_(False))) or 0
-                if confirmed >= track.k:
+            if not draft["flag"] and not question.gold:  # gold questions have no k
+                if _confirmed_count(session, question.id) >= track.k:
                     assignment.status = "released"
                     return SubmitResult("full")
             shown_a, shown_b = ((question.model_b, question.model_a) if assignment.swapped
@@ -224,6 +267,11 @@ def submit(db: Database, rater_id: int, assignment_id: int, form_token: str, now
         with db.reading() as session:
             existing = session.scalar(select(Submission.id).where(Submission.assignment_id == assignment_id))
         return SubmitResult("duplicate", existing)
+
+
+def _confirmed_count(session: Session, question_id: int) -> int:
+    return int(session.scalar(select(func.count(Submission.id)).where(
+        Submission.question_id == question_id, Submission.flagged.is_(False))) or 0)
 
 
 def _rating(value: str) -> int | None:

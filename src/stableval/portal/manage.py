@@ -8,8 +8,10 @@ changes nothing. Every problem names the file, the 1-based data row, the column 
 from __future__ import annotations
 
 import re
+import secrets
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -19,17 +21,25 @@ from sqlalchemy import select
 
 from stableval.errors import InputError
 from stableval.portal.db import Database
-from stableval.portal.models import Question, Rater, Track, utcnow
+from stableval.portal.models import Assignment, Question, Rater, RevokedSession, Track, utcnow
 from stableval.portal.rules import DEFAULT_CRITERIA, validate_rules
 from stableval.portal.security import hash_token, new_token
 
-__all__ = ["QUESTION_COLUMNS", "Invite", "create_invites", "create_track", "find_rater", "import_questions",
-           "normalise_group", "rater_for_invite", "read_invite_notes", "save_profile", "set_retired"]
+__all__ = ["MAX_IMPORT_TEXT", "MAX_K", "MAX_LEASE_HOURS", "QUESTION_COLUMNS", "Invite", "create_invites",
+           "create_track", "end_rater_sessions", "find_rater", "import_questions", "normalise_group", "rater_access",
+           "rater_for_invite", "read_invite_notes", "reissue_invite", "revoke_invite", "revoke_session", "save_profile",
+           "session_revoked", "set_rater_disabled", "set_retired"]
 
 #: Question file columns: required first, then optional (matched case-insensitively).
 QUESTION_COLUMNS: dict[str, bool] = {"id": True, "prompt": True, "model_a": True, "answer_a": True,
                                      "model_b": True, "answer_b": True, "reference": False, "specialty": False,
-                                     "subspecialty": False}
+                                     "subspecialty": False, "gold": False}
+#: Longest prompt, answer or reference accepted at import (characters): longer text makes pages slow to load.
+MAX_IMPORT_TEXT = 100_000
+#: Largest k and flag limit a track may have.
+MAX_K = 1000
+#: Longest lease (hours): one year.
+MAX_LEASE_HOURS = 24 * 366
 _SLUG = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
 _KEY = re.compile(r"^[a-z0-9_]{1,64}$")
 
@@ -59,19 +69,31 @@ def _criteria(criteria: Sequence[str] | None) -> list[dict[str, str]]:
 
 def create_track(db: Database, slug: str, title: str = "", *, criteria: Sequence[str] | None = None,
                  rules: dict[str, Any] | None = None, k: int = 3, flag_limit: int = 2,
-                 lease_hours: float = 24.0) -> int:
+                 lease_hours: float = 24.0, gold_rate: float = 0.0, qc_threshold: float = 0.7,
+                 qc_min_gold: int = 3, qualification: int = 0) -> int:
     """Create a track; returns its id. ``criteria`` default to the spec's five; ``rules`` see
-    :mod:`stableval.portal.rules`."""
+    :mod:`stableval.portal.rules`; quality control (``gold_rate`` … ``qualification``) see
+    :mod:`stableval.portal.quality`."""
     if not _SLUG.match(slug):
         raise InputError("bad track name", column="slug", value=slug,
                          allowed="1-64 lower-case letters, digits, '-' or '_', starting with a letter or digit")
-    for name, value, low in (("k", k, 1), ("flag_limit", flag_limit, 1)):
-        if int(value) < low:
-            raise InputError(f"{name} must be at least {low}", column=name, value=value)
-    if not lease_hours > 0:
-        raise InputError("lease must be positive", column="lease_hours", value=lease_hours, allowed="> 0 hours")
+    for name, value in (("k", k), ("flag_limit", flag_limit)):
+        if not 1 <= int(value) <= MAX_K:
+            raise InputError(f"{name} out of range", column=name, value=value, allowed=f"a whole number from 1 to "
+                                                                                     f"{MAX_K}")
+    if not 1 / 3600 <= lease_hours <= MAX_LEASE_HOURS or round(lease_hours * 3600) < 1:  # NaN fails too
+        raise InputError("lease out of range", column="lease_hours", value=lease_hours,
+                         allowed=f"from 1 second (0.0003 hours) to {MAX_LEASE_HOURS} hours")
+    for name, fraction in (("gold_rate", gold_rate), ("qc_threshold", qc_threshold)):
+        if not 0 <= fraction <= 1:
+            raise InputError(f"{name} out of range", column=name, value=fraction, allowed="a share from 0 to 1")
+    for name, value in (("qc_min_gold", qc_min_gold), ("qualification", qualification)):
+        if not 0 <= int(value) <= MAX_K:
+            raise InputError(f"{name} out of range", column=name, value=value, allowed=f"0 to {MAX_K}")
     track = Track(slug=slug, title=title.strip() or slug, criteria=_criteria(criteria), rules=validate_rules(rules),
-                  k=int(k), flag_limit=int(flag_limit), lease_seconds=int(lease_hours * 3600))
+                  gold_rate=float(gold_rate), qc_threshold=float(qc_threshold), qc_min_gold=int(qc_min_gold),
+                  qualification=int(qualification),
+                  k=int(k), flag_limit=int(flag_limit), lease_seconds=round(lease_hours * 3600))
     with db.writing() as session:
         if session.scalar(select(Track.id).where(Track.slug == slug)) is not None:
             raise InputError("a track of that name exists", column="slug", value=slug, allowed="a new name")
@@ -80,16 +102,28 @@ def create_track(db: Database, slug: str, title: str = "", *, criteria: Sequence
         return track.id
 
 
-def _read_questions(path: Path, source: str) -> pd.DataFrame:
+def _read_table(path: str | Path, source: str) -> pd.DataFrame:
+    """Read a table file; its messages name ``source`` (the uploaded file's name), never the server's copy."""
     from stableval.data.files import read_table_file
 
-    frame = read_table_file(path)
+    try:
+        return read_table_file(path)
+    except InputError as error:
+        if source == str(path):
+            raise
+        raise InputError(error.problem.replace(str(path), source), file=source, row=error.row,
+                         column=error.column, value=error.value, allowed=error.allowed,
+                         has_value=error.has_value) from None
+
+
+def _read_questions(path: Path, source: str) -> pd.DataFrame:
+    frame = _read_table(path, source)
     lower = {str(c).strip().lower(): c for c in frame.columns}
     missing = [name for name, required in QUESTION_COLUMNS.items() if required and name not in lower]
     if missing:
         raise InputError(f"missing column(s): {', '.join(missing)}", file=source,
                          value=[str(c) for c in frame.columns],
-                         allowed="columns " + ", ".join(QUESTION_COLUMNS) + " (the last three optional)")
+                         allowed="columns " + ", ".join(QUESTION_COLUMNS) + " (the last four optional)")
     out = pd.DataFrame({name: (frame[lower[name]].fillna("").astype(str) if name in lower else "")
                         for name in QUESTION_COLUMNS}, index=frame.index)
     return out.reset_index(drop=True)
@@ -99,8 +133,9 @@ def import_questions(db: Database, slug: str, path: str | Path, *, source: str |
     """Import questions and answers from CSV/TSV/JSONL/Parquet into a track, all or nothing; returns the count.
 
     Columns: ``id, prompt, model_a, answer_a, model_b, answer_b`` and optionally ``reference, specialty,
-    subspecialty``. Ids must be new in the track and unique in the file; text fields must not be empty; the two
-    models must differ.
+    subspecialty, gold`` (the known answer of a gold question: a, b, tie or neither; see
+    :mod:`stableval.portal.quality`). Ids must be new in the track and unique in the file; text fields must not
+    be empty; the two models must differ.
     """
     source = source or str(path)
     frame = _read_questions(Path(path), source)
@@ -127,11 +162,25 @@ def import_questions(db: Database, slug: str, path: str | Path, *, source: str |
         row = int(np.flatnonzero((frame[name].str.len() > width).to_numpy())[0]) + 1
         raise InputError("value too long", file=source, row=row, column=name, value=frame[name].iloc[row - 1][:40],
                          allowed=f"at most {width} characters")
+    for name in ("prompt", "answer_a", "answer_b", "reference"):
+        huge = (frame[name].str.len() > MAX_IMPORT_TEXT).to_numpy()
+        if huge.any():
+            row = int(np.flatnonzero(huge)[0]) + 1
+            raise InputError(f"text too long ({len(frame[name].iloc[row - 1]):,} characters; "
+                             f"{int(huge.sum())} row(s) in all)", file=source, row=row, column=name,
+                             value=frame[name].iloc[row - 1][:40] + "…",
+                             allowed=f"at most {MAX_IMPORT_TEXT:,} characters (shorten or split the text)")
     repeated = frame["id"].duplicated(keep="first").to_numpy()
     if repeated.any():
         row = int(np.flatnonzero(repeated)[0]) + 1
         raise InputError("id repeats an earlier row", file=source, row=row, column="id",
                          value=frame["id"].iloc[row - 1], allowed="one row per question id")
+    frame["gold"] = frame["gold"].str.strip().str.lower()
+    bad_gold = (~frame["gold"].isin(("", "a", "b", "tie", "neither"))).to_numpy()
+    if bad_gold.any():
+        row = int(np.flatnonzero(bad_gold)[0]) + 1
+        raise InputError("unknown gold answer", file=source, row=row, column="gold", value=frame["gold"].iloc[row - 1],
+                         allowed="empty (not a gold question), a, b, tie or neither (about model_a / model_b)")
     frame["specialty"] = frame["specialty"].map(normalise_group)
     frame["subspecialty"] = frame["subspecialty"].map(normalise_group)
     with db.writing() as session:
@@ -174,21 +223,21 @@ def create_invites(db: Database, notes: Sequence[str]) -> list[Invite]:
         return [Invite(r.id, note, token) for r, (note, token) in zip(raters, pending, strict=True)]
 
 
-def read_invite_notes(path: str | Path) -> list[str]:
-    """Notes from a CSV/JSONL file of invitees: the ``note`` column, else ``email``, else ``name``."""
-    from stableval.data.files import read_table_file
-
-    frame = read_table_file(path)
+def read_invite_notes(path: str | Path, *, source: str | None = None) -> list[str]:
+    """Notes from a CSV/JSONL file of invitees: the ``note`` column, else ``email``, else ``name``. ``source``
+    names the file in messages (the uploaded name rather than a server-side copy)."""
+    source = source or str(path)
+    frame = _read_table(path, source)
     lower = {str(c).strip().lower(): c for c in frame.columns}
     for name in ("note", "email", "name"):
         if name in lower:
             values = frame[lower[name]].fillna("").astype(str).str.strip()
             empty = (values == "").to_numpy()
             if empty.any():
-                raise InputError("empty value", file=str(path), row=int(np.flatnonzero(empty)[0]) + 1,
+                raise InputError("empty value", file=source, row=int(np.flatnonzero(empty)[0]) + 1,
                                  column=str(lower[name]), value="", allowed="one invitee per row")
             return values.tolist()
-    raise InputError("no invitee column", file=str(path), value=[str(c) for c in frame.columns],
+    raise InputError("no invitee column", file=source, value=[str(c) for c in frame.columns],
                      allowed="a column note, email or name")
 
 
@@ -201,6 +250,80 @@ def set_retired(db: Database, question_id: int, retired: bool) -> str:
         question.retired = retired
         slug: str = session.scalars(select(Track.slug).where(Track.id == question.track_id)).one()
         return slug
+
+
+def revoke_invite(db: Database, rater_id: int) -> None:
+    """Make the rater's invite link stop working (their sessions go on; see :func:`end_rater_sessions`)."""
+    with db.writing() as session:
+        rater = _rater_or_fail(session.get(Rater, rater_id), rater_id)
+        rater.token_hash = "revoked-" + secrets.token_hex(28)  # 64 characters, never a SHA-256 digest
+
+
+def reissue_invite(db: Database, rater_id: int) -> Invite:
+    """A new invite link for an existing rater; the old link stops working. Shown once, like every link."""
+    token = new_token()
+    with db.writing() as session:
+        rater = _rater_or_fail(session.get(Rater, rater_id), rater_id)
+        rater.token_hash = hash_token(token)
+        return Invite(rater.id, rater.note, token)
+
+
+def end_rater_sessions(db: Database, rater_id: int, now: datetime | None = None) -> None:
+    """Sign the rater out everywhere: sessions issued before now are refused (the invite link still works)."""
+    with db.writing() as session:
+        _rater_or_fail(session.get(Rater, rater_id), rater_id).sessions_after = now or utcnow()
+
+
+def set_rater_disabled(db: Database, rater_id: int, disabled: bool, now: datetime | None = None) -> None:
+    """Disable a rater (sessions ended, invite refused, open leases released, submissions kept) or enable again."""
+    now = now or utcnow()
+    with db.writing() as session:
+        rater = _rater_or_fail(session.get(Rater, rater_id), rater_id)
+        rater.disabled_at = now if disabled else None
+        if disabled:
+            rater.sessions_after = now
+            for assignment in session.scalars(select(Assignment).where(Assignment.rater_id == rater_id,
+                                                                       Assignment.status == "open")):
+                assignment.status = "released"
+
+
+def rater_access(db: Database, rater_id: int, issued_ms: int) -> str:
+    """Whether a session of this rater issued at ``issued_ms`` (Unix milliseconds) may act: "ok", "unknown",
+    "disabled" or "ended" (signed out by :func:`end_rater_sessions`)."""
+    with db.reading() as session:
+        rater = session.get(Rater, rater_id)
+        if rater is None:
+            return "unknown"
+        if rater.disabled_at is not None:
+            return "disabled"
+        if rater.sessions_after is not None and issued_ms < _epoch_ms(rater.sessions_after):
+            return "ended"
+        return "ok"
+
+
+def revoke_session(db: Database, sid: str) -> None:
+    """End one signed-in session (admin sign-out): its cookie, replayed later, is refused."""
+    with db.writing() as session:
+        if session.get(RevokedSession, sid) is None:
+            session.add(RevokedSession(sid=sid, revoked_at=utcnow()))
+
+
+def session_revoked(db: Database, sid: str) -> bool:
+    """Whether the session ``sid`` was ended by :func:`revoke_session`."""
+    with db.reading() as session:
+        return session.get(RevokedSession, sid) is not None
+
+
+def _epoch_ms(moment: datetime) -> int:
+    from datetime import UTC
+
+    return int(moment.replace(tzinfo=UTC).timestamp() * 1000)
+
+
+def _rater_or_fail(rater: Rater | None, rater_id: int) -> Rater:
+    if rater is None:
+        raise InputError("no such rater", column="rater", value=rater_id, allowed="an id from the admin page")
+    return rater
 
 
 def rater_for_invite(db: Database, token: str) -> Rater | None:

@@ -14,11 +14,11 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import JSON, Boolean, DateTime, ForeignKey, Index, Integer, String, Text, UniqueConstraint
+from sqlalchemy import JSON, Boolean, DateTime, Float, ForeignKey, Index, Integer, String, Text, UniqueConstraint
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
-__all__ = ["Assignment", "Base", "Draft", "Judgment", "Question", "Rater", "Setting", "Submission", "Track",
-           "utcnow"]
+__all__ = ["Assignment", "Base", "Draft", "Judgment", "QcOverride", "Question", "Rater", "RevokedSession", "Setting",
+           "Submission", "Track", "utcnow"]
 
 
 def utcnow() -> datetime:
@@ -51,6 +51,12 @@ class Track(Base):
     flag_limit: Mapped[int] = mapped_column(Integer, default=2)
     lease_seconds: Mapped[int] = mapped_column(Integer, default=24 * 3600)
     created_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
+    # quality control (see stableval.portal.quality): share of claims that are gold questions, the gold accuracy
+    # below which a rater is paused once they answered qc_min_gold gold questions, the qualification set size
+    gold_rate: Mapped[float] = mapped_column(Float, default=0.0, server_default="0")
+    qc_threshold: Mapped[float] = mapped_column(Float, default=0.7, server_default="0.7")
+    qc_min_gold: Mapped[int] = mapped_column(Integer, default=3, server_default="3")
+    qualification: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
 
 
 class Question(Base):
@@ -71,6 +77,7 @@ class Question(Base):
     answer_b: Mapped[str] = mapped_column(Text)
     retired: Mapped[bool] = mapped_column(Boolean, default=False)
     created_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
+    gold: Mapped[str] = mapped_column(String(16), default="", server_default="")  # known answer: a, b, tie, neither
 
 
 class Rater(Base):
@@ -87,6 +94,26 @@ class Rater(Base):
     years: Mapped[int | None] = mapped_column(Integer, nullable=True)
     profile_at: Mapped[datetime | None] = mapped_column(DateTime, nullable=True)
     created_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
+    disabled_at: Mapped[datetime | None] = mapped_column(DateTime, nullable=True)  # revoked: no sign-in, no work
+    sessions_after: Mapped[datetime | None] = mapped_column(DateTime, nullable=True)  # older sessions are ended
+
+
+class RevokedSession(Base):
+    """A signed-in session ended before its cookie expires (admin sign-out): its ``sid`` is refused from then on."""
+
+    __tablename__ = "revoked_sessions"
+    sid: Mapped[str] = mapped_column(String(64), primary_key=True)
+    revoked_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
+
+
+class QcOverride(Base):
+    """The admin's decision on a rater in a track: "allow" (never paused by quality control) or "pause"."""
+
+    __tablename__ = "qc_overrides"
+    track_id: Mapped[int] = mapped_column(ForeignKey("tracks.id"), primary_key=True)
+    rater_id: Mapped[int] = mapped_column(ForeignKey("raters.id"), primary_key=True)
+    state: Mapped[str] = mapped_column(String(16))
+    set_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
 
 
 class Assignment(Base):

@@ -1,11 +1,14 @@
 """Rater pages: invite link → profile → progress → pairwise step → rating step → confirm → submit → next.
 
 Every page is a plain HTML form (works without JavaScript); every POST redirects (so a refresh never resubmits,
-and each page starts at the top). Raters can open only their own assignments.
+and each page starts at the top). Raters can open only their own assignments. Every rater request checks that
+the rater is not disabled and the session was not ended (:func:`stableval.portal.manage.rater_access`) before
+any form is read. Opening a different rater's invite link while signed in asks before switching.
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from fastapi import APIRouter, HTTPException, Request
@@ -13,14 +16,23 @@ from fastapi.responses import RedirectResponse, Response
 from starlette.concurrency import run_in_threadpool
 
 from stableval.portal.assignment import claim_next
-from stableval.portal.flow import mark_opened, merge_form, open_assignment, step_problems, submit, update_draft
-from stableval.portal.manage import find_rater, rater_for_invite, save_profile
+from stableval.portal.flow import (
+    draft_digest,
+    mark_opened,
+    merge_form,
+    open_assignment,
+    step_problems,
+    submit,
+    update_draft,
+)
+from stableval.portal.manage import find_rater, rater_access, rater_for_invite, save_profile
 from stableval.portal.models import Assignment, Question, Track
 from stableval.portal.progress import rater_progress
 from stableval.portal.rules import CHOICE_LABELS, RATINGS, rule_hint
-from stableval.portal.web import page, portal_of, read_form, session_of, set_session
+from stableval.portal.web import client_address, page, portal_of, read_form, session_of, set_session
 
 router = APIRouter()
+_EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
 
 
 def _see_other(url: str) -> RedirectResponse:
@@ -28,9 +40,19 @@ def _see_other(url: str) -> RedirectResponse:
 
 
 def _rater_id(request: Request) -> int:
-    rater = session_of(request).get("rater")
+    """The signed-in rater's id; 401 when not signed in or signed out by the study team, 403 when disabled."""
+    session = session_of(request)
+    rater = session.get("rater")
     if not isinstance(rater, int):
         raise HTTPException(status_code=401, detail="Open the invite link you were sent to start.")
+    issued = session.get("iat")
+    access = rater_access(portal_of(request).db, rater, issued if isinstance(issued, int) else 0)
+    if access == "disabled":
+        raise HTTPException(status_code=403, detail="Your access to this study has ended. Contact the study team "
+                                                    "if you think this is a mistake.")
+    if access != "ok":
+        raise HTTPException(status_code=401, detail="You were signed out. Open the invite link you were sent to "
+                                                    "sign in again.")
     return rater
 
 
@@ -41,19 +63,40 @@ async def home(request: Request) -> Response:
     return page(request, "home.html")
 
 
-@router.get("/i/{token}")
-def invite(request: Request, token: str) -> Response:
+def _invited(request: Request, token: str) -> Any:
     portal = portal_of(request)
-    client = request.client.host if request.client else "unknown"
-    if not portal.invite_limiter.allow(client):
+    if not portal.invite_limiter.allow(client_address(request)):
         raise HTTPException(status_code=429, detail="Too many attempts; wait a minute and try again.",
                             headers={"Retry-After": "60"})
-    rater = rater_for_invite(portal.db, token)
+    rater = rater_for_invite(portal.db, token) if token.isascii() else None
     if rater is None:
         raise HTTPException(status_code=404, detail="This invite link is not valid. Check that you copied all "
                                                     "of it, or ask the study team for a new one.")
-    set_session(request, rater=rater.id)
+    if rater.disabled_at is not None:
+        raise HTTPException(status_code=403, detail="Your access to this study has ended. Contact the study team "
+                                                    "if you think this is a mistake.")
+    return rater
+
+
+def _sign_in(request: Request, rater: Any) -> Response:
+    set_session(request, rater=rater.id, admin=None, sid=None)  # one role per browser
     return _see_other("/progress" if rater.profile_at else "/profile")
+
+
+@router.get("/i/{token}")
+def invite(request: Request, token: str) -> Response:
+    rater = _invited(request, token)
+    current = session_of(request).get("rater")
+    if isinstance(current, int) and current != rater.id:  # never switch identity silently (login CSRF)
+        return page(request, "switch.html", token=token, current=find_rater(portal_of(request).db, current))
+    return _sign_in(request, rater)
+
+
+@router.post("/i/{token}")
+async def invite_switch(request: Request, token: str) -> Response:
+    """Confirmed switch from the signed-in rater to the rater of this invite link."""
+    await read_form(request)
+    return _sign_in(request, _invited(request, token))
 
 
 @router.get("/profile")
@@ -70,11 +113,12 @@ async def profile_save(request: Request) -> Response:
     errors = []
     if not values["name"]:
         errors.append(("name", "Enter your name."))
-    if "@" not in values["email"] or len(values["email"]) > 320:
+    if not _EMAIL.match(values["email"]) or len(values["email"]) > 320:
         errors.append(("email", "Enter an email address such as name@example.org."))
     if not values["specialty"]:
         errors.append(("specialty", "Enter your specialty (for example: general medicine)."))
-    if not values["years"].isdigit() or not 0 <= int(values["years"]) <= 80:
+    years = values["years"]
+    if not (years.isascii() and years.isdigit() and len(years) <= 2 and int(years) <= 80):  # "²" is a digit too
         errors.append(("years", "Enter your years of experience as a whole number from 0 to 80."))
     for key, width in (("name", 200), ("specialty", 100), ("subspecialty", 100)):
         if len(values[key]) > width:
@@ -110,6 +154,10 @@ async def next_question(request: Request, slug: str) -> Response:
     if claim.assignment_id is None:
         if claim.reason == "unknown-track":
             raise HTTPException(status_code=404, detail="No such track.")
+        if claim.reason == "paused":
+            raise HTTPException(status_code=403, detail="Your work in this track is paused for a quality review. "
+                                                        "Thank you for your answers so far; the study team will "
+                                                        "contact you.")
         return _see_other("/progress")
     return _see_other(f"/a/{claim.assignment_id}/pairwise")
 
@@ -134,10 +182,17 @@ def _context(assignment: Assignment, question: Question, track: Track, draft: di
             "criteria": track.criteria, "choices": CHOICE_LABELS, "ratings": RATINGS, **_shown(assignment, question)}
 
 
+def _refuse_retired(question: Question) -> None:
+    if question.retired:
+        raise HTTPException(status_code=410, detail="The study team withdrew this question; your answers to it are "
+                                                    "not needed. Go to your progress page for the next one.")
+
+
 def _step_page(request: Request, assignment_id: int, step: str, template: str) -> Response:
     assignment, question, track, draft = _load(request, assignment_id)
     if assignment.status == "done":
         return _see_other("/progress?saved=1")
+    _refuse_retired(question)
     if assignment.status != "open":
         raise HTTPException(status_code=410, detail="This question was given to another rater after your time "
                                                     "on it ran out. Go to your progress page for the next one.")
@@ -162,6 +217,7 @@ def rating_page(request: Request, assignment_id: int) -> Response:
 
 
 async def _post_step(request: Request, assignment_id: int, step: str) -> Response:
+    _rater_id(request)  # signed in (and not revoked) before the body is read
     form = await read_form(request)
     return await run_in_threadpool(_save_step, request, assignment_id, step, form)
 
@@ -207,6 +263,7 @@ async def rating_post(request: Request, assignment_id: int) -> Response:
 @router.post("/a/{assignment_id}/draft")
 async def autosave(request: Request, assignment_id: int) -> Response:
     """Progressive enhancement: the page script saves the form here on every change (no step change)."""
+    _rater_id(request)
     form = await read_form(request)
     return await run_in_threadpool(_autosave, request, assignment_id, form)
 
@@ -237,17 +294,29 @@ def confirm_page(request: Request, assignment_id: int) -> Response:
         return _see_other(f"/a/{assignment_id}/pairwise")
     if not draft["flag"] and step_problems(draft, track, "rating"):
         return _see_other(f"/a/{assignment_id}/rating")
-    return page(request, "confirm.html", errors=[], **_context(assignment, question, track, draft))
+    _refuse_retired(question)
+    return page(request, "confirm.html", errors=[], digest=draft_digest(draft),
+                changed=bool(request.query_params.get("changed")), **_context(assignment, question, track, draft))
 
 
 @router.post("/a/{assignment_id}/submit")
 async def submit_post(request: Request, assignment_id: int) -> Response:
-    form = await read_form(request)
     rater_id = _rater_id(request)
+    form = await read_form(request)
     result = await run_in_threadpool(submit, portal_of(request).db, rater_id, assignment_id,
-                                     str(form.get("form_token") or ""))
+                                     str(form.get("form_token") or ""),
+                                     digest=None if form.get("digest") is None else str(form.get("digest")))
     if result.status in ("created", "duplicate"):
         return _see_other("/progress?saved=1")
+    if result.status == "changed":
+        return _see_other(f"/a/{assignment_id}/confirm?changed=1")
+    if result.status == "expired":
+        raise HTTPException(status_code=409, detail="Your time on this question ran out and it was given to "
+                                                    "another rater, so your answers were not saved. Thank you — go "
+                                                    "to your progress page for the next one.")
+    if result.status == "retired":
+        raise HTTPException(status_code=410, detail="The study team withdrew this question; your answers to it "
+                                                    "are not needed. Go to your progress page for the next one.")
     if result.status == "full":
         raise HTTPException(status_code=409, detail="This question already has all the ratings it needs (your "
                                                     "time on it had run out). Thank you — go to your progress page "

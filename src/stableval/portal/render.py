@@ -9,6 +9,12 @@ read the same but can never be matched as active content by a later consumer of 
 '<p><strong>bold</strong> &lt;script&gt;alert(1)&lt;/script&gt;</p>\\n'
 >>> markdown_to_html("[x](javascript:alert(1))")
 '<p>[x](javascript&#58;alert(1))</p>\\n'
+
+Images are never loaded (no request leaves the rater's browser); each is shown as a visible placeholder with its
+alt text, so the rater knows the answer contained one:
+
+>>> markdown_to_html("See ![chest X-ray](http://example.org/x.png).")
+'<p>See [image: chest X-ray].</p>\\n'
 """
 
 from __future__ import annotations
@@ -28,8 +34,16 @@ _ATTRIBUTES = {"a": {"href", "title"}, "ol": {"start"}, "th": {"style"}, "td": {
 @lru_cache(maxsize=1)
 def _renderer() -> Any:
     from markdown_it import MarkdownIt
+    from markupsafe import escape
 
-    return MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False}).enable("table")
+    md = MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False}).enable("table")
+
+    def image(renderer: Any, tokens: Any, idx: int, options: Any, env: Any) -> str:
+        alt = renderer.renderInlineAsText(tokens[idx].children or [], options, env).strip()
+        return str(escape(f"[image: {alt}]" if alt else "[image]"))
+
+    md.add_render_rule("image", image)
+    return md
 
 
 def markdown_to_html(text: str) -> str:

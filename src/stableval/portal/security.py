@@ -11,6 +11,10 @@ an HMAC of its random nonce, so it needs no storage and is checked in constant t
 True
 >>> signer.csrf("n1") == signer.csrf("n1") != signer.csrf("n2")
 True
+>>> signer.loads(cookie[:-1] + "é") is None, signer.check_csrf("n1", "é")  # non-ASCII: refused, not a 500
+(True, False)
+>>> same_secret("s3cret-token", "s3cret-token"), same_secret("s3cret-token", "ß")
+(True, False)
 """
 
 from __future__ import annotations
@@ -19,13 +23,15 @@ import base64
 import hashlib
 import hmac
 import json
+import logging
+import re
 import secrets
 import threading
 import time
 from collections import deque
 from typing import Any
 
-__all__ = ["RateLimiter", "Signer", "hash_token", "new_token"]
+__all__ = ["RateLimiter", "RedactTokens", "Signer", "hash_token", "new_token", "same_secret"]
 
 
 def new_token(nbytes: int = 24) -> str:
@@ -40,6 +46,11 @@ def hash_token(token: str) -> str:
     'ba7816bf8f01cfea'
     """
     return hashlib.sha256(token.encode("utf-8")).hexdigest()
+
+
+def same_secret(given: str, expected: str) -> bool:
+    """Constant-time comparison of two secrets as UTF-8 bytes (any text, non-ASCII included, compares safely)."""
+    return hmac.compare_digest(given.encode("utf-8", "surrogatepass"), expected.encode("utf-8", "surrogatepass"))
 
 
 class Signer:
@@ -60,7 +71,7 @@ class Signer:
         if not cookie or "." not in cookie:
             return None
         body, mac = cookie.rsplit(".", 1)
-        if not hmac.compare_digest(mac, self._mac(body.encode())):
+        if not same_secret(mac, self._mac(body.encode("utf-8", "surrogatepass"))):
             return None
         try:
             payload = json.loads(base64.urlsafe_b64decode(body.encode()))
@@ -72,7 +83,12 @@ class Signer:
         return self._mac(b"csrf:" + nonce.encode())
 
     def check_csrf(self, nonce: str, token: str | None) -> bool:
-        return bool(token) and hmac.compare_digest(self.csrf(nonce), str(token))
+        return bool(token) and same_secret(str(token), self.csrf(nonce))
+
+    def admin_tag(self, admin_token: str) -> str:
+        """What an admin session stores instead of ``True``: a MAC of the current admin token, so changing the
+        token ends every admin session signed in with the old one."""
+        return self._mac(b"admin:" + admin_token.encode("utf-8", "surrogatepass"))[:32]
 
 
 class RateLimiter:
@@ -102,3 +118,29 @@ class RateLimiter:
                 for idle in [k for k, v in self._events.items() if not v]:
                     del self._events[idle]
             return True
+
+
+_SECRET_PATH = re.compile(r"(/i/)[^/?#\s\"]+|([?&](?:token|csrf)=)[^&#\s\"]*")
+
+
+class RedactTokens(logging.Filter):
+    """Logging filter for the web server's access log: invite tokens in paths (``/i/<token>``) and ``token`` /
+    ``csrf`` query values are replaced by ``<redacted>`` before the line is written.
+
+    >>> record = logging.LogRecord("uvicorn.access", 20, "", 0, '%s - "%s %s HTTP/%s" %d', (
+    ...     "127.0.0.1:5", "GET", "/i/YjQidJ80TRxhLFQSf63IC?x=1", "1.1", 303), None)
+    >>> RedactTokens().filter(record), record.getMessage()
+    (True, '127.0.0.1:5 - "GET /i/<redacted>?x=1 HTTP/1.1" 303')
+    """
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if isinstance(record.args, tuple):
+            record.args = tuple(redact(a) if isinstance(a, str) else a for a in record.args)
+        if isinstance(record.msg, str):
+            record.msg = redact(record.msg)
+        return True
+
+
+def redact(text: str) -> str:
+    """``text`` with invite tokens in paths and token query values replaced by ``<redacted>``."""
+    return _SECRET_PATH.sub(lambda m: f"{m[1] or m[2]}<redacted>", text)

@@ -11,7 +11,9 @@
     var data = new FormData(form);
     data.set("step", form.getAttribute("data-step"));
     data.delete("action");
-    fetch(form.getAttribute("data-autosave"), {method: "POST", body: data, credentials: "same-origin"});
+    // URL-encoded, not multipart: the server takes no multipart body on rater routes
+    fetch(form.getAttribute("data-autosave"), {method: "POST", body: new URLSearchParams(data),
+                                               credentials: "same-origin"});
   }
   form.addEventListener("change", save);
   form.addEventListener("input", function () { clearTimeout(timer); timer = setTimeout(save, 600); });
