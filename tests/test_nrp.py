@@ -101,7 +101,7 @@ def test_bm25_pool_scores_equal_bm25s_index() -> None:
     rng = np.random.default_rng(1)
     docs = [" ".join(rng.choice(WORDS, rng.integers(2, 20))) for _ in range(40)]
     query = "flu fever insulin"
-    ours, answers = BM25Ranker().score([query], [docs], [docs[:5]])
+    ours, answers = BM25Ranker(stats="pool").score([query], [docs], [docs[:5]])
     index = bm25s.BM25(method="lucene")
     index.index(bm25s.tokenize(docs, show_progress=False, return_ids=False), show_progress=False)
     reference = index.get_scores(["flu", "fever", "insulin"])
@@ -115,13 +115,13 @@ def test_pointwise_equals_inserting_and_reranking() -> None:
     rng = np.random.default_rng(5)
     answers = pd.DataFrame({"qid": rng.choice(collection.queries["qid"], 30), "model": rng.choice(["a", "b"], 30),
                             "text": [" ".join(rng.choice(WORDS, 6)) for _ in range(30)]})
-    result = score_answers(collection, answers, BM25Ranker(), ties="optimistic", bootstrap=0)
+    result = score_answers(collection, answers, BM25Ranker(stats="pool"), ties="optimistic", bootstrap=0)
     pool = collection.pool()
     for row, text in zip(result.answers.itertuples(), answers["text"], strict=True):
         docs = pool.loc[pool["qid"] == row.qid, "text"].tolist()
         query = collection.queries.set_index("qid").loc[row.qid, "query"]
-        doc_scores, _ = BM25Ranker().score([query], [docs])
-        _, (answer_score,) = BM25Ranker().score([query], [docs], [[text]])
+        doc_scores, _ = BM25Ranker(stats="pool").score([query], [docs])
+        _, (answer_score,) = BM25Ranker(stats="pool").score([query], [docs], [[text]])
         assert row.above == int(np.sum(doc_scores[0] > answer_score[0]))
         assert row.n_documents == len(docs) and row.list_length == len(docs) + 1
 
@@ -309,14 +309,19 @@ def test_cli_score_and_evaluate(tmp_path) -> None:
 def test_ranker_registry_names_builds_and_refuses() -> None:
     import importlib
 
-    assert RANKERS == tuple(REGISTRY) == ("bm25", "biencoder", "cross-encoder", "monot5")
+    assert RANKERS == tuple(REGISTRY) == ("bm25", "bm25-pool", "tfidf", "dph", "biencoder",
+                                         "cross-encoder", "monot5")
     for name, spec in REGISTRY.items():
         module, _, cls = spec.factory.partition(":")
-        assert getattr(importlib.import_module(module), cls).name == name  # each entry names its own class
+        # each entry names its own class, or is a preset of one
+        assert getattr(importlib.import_module(module), cls).name == name or spec.preset
+    assert make_ranker("bm25-pool").stats == "pool" and make_ranker("bm25-pool").name == "bm25-pool"
+    assert make_ranker("bm25").stats == "collection"
     assert isinstance(make_ranker("bm25", k1=1.2), BM25Ranker) and make_ranker("bm25", k1=1.2).k1 == 1.2
     with pytest.raises(InputError, match="unknown ranker") as error:
         make_ranker("bm26")
-    assert "bm25, biencoder, cross-encoder, monot5" in str(error.value) and "--ranker" in str(error.value)
+    assert "bm25, bm25-pool, tfidf, dph, biencoder, cross-encoder, monot5" in str(error.value)
+    assert "--ranker" in str(error.value)
 
 
 def test_shared_ranker_flags_are_declared_once() -> None:
@@ -326,11 +331,11 @@ def test_shared_ranker_flags_are_declared_once() -> None:
 
     group = typer.main.get_command(command.app)
     flags = {}
-    for name in ("evaluate-rankers", "score"):
+    for name in ("evaluate-rankers", "score", "validate"):
         params = {p.name: p for p in group.commands[name].params}  # type: ignore[attr-defined]
         assert set(command.SHARED_FLAGS) <= set(params)
         flags[name] = {key: (params[key].opts, params[key].default, params[key].help) for key in command.SHARED_FLAGS}
-    assert flags["evaluate-rankers"] == flags["score"]
+    assert flags["evaluate-rankers"] == flags["score"] == flags["validate"]
     assert flags["score"]["batch_size"] == (["--batch-size"], 32, "Texts per forward pass (neural rankers).")
     result = CliRunner().invoke(app, ["nrp", "evaluate-rankers", "somewhere", "--batch-size", "0"])
     assert result.exit_code == 2 and "--batch-size" in result.output

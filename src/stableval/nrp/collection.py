@@ -12,6 +12,7 @@ file                         content
 ``qrels.txt``                TREC qrels ``qid 0 docno grade`` -> dimension ``relevance``
 ``qrels-<dim>.txt``          the same for dimension ``<dim>`` (``qrels_<dim>.txt`` also accepted)
 ``judgments.{csv,...}``      alternatively: columns ``qid, docno, grade`` and optionally ``dimension``
+``grade-map.csv``            optional: ``dimension, grade, gain`` (gain ``unjudged``: not a judgment)
 ===========================  ===============================================================================
 
 Grades are non-negative numbers used as gains; ``D_q`` is every document judged for ``q`` in any dimension.
@@ -51,7 +52,9 @@ __all__ = [
     "answers_from_frame",
     "collection_from_frames",
     "read_answers",
+    "read_answers_table",
     "read_collection",
+    "read_grade_map",
     "read_liveqa",
     "read_liveqa_references",
     "read_qrels",
@@ -119,14 +122,75 @@ class TestCollection:
 
 
 # ================================================================================== building and checks
+#: A grade map: per dimension, raw grade -> gain (``None``: "unjudged", the judgment is dropped).
+GradeMap = dict[str, dict[float, float | None]]
+
+
+def read_grade_map(path: str | Path) -> GradeMap:
+    """Read a grade map table with columns ``dimension, grade, gain``; a gain of ``unjudged`` (or empty) marks
+    grades that are not judgments (e.g. CLEF eHealth credibility 3, "unable to judge").
+
+    >>> import tempfile, pathlib
+    >>> p = pathlib.Path(tempfile.mkdtemp()) / "grade-map.csv"
+    >>> _ = p.write_text("dimension,grade,gain\\ncredibility,0,0\\ncredibility,1,1\\ncredibility,3,unjudged\\n")
+    >>> read_grade_map(p)
+    {'credibility': {0.0: 0.0, 1.0: 1.0, 3.0: None}}
+    """
+    frame = read_table_file(path)
+    _require(frame, ("dimension", "grade", "gain"), str(path), "grade map")
+    out: GradeMap = {}
+    for row, (dimension, grade, gain) in enumerate(frame[["dimension", "grade", "gain"]].itertuples(index=False),
+                                                   start=1):
+        raw = pd.to_numeric(pd.Series([grade]), errors="coerce").iloc[0]
+        text = "" if pd.isna(gain) else str(gain).strip()
+        value = pd.to_numeric(pd.Series([text]), errors="coerce").iloc[0] if text not in ("", "unjudged") else None
+        if pd.isna(raw) or (text not in ("", "unjudged") and (pd.isna(value) or value < 0)):
+            raise InputError("grade map row is not 'dimension, grade, gain'", file=str(path), row=row,
+                             column="grade" if pd.isna(raw) else "gain", value=grade if pd.isna(raw) else gain,
+                             allowed="a numeric grade and a gain >= 0 or 'unjudged'")
+        out.setdefault(str(dimension), {})[float(raw)] = None if value is None else float(value)
+    return out
+
+
+def _apply_grade_map(judgments: pd.DataFrame, grade_map: GradeMap, file: str | None,
+                     notes: list[str]) -> pd.DataFrame:
+    """Recode the grades of each mapped dimension; drop the "unjudged" ones (counted in ``notes``)."""
+    grade = pd.to_numeric(judgments["grade"], errors="coerce").to_numpy(dtype=float)
+    gain = grade.copy()
+    drop = np.zeros(len(judgments), dtype=bool)
+    dims = judgments["dimension"].to_numpy()
+    for dimension, mapping in grade_map.items():
+        rows = dims == dimension
+        known = np.isin(grade, np.array(list(mapping), dtype=float))
+        bad = rows & ~known
+        if bad.any():
+            row = int(np.flatnonzero(bad)[0])
+            raise InputError(f"grade not in the grade map of dimension {dimension!r} ({int(bad.sum())} judgment(s))",
+                             file=file, row=row + 1, column="grade", value=judgments["grade"].iloc[row],
+                             allowed=", ".join(f"{g:g}" for g in mapping))
+        for raw, value in mapping.items():
+            hit = rows & (grade == raw)
+            if value is None:
+                drop |= hit
+            else:
+                gain[hit] = value
+        if (rows & drop).any():
+            notes.append(f"{dimension}: {int((rows & drop).sum())} judgment(s) with a grade mapped to 'unjudged' "
+                         "left out (not counted as gains)")
+    return judgments.assign(grade=gain)[~drop].reset_index(drop=True)
+
+
 def collection_from_frames(queries: pd.DataFrame, documents: pd.DataFrame, judgments: pd.DataFrame, *,
                            name: str = "collection", missing_text: str = "error",
-                           notes: Sequence[str] = (), file: str | None = None) -> TestCollection:
+                           notes: Sequence[str] = (), file: str | None = None,
+                           grade_map: GradeMap | None = None) -> TestCollection:
     """Validate and build a :class:`TestCollection`.
 
     ``judgments`` needs ``qid, docno, grade`` (``dimension`` defaults to ``relevance``). A judged document without
     a text is an error unless ``missing_text="drop"``, which drops its judgments and says how many in ``notes``.
-    Questions without any judged document are kept out of the pool and counted in ``notes``.
+    Questions without any judged document are kept out of the pool and counted in ``notes``. ``grade_map``
+    (:func:`read_grade_map`) recodes grades to gains per dimension before the checks; grades mapped to
+    "unjudged" are dropped, so they count neither in nDCG nor in ``D_q`` (unless judged in another dimension).
     """
     if missing_text not in ("error", "drop"):
         raise ValueError(f"missing_text must be 'error' or 'drop', not {missing_text!r}")
@@ -138,6 +202,8 @@ def collection_from_frames(queries: pd.DataFrame, documents: pd.DataFrame, judgm
         judgments = judgments.assign(dimension="relevance")
     judgments = judgments[["qid", "docno", "dimension", "grade"]].astype(
         {"qid": str, "docno": str, "dimension": str})
+    if grade_map:
+        judgments = _apply_grade_map(judgments, grade_map, file, notes)
     grade = pd.to_numeric(judgments["grade"], errors="coerce")
     bad = ~np.isfinite(grade.to_numpy(dtype=float)) | (grade.to_numpy(dtype=float) < 0)
     if bad.any():
@@ -255,10 +321,11 @@ def _read_topics(path: Path) -> pd.DataFrame:
 
 
 def read_collection(path: str | Path, *, pool: str = "merged", query_field: str = "paraphrase",
-                    missing_text: str = "error") -> TestCollection:
+                    missing_text: str = "error", grade_map: str | Path | None = None) -> TestCollection:
     """Read a test collection directory (layout in the module docstring), or the LiveQA medical data.
 
-    ``pool`` and ``query_field`` apply to LiveQA only (see :func:`read_liveqa`).
+    ``pool`` and ``query_field`` apply to LiveQA only (see :func:`read_liveqa`). ``grade_map``: a table read by
+    :func:`read_grade_map`; by default the directory's ``grade-map.csv`` when there is one.
     """
     directory = Path(path)
     if not directory.is_dir():
@@ -295,8 +362,11 @@ def read_collection(path: str | Path, *, pool: str = "merged", query_field: str 
         raise InputError("no judgments", file=str(directory),
                          allowed="qrels.txt / qrels-<dimension>.txt (TREC) or judgments.csv (qid, docno, grade)")
     judgments = pd.concat(parts, ignore_index=True)
+    if grade_map is None and (directory / "grade-map.csv").is_file():
+        grade_map = directory / "grade-map.csv"
+    mapping = read_grade_map(grade_map) if grade_map is not None else None
     return collection_from_frames(queries, documents, judgments, name=directory.name, missing_text=missing_text,
-                                  file=str(directory))
+                                  file=str(directory), grade_map=mapping)
 
 
 def write_collection(collection: TestCollection, directory: str | Path) -> Path:
@@ -398,11 +468,13 @@ def read_liveqa(path: str | Path, *, pools: str | Sequence[str] = "merged", quer
     texts are merged, MedQuAD pairs judged twice keep the higher grade, and MedQuAD's ``Question:``/``URL:``
     header lines are stripped; ``notes`` counts each. Document ids are prefixed by the pool (``trec-``,
     ``medquad-``, ``mediqa-``). ``query_field``: ``paraphrase`` (NIST, default), ``summary`` (NLM) or
-    ``original`` (subject + message). :func:`read_liveqa_references` gives the expert reference answers.
+    ``original`` (subject + message). ``pools``: one name, several (a list or ``"trec,medquad"``) or ``merged``.
+    :func:`read_liveqa_references` gives the expert reference answers.
     """
     directory = Path(path)
-    names = list(LIVEQA_POOLS) if pools in ("merged", "all") else (
-        [pools] if isinstance(pools, str) else list(pools))
+    if isinstance(pools, str):
+        pools = [part.strip() for part in pools.split(",") if part.strip()]
+    names = list(LIVEQA_POOLS) if list(pools) in (["merged"], ["all"]) else list(dict.fromkeys(pools))
     for name in names:
         if name not in LIVEQA_POOLS:
             raise InputError("unknown LiveQA pool", value=name, allowed=", ".join([*LIVEQA_POOLS, "merged"]))
@@ -436,12 +508,14 @@ def read_liveqa_references(path: str | Path) -> pd.DataFrame:
 
 # ================================================================================== answers
 def answers_from_frame(frame: pd.DataFrame, *, collection: TestCollection | None = None,
-                       file: str | None = None) -> pd.DataFrame:
-    """Validate generated answers: ``qid, model, text`` required; ``prompt`` (default ``-``), ``answer_id``
-    (default ``<row>``), ``params`` (model size, a number; default NaN) optional.
+                       file: str | None = None, unknown: str = "error", notes: list[str] | None = None,
+                       ) -> pd.DataFrame:
+    """Validate generated answers: ``qid, text`` required; ``model`` (default ``-``, one system), ``prompt``
+    (default ``-``), ``answer_id`` (default ``<row>``), ``params`` (model size, a number; default NaN) optional.
 
     Empty texts, duplicate ``answer_id`` and, given ``collection``, questions without judged documents are errors
-    naming the first offending row.
+    naming the first offending row; ``unknown="skip"`` drops the answers to such questions instead and appends
+    their count to ``notes``.
 
     >>> import pandas as pd
     >>> answers_from_frame(pd.DataFrame({"qid": ["1"], "model": ["m"], "text": ["hi"]}))[["answer_id", "prompt"]]
@@ -451,11 +525,15 @@ def answers_from_frame(frame: pd.DataFrame, *, collection: TestCollection | None
     frame = frame.copy()
     if "question_id" in frame.columns and "qid" not in frame.columns:
         frame = frame.rename(columns={"question_id": "qid"})
-    missing = [c for c in ("qid", "model", "text") if c not in frame.columns]
+    missing = [c for c in ("qid", "text") if c not in frame.columns]
     if missing:
         raise InputError(f"answers: missing column(s) {', '.join(missing)}", file=file,
                          value=list(map(str, frame.columns)),
-                         allowed="columns qid, model, text (and optionally prompt, answer_id, params)")
+                         allowed="columns qid, text (and optionally model, prompt, answer_id, params)")
+    if unknown not in ("error", "skip"):
+        raise ValueError(f"unknown must be 'error' or 'skip', not {unknown!r}")
+    if "model" not in frame.columns:
+        frame["model"] = "-"
     if "prompt" not in frame.columns:
         frame["prompt"] = "-"
     if "answer_id" not in frame.columns:
@@ -491,16 +569,29 @@ def answers_from_frame(frame: pd.DataFrame, *, collection: TestCollection | None
                          column="answer_id", value=frame["answer_id"].iloc[row], allowed="each answer_id once")
     if collection is not None:
         known = set(collection.queries["qid"])
-        unknown = ~frame["qid"].isin(known)
-        if unknown.any():
-            row = int(np.flatnonzero(unknown.to_numpy())[0])
-            raise InputError(f"question not in the test collection ({int(unknown.sum())} answer(s), "
-                             f"{frame.loc[unknown, 'qid'].nunique()} question(s) in all)", file=file,
+        absent = ~frame["qid"].isin(known)
+        if absent.any() and unknown == "skip":
+            if notes is not None:
+                notes.append(f"skipped {int(absent.sum())} answer(s) to {frame.loc[absent, 'qid'].nunique()} "
+                             f"question(s) not in {collection.name}")
+            frame = frame[~absent]
+        elif absent.any():
+            row = int(np.flatnonzero(absent.to_numpy())[0])
+            raise InputError(f"question not in the test collection ({int(absent.sum())} answer(s), "
+                             f"{frame.loc[absent, 'qid'].nunique()} question(s) in all)", file=file,
                              row=row + 1, column="qid", value=frame["qid"].iloc[row],
-                             allowed=f"a qid with judged documents in {collection.name}")
+                             allowed=f"a qid with judged documents in {collection.name} (or "
+                                     "--skip-unknown-questions)")
     return frame[list(ANSWER_COLUMNS)].reset_index(drop=True)
 
 
-def read_answers(path: str | Path, *, collection: TestCollection | None = None) -> pd.DataFrame:
+def read_answers_table(path: str | Path) -> pd.DataFrame:
+    """The raw answers table (any columns, e.g. a human ``grade``), unchecked; see :func:`read_answers`."""
+    return read_table_file(path)
+
+
+def read_answers(path: str | Path, *, collection: TestCollection | None = None, unknown: str = "error",
+                 notes: list[str] | None = None) -> pd.DataFrame:
     """Read generated answers from CSV/TSV/JSONL/Parquet (see :func:`answers_from_frame`)."""
-    return answers_from_frame(read_table_file(path), collection=collection, file=str(path))
+    return answers_from_frame(read_table_file(path), collection=collection, file=str(path), unknown=unknown,
+                              notes=notes)

@@ -27,7 +27,7 @@ import pandas as pd
 from stableval.nrp.collection import TestCollection
 from stableval.nrp.rankers import Ranker
 
-__all__ = ["MEASURES", "evaluate_rankers", "evaluate_run"]
+__all__ = ["MEASURES", "evaluate_rankers", "evaluate_run", "select_ranker"]
 
 #: Columns of :func:`evaluate_run` (``@10`` measures use k = 10).
 MEASURES = ("ndcg@10", "ndcg", "ap", "p@10", "rr")
@@ -78,11 +78,13 @@ def evaluate_run(qrels: pd.DataFrame, run: pd.DataFrame, *, k: int = 10,
 
 
 def evaluate_rankers(collection: TestCollection, rankers: Mapping[str, Ranker], *, k: int = 10,
-                     min_relevant: float = 1.0, progress: bool = False) -> tuple[pd.DataFrame, pd.DataFrame]:
+                     min_relevant: float = 1.0, progress: bool = False,
+                     runs: list[pd.DataFrame] | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Score every judged pool with each ranker once and evaluate it on every quality dimension.
 
     Returns (summary, per_question): summary has ``ranker, dimension, questions`` and the mean of each measure;
-    per_question has ``ranker, dimension, qid`` and the measures.
+    per_question has ``ranker, dimension, qid`` and the measures. Given a list ``runs``, each ranker's run
+    (``ranker, qid, docno, score, rank``; rank 1 = best, ties in trec_eval's docno order) is appended to it.
     """
     pool = collection.pool()
     qids = pd.Index(pd.unique(pool["qid"]))
@@ -94,10 +96,15 @@ def evaluate_rankers(collection: TestCollection, rankers: Mapping[str, Ranker], 
     lists = [list(texts[bounds[i]:bounds[i + 1]]) for i in range(len(qids))]
     per_question = []
     for name, ranker in rankers.items():
+        ranker.prepare(collection.documents["text"].tolist())
         doc_scores, _ = ranker.score(queries, lists, None, progress=progress)
         scores = np.empty(len(pool))
         scores[order] = np.concatenate(doc_scores)
         run = pool[["qid", "docno"]].assign(score=scores)
+        if runs is not None:
+            ordered = run.sort_values(["qid", "score", "docno"], ascending=[True, False, False], kind="stable")
+            runs.append(ordered.assign(rank=ordered.groupby("qid").cumcount() + 1).sort_index().assign(
+                ranker=name)[["ranker", "qid", "docno", "score", "rank"]])
         for dimension in collection.dimensions:
             table = evaluate_run(collection.qrels(dimension), run, k=k, min_relevant=min_relevant)
             per_question.append(table.assign(ranker=name, dimension=dimension))
@@ -106,3 +113,15 @@ def evaluate_rankers(collection: TestCollection, rankers: Mapping[str, Ranker], 
     summary = detail.groupby(["ranker", "dimension"], sort=False)[measures].mean().reset_index()
     summary.insert(2, "questions", detail.groupby(["ranker", "dimension"], sort=False).size().to_numpy())
     return summary, detail[["ranker", "dimension", "qid", *measures, "documents", "relevant"]]
+
+
+def select_ranker(collection: TestCollection, rankers: Mapping[str, Ranker], *, measure: str = "ndcg@10",
+                  dimension: str | None = None, min_relevant: float = 1.0,
+                  progress: bool = False) -> tuple[str, pd.DataFrame]:
+    """The ranker with the highest mean ``measure`` on the judged pools (``dimension``: default the first of
+    the collection), and the :func:`evaluate_rankers` summary it was chosen from; ties go to the first given."""
+    summary, _ = evaluate_rankers(collection, rankers, min_relevant=min_relevant, progress=progress)
+    dimension = dimension if dimension is not None else collection.dimensions[0]
+    part = summary[summary["dimension"] == dimension]
+    best = part["ranker"].iloc[int(np.argmax(part[measure].to_numpy()))]
+    return str(best), part.reset_index(drop=True)

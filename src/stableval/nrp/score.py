@@ -121,11 +121,17 @@ class NRPResult:
 
 def score_answers(collection: TestCollection, answers: pd.DataFrame, ranker: Ranker, *, n: str = "documents",
                   ties: str = "mid", bootstrap: int = 1000, confidence: float = 0.95, seed: int = 0,
-                  progress: bool = False) -> NRPResult:
+                  progress: bool = False, relevant: float | None = None,
+                  dimension: str = "relevance") -> NRPResult:
     """Rank every answer (alone) among its question's judged documents and compute its NRP.
 
     Documents are scored once per question; answers are scored one by one against the same documents (the
     rankers are pointwise), which gives the same ranks as inserting each answer into the list and re-ranking.
+
+    Companion signals (absolute, not relative to the pool's quality): ``score`` is the ranker's score of the
+    answer against the question alone; given ``relevant``, ``nrp_relevant`` is the NRP among the documents of
+    grade >= ``relevant`` in ``dimension`` only (``n_relevant`` of them; 1 when the question has none), so a pool
+    with many poor documents does not lift an answer.
 
     >>> import pandas as pd
     >>> from stableval.nrp.collection import collection_from_frames
@@ -136,7 +142,7 @@ def score_answers(collection: TestCollection, answers: pd.DataFrame, ranker: Ran
     ...     pd.DataFrame({"qid": ["1"] * 3, "docno": ["a", "b", "c"], "grade": [2, 1, 0]}))
     >>> answers = pd.DataFrame({"qid": ["1", "1"], "model": ["good", "bad"],
     ...                         "text": ["flu fever fever", "I like trains"]})
-    >>> result = score_answers(c, answers, BM25Ranker(), bootstrap=0)
+    >>> result = score_answers(c, answers, BM25Ranker(stats="pool"), bootstrap=0)
     >>> result.answers[["model", "above", "tied", "nrp"]].to_string(index=False)
     'model  above  tied      nrp\\n good      0     0 1.000000\\n  bad      2     1 0.166667'
     """
@@ -157,6 +163,7 @@ def score_answers(collection: TestCollection, answers: pd.DataFrame, ranker: Ran
     ans_texts = answers["text"].to_numpy()[ans_order]
     doc_lists = [list(doc_texts[doc_bounds[i]:doc_bounds[i + 1]]) for i in range(len(qids))]
     ans_lists = [list(ans_texts[ans_bounds[i]:ans_bounds[i + 1]]) for i in range(len(qids))]
+    ranker.prepare(collection.documents["text"].tolist())
     doc_scores, ans_scores = ranker.score(queries, doc_lists, ans_lists, progress=progress)
     answer_score = np.empty(len(answers))
     answer_score[ans_order] = np.concatenate(ans_scores) if ans_scores else []
@@ -166,7 +173,15 @@ def score_answers(collection: TestCollection, answers: pd.DataFrame, ranker: Ran
     frame = answers[["qid", "model", "prompt", "answer_id", "params"]].assign(
         score=answer_score, above=above, tied=tied, n_documents=size, list_length=size + 1, rank=r + 1, nrp=nrp,
         first=r == 0)
-    settings = {"ranker": ranker.identity, "n": n, "ties": ties, "bootstrap": bootstrap,
+    if relevant is not None:
+        qrels = collection.qrels(dimension)
+        grade = pool[["qid", "docno"]].merge(qrels, on=["qid", "docno"], how="left")["grade"].to_numpy(dtype=float)
+        keep = (grade >= relevant)[doc_order]
+        rel_above, rel_tied, rel_size = rank_counts(np.concatenate(doc_scores)[keep], doc_group[doc_order][keep],
+                                                    answer_score, answer_group)
+        frame = frame.assign(n_relevant=rel_size, nrp_relevant=normalized_rank_position(
+            rel_above, rel_tied, rel_size, n=n, ties=ties))
+    settings = {"ranker": ranker.identity, "n": n, "ties": ties, "relevant": relevant, "bootstrap": bootstrap,
                 "confidence": confidence, "seed": seed, "answers": len(frame), "questions": len(qids)}
     summary = summarize(frame, bootstrap=bootstrap, confidence=confidence, seed=seed)
     notes = (f"{collection.n_questions - len(qids)} question(s) of the collection have no answer",) if len(
@@ -202,7 +217,8 @@ def bootstrap_means(values: np.ndarray, group: np.ndarray, cluster: np.ndarray, 
 def summarize(per_answer: pd.DataFrame, *, bootstrap: int = 1000, confidence: float = 0.95,
               seed: int = 0) -> pd.DataFrame:
     """Per model x prompt: ``model, prompt, params, answers, questions, mean_nrp, ci_low, ci_high,
-    share_first`` (answers with no document above them), best mean first.
+    share_first`` (answers with no document above them), ``mean_score`` (the ranker's score of the answers
+    against the question) and, when computed, ``mean_nrp_relevant``; best mean NRP first.
 
     The interval is a percentile bootstrap over **questions** (answers of one question move together), so it
     reflects how much the mean depends on which questions were asked; ``bootstrap=0`` gives NaN bounds.
@@ -222,6 +238,10 @@ def summarize(per_answer: pd.DataFrame, *, bootstrap: int = 1000, confidence: fl
     out = pd.DataFrame({"model": groups.get_level_values(0), "prompt": groups.get_level_values(1), "params": params,
                         "answers": n, "questions": questions, "mean_nrp": mean, "ci_low": low, "ci_high": high,
                         "share_first": first / n})
+    for column in ("nrp_relevant", "score"):  # the absolute companions, means without intervals
+        if column in per_answer.columns:
+            out[f"mean_{column}"] = np.bincount(group, weights=per_answer[column].to_numpy(dtype=float),
+                                                minlength=len(groups)) / n
     return out.sort_values(["mean_nrp", "model", "prompt"], ascending=[False, True, True],
                            kind="stable").reset_index(drop=True)
 

@@ -3,12 +3,16 @@
 Every ranker scores, per question, the judged documents and (optionally) the generated answers. Pointwise
 rankers (all of these) score each text on its own, so the documents are scored **once per question** and each
 answer alone; inserting the answer into the document list and re-ranking gives the same ranks for far less work.
-BM25 keeps its document statistics (IDF, average length) from the judged pool only, so it is pointwise too.
+BM25 keeps its document statistics (IDF, average length) from the collection's judged documents (or the
+question's pool), never from the answers, so it is pointwise too.
 
 ===============  ==========================================================  =====================
 name             model                                                       needs
 ===============  ==========================================================  =====================
-``bm25``         BM25 (Lucene variant) via ``bm25s`` tokenisation            nothing (default)
+``bm25``         BM25 (Lucene variant), collection-wide statistics            nothing (default)
+``bm25-pool``    BM25 with statistics from the question's judged pool only     nothing
+``tfidf``        TF-IDF cosine, collection idf (Salton & Buckley 1988)        nothing
+``dph``          DPH divergence from randomness (Amati 2006), parameter-free  nothing
 ``biencoder``    all-MiniLM-L6-v2 bi-encoder, cosine similarity              extra ``neural``
 ``cross-encoder`` a local cross-encoder directory (``model_path``)            extra ``neural``
 ``monot5``       a local monoT5 directory (``model_path``)                   extra ``neural``
@@ -17,8 +21,9 @@ name             model                                                       nee
 To add a ranker: write its module here (a :class:`Ranker` or :class:`PointwiseRanker` subclass) and add one
 :class:`RankerSpec` to :data:`REGISTRY`; ``--ranker``, :data:`RANKERS` and :func:`make_ranker` follow.
 
->>> [(spec.name, spec.extra) for spec in REGISTRY.values()]
-[('bm25', None), ('biencoder', 'neural'), ('cross-encoder', 'neural'), ('monot5', 'neural')]
+>>> [(spec.name, spec.extra) for spec in REGISTRY.values()]  # doctest: +NORMALIZE_WHITESPACE
+[('bm25', None), ('bm25-pool', None), ('tfidf', None), ('dph', None), ('biencoder', 'neural'),
+ ('cross-encoder', 'neural'), ('monot5', 'neural')]
 >>> ranker = make_ranker("bm25")
 >>> docs, answers = ranker.score(["flu fever"], [["flu gives fever", "tax forms"]], [["fever"]])
 >>> bool(docs[0][0] > docs[0][1] == 0.0), bool(answers[0][0] > 0)
@@ -39,29 +44,36 @@ import numpy as np
 from stableval.errors import InputError
 from stableval.nrp.rankers.cache import ScoreCache
 
-__all__ = ["RANKERS", "REGISTRY", "PointwiseRanker", "Ranker", "RankerSpec", "ScoreCache", "make_ranker"]
+__all__ = ["RANKERS", "REGISTRY", "CollectionStatsRanker", "PointwiseRanker", "Ranker", "RankerSpec", "ScoreCache",
+           "make_ranker"]
 
 
 @dataclass(frozen=True)
 class RankerSpec:
     """One ranker: its ``--ranker`` name, the class as ``"module:Class"`` (imported only when built), and the
     optional extra it needs (``neural``: it takes the model settings ``model_path, device, batch_size,
-    max_length, cache``; ``None``: it takes the ranker's own keyword options instead)."""
+    max_length, cache``; ``None``: it takes the ranker's own keyword options instead); ``preset``: keyword
+    options fixed by this name (e.g. ``bm25-pool`` is BM25 with ``stats="pool"``)."""
 
     name: str
     factory: str
     extra: str | None = None
+    preset: tuple[tuple[str, Any], ...] = ()
 
     def build(self, **settings: Any) -> Ranker:
-        """Import the class and construct it with ``settings``."""
+        """Import the class and construct it with ``preset`` and ``settings`` (``settings`` win)."""
         module, _, name = self.factory.partition(":")
-        ranker: Ranker = getattr(importlib.import_module(module), name)(**settings)
+        ranker: Ranker = getattr(importlib.import_module(module), name)(**{**dict(self.preset), **settings})
+        ranker.name = self.name
         return ranker
 
 
 #: Every ranker, by name, in ``--help`` order (the first is the default).
 REGISTRY: dict[str, RankerSpec] = {spec.name: spec for spec in (
-    RankerSpec("bm25", "stableval.nrp.rankers.bm25:BM25Ranker"),
+    RankerSpec("bm25", "stableval.nrp.rankers.bm25:BM25Ranker", preset=(("stats", "collection"),)),
+    RankerSpec("bm25-pool", "stableval.nrp.rankers.bm25:BM25Ranker", preset=(("stats", "pool"),)),
+    RankerSpec("tfidf", "stableval.nrp.rankers.tfidf:TfidfRanker"),
+    RankerSpec("dph", "stableval.nrp.rankers.dph:DPHRanker"),
     RankerSpec("biencoder", "stableval.nrp.rankers.biencoder:BiEncoderRanker", extra="neural"),
     RankerSpec("cross-encoder", "stableval.nrp.rankers.cross_encoder:CrossEncoderRanker", extra="neural"),
     RankerSpec("monot5", "stableval.nrp.rankers.monot5:MonoT5Ranker", extra="neural"),
@@ -86,6 +98,36 @@ class Ranker(ABC):
               answers: Sequence[Sequence[str]] | None = None, *, progress: bool = False,
               ) -> tuple[list[np.ndarray], list[np.ndarray]]:
         """Per question ``i``: scores of ``documents[i]`` and of ``answers[i]`` (empty arrays when no answers)."""
+
+    def prepare(self, corpus: Sequence[str]) -> None:  # noqa: B027 - an optional hook
+        """Receive every judged document of the collection before scoring (corpus statistics); most rankers
+        ignore it, BM25 with collection statistics takes N, df and avgdl from it."""
+
+    def leave_one_out(self, queries: Sequence[str], documents: Sequence[Sequence[str]], *,
+                      progress: bool = False) -> list[np.ndarray]:
+        """Per question an (n x n) matrix whose row j scores every document with document j treated as a new
+        answer (held out of any statistics); ``[j, j]`` is j's score as an answer. A ranker whose scores do not
+        depend on the other documents returns its document scores on every row."""
+        doc_scores, _ = self.score(queries, documents, None, progress=progress)
+        return [np.tile(s, (len(s), 1)) for s in doc_scores]
+
+
+class CollectionStatsRanker(Ranker):
+    """A lexical ranker whose term statistics (N, document frequencies, lengths) come from a corpus: every judged
+    document of the collection when :meth:`prepare` received them, else the documents being ranked."""
+
+    def __init__(self) -> None:
+        self._prepared: list[str] | None = None
+
+    def prepare(self, corpus: Sequence[str]) -> None:
+        """Take the term statistics from ``corpus`` (every judged document of the collection)."""
+        self._prepared = list(corpus)
+
+    def statistics_corpus(self, documents: Sequence[Sequence[str]]) -> list[str]:
+        """The texts the statistics come from: the prepared corpus, else the distinct documents of every pool."""
+        if self._prepared is not None:
+            return self._prepared
+        return list(dict.fromkeys(t for docs in documents for t in docs))
 
 
 class PointwiseRanker(Ranker):
@@ -175,13 +217,14 @@ def require_neural(what: str) -> None:
 
 
 def make_ranker(name: str, *, model_path: str | Path | None = None, device: str = "cpu", batch_size: int = 32,
-                 max_length: int = 512, cache: ScoreCache | None = None, **options: Any) -> Ranker:
+                 max_length: int | None = None, cache: ScoreCache | None = None, **options: Any) -> Ranker:
     """Build a ranker by name (see :data:`REGISTRY`): a neural ranker gets the model settings, any other its own
-    ``options`` (e.g. BM25's ``k1`` and ``b``)."""
+    ``options`` (e.g. BM25's ``k1`` and ``b``). ``max_length=None``: the model's own training length (the
+    bi-encoder's ``sentence_bert_config.json``, 256 for MiniLM; 512 for cross-encoders and monoT5)."""
     spec = REGISTRY.get(name)
     if spec is None:
         raise InputError("unknown ranker", column="--ranker", value=name, allowed=", ".join(RANKERS))
     if spec.extra == "neural":
-        return spec.build(model_path=model_path, device=device, batch_size=batch_size, max_length=max_length,
-                          cache=cache)
+        settings: dict[str, Any] = {"max_length": max_length} if max_length is not None else {}
+        return spec.build(model_path=model_path, device=device, batch_size=batch_size, cache=cache, **settings)
     return spec.build(**options)

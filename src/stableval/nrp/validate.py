@@ -1,0 +1,272 @@
+"""Does NRP agree with human grades of answers? Agreement of NRP and of baselines with graded answers.
+
+For answers with a human grade (a ``grade`` column, or the judged documents themselves in a leave-one-out
+simulation), each **signal** (NRP under a ranker, NRP among relevant documents only, the ranker's score of the
+answer against the question alone, answer length) is compared with the grades by
+
+* ``auc``: correct (grade >= ``correct``) vs incorrect answers, pooled over questions (Mann-Whitney, ties 1/2;
+  Hanley & McNeil 1982);
+* ``spearman`` and ``tau_b``: Spearman's rho and Kendall's tau-b (Kendall 1945) of signal vs grade, pooled over
+  all answers;
+* ``spearman_q`` and ``tau_b_q``: the same within each question, averaged over the questions whose answers have
+  at least two different grades (a signal constant within such a question counts 0 there: it orders nothing).
+
+Intervals: percentile bootstrap **over questions** (Efron & Tibshirani 1993): each replicate draws questions with
+replacement and weights every answer by its question's count, all replicates at once (weighted mid-ranks for the
+pooled measures, a weight matrix times per-question values for the per-question ones). ``diff`` is each signal
+minus the reference signal on the same replicates (paired), with its interval. The pooled tau-b's interval is
+computed by a (replicates x answers) x (answers x answers) product, so it is only given up to
+``MAX_PAIRWISE`` answers (the value itself always).
+
+Leave-one-out validation (:func:`leave_one_out_signals`): every judged document of a question is in turn treated
+as a generated answer and ranked among the other documents of its question (held out of every statistic the
+ranker takes from the documents), so its human grade can be compared with its NRP; no generated answers needed.
+
+>>> import numpy as np, pandas as pd
+>>> frame = pd.DataFrame({"qid": list("aaabbb"), "grade": [0, 1, 2, 0, 2, 2],
+...                       "good": [0.1, 0.5, 0.9, 0.2, 0.8, 0.7], "bad": [0.9, 0.5, 0.1, 0.3, 0.2, 0.1]})
+>>> table = agreement_with_grades(frame, ["good", "bad"], correct=2, bootstrap=0)
+>>> table.set_index(["signal", "measure"]).loc[("good", "auc"), "value"], table.set_index(["signal", "measure"]).loc[
+...     ("bad", "auc"), "value"]
+(np.float64(1.0), np.float64(0.0))
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from stableval.errors import InputError
+from stableval.evaluate.intervals import percentile_interval
+from stableval.nrp.collection import TestCollection
+from stableval.nrp.rankers import Ranker
+from stableval.nrp.score import normalized_rank_position
+
+__all__ = ["MAX_PAIRWISE", "MEASURES", "agreement_with_grades", "answer_signals", "leave_one_out_signals",
+           "weighted_midranks"]
+
+#: Measures of :func:`agreement_with_grades`, in output order.
+MEASURES = ("auc", "spearman", "tau_b", "spearman_q", "tau_b_q")
+#: Largest number of answers for which the pooled tau-b gets a bootstrap interval.
+MAX_PAIRWISE = 6000
+
+
+def weighted_midranks(values: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """Mid-ranks of ``values`` in the sample where item i occurs ``weights[b, i]`` times, per row b.
+
+    Every copy of a value, and every tied value, gets the mean of the ranks the tied group occupies.
+
+    >>> weighted_midranks(np.array([3.0, 1.0, 3.0]), np.array([[1, 1, 1], [0, 2, 1]]))
+    array([[2.5, 1. , 2.5],
+           [3. , 1.5, 3. ]])
+    """
+    values = np.asarray(values, dtype=float)
+    weights = np.atleast_2d(np.asarray(weights, dtype=float))
+    unique, group = np.unique(values, return_inverse=True)
+    order = np.argsort(group, kind="stable")
+    starts = np.searchsorted(group[order], np.arange(len(unique)))
+    group_weight = np.add.reduceat(weights[:, order], starts, axis=1) if len(values) else weights[:, :0]
+    below = np.cumsum(group_weight, axis=1) - group_weight
+    mid = below + (group_weight + 1.0) / 2.0
+    return np.asarray(mid[:, group], dtype=float)
+
+
+def _weighted_pearson(x: np.ndarray, y: np.ndarray, w: np.ndarray) -> np.ndarray:
+    total = w.sum(axis=1, keepdims=True)
+    mx = (w * x).sum(axis=1, keepdims=True) / total
+    my = (w * y).sum(axis=1, keepdims=True) / total
+    cov = (w * (x - mx) * (y - my)).sum(axis=1)
+    var = (w * (x - mx) ** 2).sum(axis=1) * (w * (y - my) ** 2).sum(axis=1)
+    return np.asarray(np.divide(cov, np.sqrt(var), out=np.full_like(cov, np.nan), where=var > 0), dtype=float)
+
+
+def _per_question(values: np.ndarray, grade: np.ndarray, question: np.ndarray, n_questions: int,
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Spearman and tau-b within each question; ``valid`` marks questions with two or more grades."""
+    rho = np.zeros(n_questions)
+    tau = np.zeros(n_questions)
+    valid = np.zeros(n_questions, dtype=bool)
+    order = np.argsort(question, kind="stable")
+    bounds = np.searchsorted(question[order], np.arange(n_questions + 1))
+    for q in range(n_questions):  # per question: one small scipy call each, over ~100 questions
+        rows = order[bounds[q]:bounds[q + 1]]
+        g, v = grade[rows], values[rows]
+        if len(rows) < 2 or np.ptp(g) == 0:
+            continue
+        valid[q] = True
+        if np.ptp(v) > 0:
+            rho[q] = stats.spearmanr(v, g).statistic
+            tau[q] = stats.kendalltau(v, g).statistic
+    return rho, tau, valid
+
+
+def _pairwise_tau(values: np.ndarray, grade: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """Tau-b of the weighted (replicated) sample, per row of ``weights``: concordant minus discordant pairs over
+    the pairs untied in each variable, each pair counted weights_i * weights_j times."""
+    sx = np.sign(values[:, None] - values[None, :]).astype(np.float32)
+    sy = np.sign(grade[:, None] - grade[None, :]).astype(np.float32)
+    w = weights.astype(np.float32)
+    num = ((w @ (sx * sy)) * w).sum(axis=1)
+    dx = ((w @ np.abs(sx)) * w).sum(axis=1)
+    dy = ((w @ np.abs(sy)) * w).sum(axis=1)
+    den = np.sqrt(dx.astype(float) * dy.astype(float))
+    return np.asarray(np.divide(num, den, out=np.full(len(num), np.nan), where=den > 0), dtype=float)
+
+
+def agreement_with_grades(frame: pd.DataFrame, signals: Sequence[str], *, grade: str = "grade",
+                          correct: float = 1.0, reference: str | None = None, bootstrap: int = 1000,
+                          confidence: float = 0.95, seed: int = 0) -> pd.DataFrame:
+    """Agreement of each signal column of ``frame`` with its ``grade`` column (see the module docstring).
+
+    Returns one row per signal x measure: ``signal, measure, value, ci_low, ci_high, diff, diff_low, diff_high``
+    (``diff``: signal minus ``reference``, default the first signal, on the same bootstrap replicates), plus
+    ``answers`` and ``questions``.
+    """
+    missing = [c for c in ("qid", grade, *signals) if c not in frame.columns]
+    if missing:
+        raise InputError(f"missing column(s) {', '.join(missing)}", value=list(map(str, frame.columns)),
+                         allowed=f"qid, {grade} and the signals")
+    if not signals:
+        raise InputError("no signal to validate", allowed="at least one signal column")
+    reference = reference if reference is not None else signals[0]
+    if reference not in signals:
+        raise InputError("unknown reference signal", column="--reference", value=reference,
+                         allowed=", ".join(signals))
+    grades = pd.to_numeric(frame[grade], errors="coerce").to_numpy(dtype=float)
+    if not np.isfinite(grades).all():
+        row = int(np.flatnonzero(~np.isfinite(grades))[0])
+        raise InputError("grade is not a number", row=row + 1, column=grade, value=frame[grade].iloc[row],
+                         allowed="a numeric human grade for every answer")
+    positive = grades >= correct
+    if positive.all() or not positive.any():
+        raise InputError(f"every answer is {'correct' if positive.all() else 'incorrect'} at this threshold",
+                         column="--correct", value=correct,
+                         allowed=f"a grade threshold between {grades.min():g} and {grades.max():g}")
+    question, qids = pd.factorize(frame["qid"])
+    n_q = len(qids)
+    if bootstrap > 0:
+        rng = np.random.default_rng(seed)
+        draws = rng.multinomial(n_q, np.full(n_q, 1.0 / n_q), size=bootstrap).astype(float)
+        counts = np.vstack([np.ones(n_q), draws])  # row 0: the sample itself
+    else:
+        counts = np.ones((1, n_q))
+    w = counts[:, question]
+    grade_ranks = weighted_midranks(grades, w)
+    w_pos = (w * positive).sum(axis=1)
+    w_neg = (w * ~positive).sum(axis=1)
+    pairwise = bootstrap > 0 and len(frame) <= MAX_PAIRWISE
+    results: dict[str, dict[str, np.ndarray]] = {}
+    valid_q = np.zeros(n_q, dtype=bool)
+    for name in signals:
+        values = pd.to_numeric(frame[name], errors="coerce").to_numpy(dtype=float)
+        if not np.isfinite(values).all():
+            row = int(np.flatnonzero(~np.isfinite(values))[0])
+            raise InputError("signal is not a finite number", row=row + 1, column=name, value=values[row],
+                             allowed="a finite score for every answer")
+        ranks = weighted_midranks(values, w)
+        auc = ((w * ranks * positive).sum(axis=1) - w_pos * (w_pos + 1) / 2) / (w_pos * w_neg)
+        rho_q, tau_q, valid_q = _per_question(values, grades, question, n_q)
+        used = counts * valid_q
+        tau_point = float(stats.kendalltau(values, grades).statistic)
+        tau = _pairwise_tau(values, grades, w) if pairwise else np.r_[tau_point, np.full(len(w) - 1, np.nan)]
+        tau[0] = tau_point
+        results[name] = {"auc": auc, "spearman": _weighted_pearson(ranks, grade_ranks, w),
+                         "tau_b": tau, "spearman_q": used @ rho_q / used.sum(axis=1),
+                         "tau_b_q": used @ tau_q / used.sum(axis=1)}
+    rows = []
+    for name in signals:
+        for measure in MEASURES:
+            series, base = results[name][measure], results[reference][measure]
+            low, high = (percentile_interval(series[1:], confidence) if bootstrap > 0 and np.isfinite(
+                series[1:]).all() else (np.nan, np.nan))
+            diff = series - base
+            d_low, d_high = (percentile_interval(diff[1:], confidence) if bootstrap > 0 and np.isfinite(
+                diff[1:]).all() else (np.nan, np.nan))
+            rows.append((name, measure, float(series[0]), float(low), float(high), float(diff[0]), float(d_low),
+                         float(d_high)))
+    out = pd.DataFrame(rows, columns=["signal", "measure", "value", "ci_low", "ci_high", "diff", "diff_low",
+                                      "diff_high"])
+    return out.assign(answers=len(frame), questions=n_q, graded_questions=int(valid_q.sum()))
+
+
+def _word_count(texts: pd.Series) -> np.ndarray:
+    """Words (whitespace-separated) per text: the answer-length baseline."""
+    return np.asarray(texts.str.count(r"\S+").to_numpy(dtype=float))
+
+
+def _relevant_counts(scores: np.ndarray, own: np.ndarray, keep: np.ndarray) -> tuple[np.ndarray, np.ndarray,
+                                                                                           np.ndarray]:
+    """Per row j: documents (i != j, ``keep``) scored above / equal to ``own[j]``, and how many there are."""
+    n = len(own)
+    mask = keep[None, :] & ~np.eye(n, dtype=bool)
+    above = ((scores > own[:, None]) & mask).sum(axis=1)
+    tied = ((scores == own[:, None]) & mask).sum(axis=1)
+    return above, tied, mask.sum(axis=1)
+
+
+def leave_one_out_signals(collection: TestCollection, rankers: Mapping[str, Ranker], *,
+                          dimension: str = "relevance", relevant: float | None = None, n: str = "documents",
+                          ties: str = "mid", progress: bool = False) -> pd.DataFrame:
+    """Every judged document of ``dimension`` as an answer ranked among the other documents of its question.
+
+    Columns: ``qid, docno, grade, length`` (words) and per ranker R: ``nrp:R`` (its NRP among the other
+    documents), ``score:R`` (R's score of it against the question) and, given ``relevant``, ``nrp-rel:R`` (NRP
+    among the other documents of grade >= ``relevant`` only). Questions with a single judged document are left
+    out (nothing to rank against).
+    """
+    qrels = collection.qrels(dimension)
+    pool = collection.pool().merge(qrels, on=["qid", "docno"])
+    sizes = pool.groupby("qid")["docno"].transform("size")
+    pool = pool[sizes > 1].reset_index(drop=True)
+    qids = pd.Index(pd.unique(pool["qid"]))
+    bounds = np.searchsorted(qids.get_indexer(pd.Index(pool["qid"])), np.arange(len(qids) + 1))
+    queries = pool.drop_duplicates("qid").set_index("qid").loc[qids, "query"].tolist()
+    lists = [pool["text"].iloc[bounds[i]:bounds[i + 1]].tolist() for i in range(len(qids))]
+    grade = pool["grade"].to_numpy(dtype=float)
+    out = pool[["qid", "docno", "grade"]].assign(length=_word_count(pool["text"]))
+    for name, ranker in rankers.items():
+        ranker.prepare(collection.documents["text"].tolist())
+        matrices = ranker.leave_one_out(queries, lists, progress=progress)
+        columns: dict[str, list[np.ndarray]] = {"nrp": [], "score": [], "nrp-rel": []}
+        for i, matrix in enumerate(matrices):
+            own = np.diag(matrix).copy()
+            g = grade[bounds[i]:bounds[i + 1]]
+            above, tied, size = _relevant_counts(matrix, own, np.ones(len(own), dtype=bool))
+            columns["nrp"].append(normalized_rank_position(above, tied, size, n=n, ties=ties))
+            columns["score"].append(own)
+            if relevant is not None:
+                above, tied, size = _relevant_counts(matrix, own, g >= relevant)
+                columns["nrp-rel"].append(normalized_rank_position(above, tied, size, n=n, ties=ties))
+        for kind, parts in columns.items():
+            if parts:
+                out[f"{kind}:{name}"] = np.concatenate(parts)
+    return out
+
+
+def answer_signals(collection: TestCollection, answers: pd.DataFrame, rankers: Mapping[str, Ranker], *,
+                   grade: str = "grade", dimension: str = "relevance", relevant: float | None = None,
+                   n: str = "documents", ties: str = "mid", progress: bool = False) -> pd.DataFrame:
+    """The same signals as :func:`leave_one_out_signals` for graded generated answers (``answers`` has the
+    answer columns and ``grade``): ``qid, answer_id, model, grade, length`` and ``nrp:R``, ``score:R``,
+    ``nrp-rel:R`` per ranker."""
+    from stableval.nrp.collection import answers_from_frame
+    from stableval.nrp.score import score_answers
+
+    if grade not in answers.columns:
+        raise InputError(f"answers have no {grade!r} column", column=grade, value=list(map(str, answers.columns)),
+                         allowed="a column of human grades (--grade-column)")
+    table = answers_from_frame(answers.drop(columns=[grade]), collection=collection)
+    out = table[["qid", "answer_id", "model"]].assign(
+        grade=pd.to_numeric(answers[grade], errors="coerce").to_numpy(dtype=float),
+        length=_word_count(table["text"]))
+    for name, ranker in rankers.items():
+        result = score_answers(collection, table, ranker, n=n, ties=ties, bootstrap=0, progress=progress,
+                               relevant=relevant, dimension=dimension)
+        out[f"nrp:{name}"] = result.answers["nrp"].to_numpy()
+        out[f"score:{name}"] = result.answers["score"].to_numpy()
+        if relevant is not None:
+            out[f"nrp-rel:{name}"] = result.answers["nrp_relevant"].to_numpy()
+    return out
