@@ -161,3 +161,19 @@ def test_shuffling_rows_and_renaming_ids_changes_no_result(seed: int, data_seed:
     right = other.scores.sort_values(["method", "agent"])
     numeric = ["score", "ci_low", "ci_high", "rank", "rank_low", "rank_high", "responses", "judgments"]
     np.testing.assert_allclose(left[numeric].to_numpy(float), right[numeric].to_numpy(float), atol=1e-9)
+
+
+def test_the_dataset_line_counts_in_the_singular_for_one() -> None:
+    """Regression (issue 16): one agent and one rater were printed as "1 agents", "1 raters"."""
+    import pandas as pd
+    from rich.console import Console
+
+    from stableval.data.table import AnnotationTable
+    from stableval.evaluate.scores import score_agents
+
+    frame = pd.DataFrame({"item": ["q1", "q2"], "agent": "A", "rater": "r1", "label": [0, 1]})
+    result = score_agents(AnnotationTable.from_frame(frame, levels=("no", "yes")), ["mv"], bootstrap=0)
+    console = Console(record=True, width=200)
+    result.render(console)
+    text = console.export_text()
+    assert "2 judgments of 2 responses (2 items × 1 agent) by 1 rater;" in text

@@ -45,6 +45,7 @@ from stableval.aggregate.registry import (
 from stableval.data.table import AnnotationTable
 from stableval.evaluate.credit import credits_by_method
 from stableval.evaluate.intervals import nan_quantile
+from stableval.evaluate.resample import DEFAULT_BINS, bin_credits_by_group, multinomial_means
 from stableval.progress import progress_bar
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -52,6 +53,8 @@ if TYPE_CHECKING:  # pragma: no cover
 
 #: upper bound on resampled indices held in memory at once (per chunk of replicates)
 _CHUNK_CELLS = 4_000_000
+#: agents with more responses than this are resampled as multinomial draws over their (binned) credits
+MULTINOMIAL_ABOVE = 5_000
 
 
 @dataclass(frozen=True)
@@ -172,8 +175,9 @@ class AgentScores:
         data = self.dataset
         credit = ", ".join(f"{c:g}" for c in data["credit"])
         console.print(
-            f"[bold]{data['source']}[/]: {data['judgments']:,} judgments of {data['responses']:,} responses "
-            f"({data['items']:,} items × {data['agents']} agents) by {data['raters']:,} raters; "
+            f"[bold]{data['source']}[/]: {_count(data['judgments'], 'judgment')} of "
+            f"{_count(data['responses'], 'response')} ({_count(data['items'], 'item')} × "
+            f"{_count(data['agents'], 'agent')}) by {_count(data['raters'], 'rater')}; "
             f"{data['mean_judgments_per_response']:.2f} judgments per response; levels "
             f"{' < '.join(data['levels'])} (credit {credit})"
         )
@@ -201,6 +205,10 @@ class AgentScores:
             how = "refitting every method per replicate" if settings["refit"] else "over each agent's responses"
             lines.append(f"{round(settings['confidence'] * 100)}% percentile bootstrap intervals {how} "
                          f"(B={settings['bootstrap']:,}, seed {settings['seed']}); rank intervals in parentheses.")
+            if settings.get("bootstrap_se_shortfall"):
+                lines.append(f"Agents with over {MULTINOMIAL_ABOVE:,} responses resampled as multinomial draws over "
+                             "binned credits: replicate spread within "
+                             f"{settings['bootstrap_se_shortfall']:.0e} (relative) of the exact bootstrap's.")
             main = primary_method(self.methods)
             board = self.leaderboard()
             if len(board) >= 2:
@@ -268,6 +276,11 @@ class MethodComparison:
                          f"largest change {self.largest_agent} {self.largest_change:+.3f}; {self.rank_changes} of {n} "
                          f"agents ranked differently ({pairs}).")
         return lines
+
+
+def _count(n: int, noun: str) -> str:
+    """``n`` and the noun, plural unless n is 1: ``_count(1, "agent")`` = "1 agent"."""
+    return f"{n:,} {noun}" + ("" if n == 1 else "s")
 
 
 def _fmt(value: float) -> str:
@@ -366,12 +379,19 @@ def competition_ranks(scores: np.ndarray) -> np.ndarray:
     return ranks
 
 
-def _agent_orders(credits: np.ndarray, agent: np.ndarray, n_agents: int) -> list[np.ndarray]:
-    """For each agent, its response indices ordered by their credits (so draws ignore names and row order)."""
-    keys = [np.round(credits[:, j], 12) for j in reversed(range(credits.shape[1]))]
-    order = np.lexsort((*keys, agent))
+def _agent_rows(agent: np.ndarray, n_agents: int) -> list[np.ndarray]:
+    """For each agent, its response indices in table order."""
+    small = np.int16 if n_agents <= np.iinfo(np.int16).max else np.int64  # 16-bit keys: a radix sort
+    order = np.argsort(agent.astype(small, copy=False), kind="stable")
     bounds = np.searchsorted(agent[order], np.arange(n_agents + 1))
     return [order[bounds[a]:bounds[a + 1]] for a in range(n_agents)]
+
+
+def _by_credit(rows: np.ndarray, credits: np.ndarray) -> np.ndarray:
+    """``rows`` ordered by their credits (so draws ignore names and row order; ties keep table order)."""
+    values = credits[rows]
+    keys = [np.round(values[:, j], 12) for j in reversed(range(values.shape[1]))]
+    return rows[np.lexsort(keys)] if len(rows) else rows
 
 
 def _agent_streams(seed: int | None, point_scores: np.ndarray) -> list[np.random.Generator]:
@@ -399,28 +419,42 @@ def _resampled_means(stream: np.random.Generator, values: np.ndarray, rows: int)
 
 
 def bootstrap_fixed(credits: np.ndarray, agent: np.ndarray, n_agents: int, n_boot: int,
-                    seed: int | None, *, progress: bool = False) -> np.ndarray:
-    """(B, A, m) replicate agent means, resampling each agent's response credits with replacement.
+                    seed: int | None, *, progress: bool = False, multinomial_above: int = MULTINOMIAL_ABOVE,
+                    max_bins: int = DEFAULT_BINS) -> tuple[np.ndarray, float]:
+    """(B, A, m) replicate agent means, resampling each agent's response credits with replacement, and the largest
+    relative shortfall of a replicate standard deviation against the exact bootstrap's (0 when every replicate is
+    an exact bootstrap draw).
 
-    Each chunk of replicates is one bincount of the draws and one BLAS product of the draw counts with the
-    credits, so no (B, n, m) array is ever built.
+    An agent with at most ``multinomial_above`` responses is resampled row by row: each chunk of replicates is one
+    bincount of the draws and one BLAS product of the draw counts with the credits, so no (B, n, m) array is ever
+    built. A larger agent is resampled per method as multinomial draws over its distinct (or binned) credits
+    (:mod:`stableval.evaluate.resample`): O(B · bins) whatever n is.
     """
     m = credits.shape[1]
     point = agent_means(credits, agent, n_agents)
-    orders = _agent_orders(credits, agent, n_agents)
     streams = _agent_streams(seed, point)
     out = np.full((n_boot, n_agents, m), np.nan)
+    sizes = np.bincount(agent, minlength=n_agents)
+    large = sizes > multinomial_above
+    binned = [bin_credits_by_group(credits[:, j], agent, n_agents, max_bins) for j in range(m)] if large.any() else []
+    rows = _agent_rows(agent, n_agents) if (~large & (sizes > 0)).any() else []
+    shortfall = max((binned[j][a].se_shortfall for j in range(m) for a in np.flatnonzero(large)), default=0.0)
     with progress_bar("bootstrap", total=n_agents, enabled=progress) as bar:
         for a in range(n_agents):
-            values = credits[orders[a]]
-            n = len(values)
-            if n:
-                rows = max(1, _CHUNK_CELLS // n)
-                for start in range(0, n_boot, rows):
-                    stop = min(n_boot, start + rows)
+            if large[a]:
+                for j in range(m):
+                    chunk = max(1, _CHUNK_CELLS // len(binned[j][a].values))
+                    for start in range(0, n_boot, chunk):
+                        stop = min(n_boot, start + chunk)
+                        out[start:stop, a, j] = multinomial_means(streams[a], binned[j][a], stop - start)
+            elif sizes[a]:
+                values = credits[_by_credit(rows[a], credits)]
+                chunk = max(1, _CHUNK_CELLS // len(values))
+                for start in range(0, n_boot, chunk):
+                    stop = min(n_boot, start + chunk)
                     out[start:stop, a, :] = _resampled_means(streams[a], values, stop - start)
             bar.advance()
-    return out
+    return out, shortfall
 
 
 def bootstrap_refit(table: AnnotationTable, methods: Sequence[Chosen], credits: np.ndarray, n_boot: int,
@@ -433,7 +467,7 @@ def bootstrap_refit(table: AnnotationTable, methods: Sequence[Chosen], credits: 
     """
     n_agents = table.n_agents
     point = agent_means(credits, table.response_agent, n_agents)
-    orders = _agent_orders(credits, table.response_agent, n_agents)
+    orders = [_by_credit(rows, credits) for rows in _agent_rows(table.response_agent, n_agents)]
     streams = _agent_streams(seed, point)
     X = table.response_matrix()
     refitted = [j for j, chosen in enumerate(methods) if chosen.method.batch != "stacked"]
@@ -487,12 +521,14 @@ def score_agents(
     credits = credits_by_method(fitted, table.credit)
     n_agents = table.n_agents
     point = agent_means(credits, table.response_agent, n_agents)
+    se_shortfall = 0.0
     if not bootstrap:
         reps = np.full((0, n_agents, len(chosen)), np.nan)
     elif refit:
         reps = bootstrap_refit(table, chosen, credits, bootstrap, seed, progress=progress)
     else:
-        reps = bootstrap_fixed(credits, table.response_agent, n_agents, bootstrap, seed, progress=progress)
+        reps, se_shortfall = bootstrap_fixed(credits, table.response_agent, n_agents, bootstrap, seed,
+                                                 progress=progress)
     agents = [str(a) for a in table.agents]
     rows, win_probability, replicates = _summarise_replicates(table, list(fitted), point, reps, confidence)
     item_frame = table.response_frame()
@@ -513,6 +549,7 @@ def score_agents(
             "seed": seed,
             "confidence": confidence,
             "refit": refit,
+            "bootstrap_se_shortfall": se_shortfall,
             "params": {c.key: c.estimator.get_params() for c in chosen},
         },
     )
