@@ -39,7 +39,8 @@ import pandas as pd
 
 import stableval
 from stableval import DawidSkene, MajorityVote, Stableval
-from stableval.aggregate import Aggregator
+from stableval.aggregate import GLAD, MACE, Aggregator
+from stableval.aggregate.ordinal import OrdinalRaters
 from stableval.data.table import AnnotationTable
 from stableval.datasets import gold_accuracy, load_dataset
 
@@ -66,6 +67,13 @@ SETTINGS: list[tuple[str, Factory]] = [
     ("STABLEVAL alpha_pi=2", lambda: Stableval(alpha_pi=2)),
     ("STABLEVAL alpha_pi=auto", lambda: Stableval(alpha_pi="auto")),
     ("STABLEVAL alpha_pi=pooled", lambda: Stableval(alpha_pi="pooled")),
+    ("GLAD", lambda: GLAD()),  # Whitehill et al. 2009, crowd-kit's settings (issue 13)
+    ("MACE", lambda: MACE()),  # Hovy et al. 2013, variational Bayes, 10 restarts (issue 13)
+    ("ORDINAL", lambda: OrdinalRaters()),  # issue 13: confusion rows shrunk towards ordered-probit rows (code order)
+    ("ORDINAL strength=inf", lambda: OrdinalRaters(strength=float("inf"))),  # the purely parametric ordinal model
+    ("ONECOIN", lambda: stableval.aggregate.OneCoinDawidSkene()),  # one accuracy per rater (issue 13)
+    ("WAWA", lambda: stableval.aggregate.Wawa()),  # vote weighted by agreement with the majority (issue 13)
+    ("ZBS", lambda: stableval.aggregate.ZeroBasedSkill()),  # zero-based skill, crowd-kit's settings (issue 13)
 ]
 #: the settings every other is compared against: max(MV, DS) per dataset
 REFERENCES = ("MV", "DS")

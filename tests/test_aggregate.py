@@ -89,7 +89,7 @@ def test_log_likelihood_and_log_posterior_never_decrease(seed: int) -> None:
 
 @pytest.mark.parametrize("model", [DawidSkene(), Stableval(), Stableval(alpha_pi=3.0), MajorityVote()])
 def test_posteriors_are_distributions(model: DawidSkene) -> None:
-    posteriors = model.fit_predict_proba(synthetic_table(4))
+    posteriors = model.fit_predict_proba(synthetic_table(4)).to_numpy()
     assert posteriors.min() >= 0
     np.testing.assert_allclose(posteriors.sum(axis=1), 1.0, atol=1e-12)
     if hasattr(model, "confusion_"):

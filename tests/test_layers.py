@@ -18,7 +18,7 @@ LEVELS: dict[str, int] = {
     "_json": 1, "_lazy": 1, "progress": 1, "parallel": 1,
     "data": 2,
     "aggregate": 3, "datasets": 3,
-    "evaluate": 4,
+    "evaluate": 4, "crowdkit": 4,
     "simulate": 5, "studies": 5, "nrp": 5,
     "portal": 6, "report": 6,
     "commands": 7,

@@ -94,8 +94,8 @@ def test_analyses_accept_names_or_instances_and_record_params() -> None:
 
 
 def test_unknown_names_are_refused_with_what_exists() -> None:
-    with pytest.raises(ValueError, match="unknown method 'glad'; allowed: mv, ds, stableval"):
-        resolve_methods(["glad"])
+    with pytest.raises(ValueError, match="unknown method 'nope'; allowed: mv, ds, stableval"):
+        resolve_methods(["nope"])
     with pytest.raises(ValueError, match="no method among mv has a parameter 'alpha_pi'"):
         shared_params(["mv"], {"alpha_pi": 2})
     with pytest.raises(ValueError, match="no parameter 'alpah_pi'"):
@@ -199,14 +199,14 @@ def test_param_flag_and_shorthand_aliases_reach_the_estimators(tmp_path: Path) -
 
 @pytest.mark.parametrize(("args", "message"), [
     (["-p", "stableval.alpah_pi=2"], "stableval has no parameter 'alpah_pi'; its parameters: alpha_mu"),
-    (["-p", "glad.x=1"], "unknown method 'glad'"),
+    (["-p", "nope.x=1"], "unknown method 'nope'"),
     (["-p", "alpha_pi=2"], "is not METHOD.NAME=VALUE"),
     (["-p", "stableval.alpha_mu=high"], "is not a float"),
     (["-p", "stableval.alpha_pi=high"], "allowed: a number >= 1, 'auto' or 'pooled'"),
     (["-m", "mv", "-p", "stableval.alpha_pi=2"], "not among the chosen methods"),
     (["--alpha-pi", "0.5"], "must be >= 1"),
     (["--ties", "middle"], "not a tie policy; allowed: split, lowest, highest, random"),
-    (["-m", "mv,glad"], "unknown method 'glad'; allowed: mv, ds, stableval"),
+    (["-m", "mv,nope"], "unknown method 'nope'; allowed: mv, ds, stableval"),
 ])
 def test_bad_method_flags_are_usage_errors(tmp_path: Path, args: list[str], message: str) -> None:
     path = _write(small_table(), tmp_path)

@@ -17,10 +17,16 @@ if TYPE_CHECKING:  # pragma: no cover
     from stableval.aggregate._base import Aggregator, EMAggregator, Estimator, Method, clone
     from stableval.aggregate.bradley_terry import BradleyTerry
     from stableval.aggregate.dawid_skene import DawidSkene
+    from stableval.aggregate.glad import GLAD
+    from stableval.aggregate.mace import MACE
     from stableval.aggregate.majority_vote import MajorityVote
+    from stableval.aggregate.one_coin import OneCoinDawidSkene
+    from stableval.aggregate.ordinal import OrdinalRaters
     from stableval.aggregate.pairwise import PairwiseAggregator
     from stableval.aggregate.registry import REGISTRY, default_methods, get_method, method_names, resolve_methods
     from stableval.aggregate.stableval import Stableval
+    from stableval.aggregate.wawa import Wawa
+    from stableval.aggregate.zero_based_skill import ZeroBasedSkill
 
 _HOME = {
     "Aggregator": "stableval.aggregate._base",
@@ -30,7 +36,11 @@ _HOME = {
     "clone": "stableval.aggregate._base",
     "BradleyTerry": "stableval.aggregate.bradley_terry",
     "DawidSkene": "stableval.aggregate.dawid_skene",
+    "GLAD": "stableval.aggregate.glad",
+    "MACE": "stableval.aggregate.mace",
     "MajorityVote": "stableval.aggregate.majority_vote",
+    "OneCoinDawidSkene": "stableval.aggregate.one_coin",
+    "OrdinalRaters": "stableval.aggregate.ordinal",
     "PairwiseAggregator": "stableval.aggregate.pairwise",
     "REGISTRY": "stableval.aggregate.registry",
     "default_methods": "stableval.aggregate.registry",
@@ -38,9 +48,13 @@ _HOME = {
     "method_names": "stableval.aggregate.registry",
     "resolve_methods": "stableval.aggregate.registry",
     "Stableval": "stableval.aggregate.stableval",
+    "Wawa": "stableval.aggregate.wawa",
+    "ZeroBasedSkill": "stableval.aggregate.zero_based_skill",
 }
 
 __all__ = [
+    "GLAD",
+    "MACE",
     "REGISTRY",
     "Aggregator",
     "BradleyTerry",
@@ -49,8 +63,12 @@ __all__ = [
     "Estimator",
     "MajorityVote",
     "Method",
+    "OneCoinDawidSkene",
+    "OrdinalRaters",
     "PairwiseAggregator",
     "Stableval",
+    "Wawa",
+    "ZeroBasedSkill",
     "clone",
     "default_methods",
     "get_method",

@@ -31,9 +31,11 @@ import numpy as np
 from stableval.errors import InputError, NotFittedError
 
 if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
     import scipy.sparse as sp
 
     from stableval.aggregate.em import EMResult
+    from stableval.data.frames import TableLike
     from stableval.data.table import AnnotationTable
 
 __all__ = [
@@ -44,11 +46,14 @@ __all__ = [
     "GoldLabels",
     "Method",
     "check_em_settings",
+    "clamp_gold",
     "clone",
     "diagonal_dominant",
+    "em_fit_summary",
     "gold_codes",
     "hard_distribution",
     "pooled_confusion",
+    "softmax_posteriors",
 ]
 
 #: Known true levels: {(item, agent): level name or code}, or an (N,) code array (-1 = unknown).
@@ -114,41 +119,154 @@ def clone(estimator: E) -> E:
     return type(estimator)(**estimator.get_params())
 
 
+#: the labelled result views every aggregator fitted on a table offers (crowd-kit's names), see :class:`Aggregator`
+LABELLED_VIEWS = ("labels_", "probas_", "skills_", "errors_")
+
+
 class Aggregator(Estimator):
     """Base class of the per-response aggregators.
 
     Subclasses implement :meth:`fit_matrix`, which sets ``posteriors_``: an (N, K) distribution over levels per
-    response (rows sum to 1), rows in the table's response order.
+    response (rows sum to 1), rows in the table's response order; those numeric arrays are what every analysis
+    uses. ``fit`` takes an :class:`AnnotationTable`, a pandas DataFrame or a pyarrow Table (our columns,
+    crowd-kit's ``task, worker, label`` or any alias the readers accept: :func:`~stableval.data.frames.as_table`)
+    and fits the converted table with :meth:`fit_table`.
+
+    After ``fit`` on a table or frame, labelled views (pandas, built on access, named as crowd-kit names them):
+    ``labels_`` (Series: the most probable level name per response, lowest level on exact ties), ``probas_``
+    (DataFrame response × level), ``skills_`` (Series by rater name, for models with a per-rater skill:
+    :meth:`rater_skills`) and ``errors_`` (DataFrame of the confusion matrices, for models with ``confusion_``:
+    rows (rater, given label), columns the true level, each column of a rater summing to 1, as crowd-kit's
+    ``DawidSkene.errors_``). Responses are indexed by ``item`` when the table has one agent (a crowd-kit frame:
+    its tasks), else by (``item``, ``agent``). :class:`~stableval.aggregate.majority_vote.MajorityVote` keeps
+    its own ``labels_``, the (N,) level codes.
+
+    >>> import pandas as pd
+    >>> crowd = pd.DataFrame({"task": ["t1", "t1", "t1", "t2", "t2", "t2"], "worker": list("abcabc"),
+    ...                       "label": ["yes", "yes", "no", "no", "no", "yes"]})
+    >>> from stableval.aggregate import DawidSkene
+    >>> DawidSkene().fit_predict(crowd).to_dict()
+    {'t1': 'yes', 't2': 'no'}
+    >>> DawidSkene().fit(crowd).errors_.loc["a"].round(2).to_dict("index")
+    {'no': {'no': 1.0, 'yes': 0.0}, 'yes': {'no': 0.0, 'yes': 1.0}}
     """
 
     posteriors_: np.ndarray
+    _fitted_table: AnnotationTable
 
-    def fit(self, table: AnnotationTable, gold: GoldLabels | None = None) -> Self:
-        """Fit on an annotation table; ``gold`` optionally clamps known responses ({(item, agent): level})."""
-        return self.fit_matrix(table.response_matrix(), table.n_raters, table.n_levels,
-                               gold=gold_codes(table, gold))
+    def fit(self, table: TableLike, gold: GoldLabels | None = None) -> Self:
+        """Fit on an annotation table, a DataFrame or a pyarrow Table (:data:`~stableval.data.frames.TableLike`);
+        ``gold`` optionally clamps known responses ({(item, agent): level})."""
+        from stableval.data.frames import as_table
+
+        converted = as_table(table)
+        self.fit_table(converted, gold)
+        self._fitted_table = converted
+        return self
+
+    def fit_table(self, table: AnnotationTable, gold: GoldLabels | None = None) -> None:
+        """Fit on an annotation table (what :meth:`fit` calls after converting its input): the response matrix
+        through :meth:`fit_matrix`. A method that needs more of the table than the matrix overrides this."""
+        self.fit_matrix(table.response_matrix(), table.n_raters, table.n_levels, gold=gold_codes(table, gold))
 
     def fit_matrix(self, X: sp.csr_matrix, n_raters: int, n_levels: int,
                    gold: np.ndarray | None = None) -> Self:  # pragma: no cover - interface
         """Fit on a response matrix (responses × rater·K + label) directly; ``gold`` (N,) codes, -1 = unknown."""
         raise NotImplementedError
 
-    def fit_predict_proba(self, table: AnnotationTable) -> np.ndarray:
-        """Fit, then return the (N, K) posterior (or vote-share) matrix, rows = responses in table order."""
-        return self.fit(table).posteriors_
+    def fit_predict_proba(self, table: TableLike) -> pd.DataFrame:
+        """Fit, then return the posterior (or vote-share) DataFrame: response × level (``probas_``)."""
+        self.fit(table)
+        return self._proba_frame()
 
-    def fit_predict(self, table: AnnotationTable) -> np.ndarray:
-        """Fit, then return the (N,) most probable level per response (lowest level on exact ties)."""
-        return np.asarray(self.fit_predict_proba(table).argmax(axis=1))
+    def fit_predict(self, table: TableLike) -> pd.Series:
+        """Fit, then return the most probable level name per response (``labels_``; lowest level on exact ties)."""
+        self.fit(table)
+        return self._label_series()
 
-    def level_distribution(self) -> np.ndarray:
-        """(N, K) the fitted belief over levels per response, as reported beside the scores and used for accuracy
-        against gold: ``posteriors_`` (majority vote reports its vote shares)."""
-        return np.asarray(self.posteriors_)
+    def rater_skills(self) -> np.ndarray | None:
+        """(R,) one skill per rater for models that have one (the ``skills_`` view), else ``None``."""
+        return None
+
+    def __getattr__(self, name: str) -> Any:
+        # Only reached when normal lookup fails: the labelled views are built here on access.
+        if name in LABELLED_VIEWS and "posteriors_" in self.__dict__:
+            return self._labelled_view(name)
+        return super().__getattr__(name)
+
+    def _fitted_names(self) -> AnnotationTable:
+        """The table of the last ``fit``, checked to match the fitted arrays."""
+        table: AnnotationTable | None = self.__dict__.get("_fitted_table")
+        if table is None or table.n_responses != len(self.posteriors_):
+            raise NotFittedError(f"{type(self).__name__}'s labelled views (labels_, probas_, skills_, errors_) need "
+                                 "fit(table or frame); after fit_matrix use the arrays (posteriors_, ...)")
+        return table
+
+    def _response_index(self) -> pd.Index:
+        import pandas as pd
+
+        table = self._fitted_names()
+        items = table.items.to_numpy()[table.response_item]
+        index: pd.Index
+        if table.n_agents == 1:
+            index = pd.Index(items.tolist(), dtype=object, name="item")
+            return index
+        index = pd.MultiIndex.from_arrays([items, table.agents.to_numpy()[table.response_agent]],
+                                                    names=["item", "agent"])
+        return index
+
+    def _proba_frame(self) -> pd.DataFrame:
+        import pandas as pd
+
+        table = self._fitted_names()
+        return pd.DataFrame(np.asarray(self.posteriors_), index=self._response_index(),
+                            columns=pd.Index(table.levels, name="label"))
+
+    def _label_series(self) -> pd.Series:
+        import pandas as pd
+
+        table = self._fitted_names()
+        codes = np.asarray(self.posteriors_).argmax(axis=1)
+        return pd.Series(np.asarray(table.levels, dtype=object)[codes], index=self._response_index(), name="label")
+
+    def _labelled_view(self, name: str) -> Any:
+        import pandas as pd
+
+        if name == "labels_":
+            return self._label_series()
+        if name == "probas_":
+            return self._proba_frame()
+        table = self._fitted_names()
+        raters = pd.Index(table.raters, name="rater")
+        if name == "skills_":
+            skills = self.rater_skills()
+            if skills is None:
+                raise AttributeError(f"{type(self).__name__} has no per-rater skill (skills_); "
+                                     + ("its confusion matrices are errors_" if "confusion_" in self.__dict__
+                                        else "it has no rater model"))
+            return pd.Series(np.asarray(skills, dtype=float), index=raters, name="skill")
+        confusion = self.__dict__.get("confusion_")
+        if confusion is None:
+            raise AttributeError(f"{type(self).__name__} has no confusion matrices (errors_): it has no rater model")
+        r, k, _ = np.shape(confusion)
+        rows = np.asarray(confusion).transpose(0, 2, 1).reshape(r * k, k)  # [rater·given, true]
+        index = pd.MultiIndex.from_product([raters, pd.Index(table.levels)], names=["rater", "label"])
+        return pd.DataFrame(rows, index=index, columns=pd.Index(table.levels, name="label"))
 
     def fit_summary(self) -> dict[str, Any]:
         """How the fit went (iterations, convergence, objective) for iterative methods; empty otherwise."""
         return {}
+
+
+def em_fit_summary(model: Aggregator) -> dict[str, Any]:
+    """How an EM fit went: iterations, convergence, the final log-likelihood and objective, and the starts when
+    there were several (``n_iter_``, ``converged_``, ``log_likelihood_``, ``objective_``, ``starts_``, ``start_``)."""
+    summary: dict[str, Any] = {"n_iter": int(model.n_iter_), "converged": bool(model.converged_),
+                               "log_likelihood": float(model.log_likelihood_[-1]),
+                               "objective": float(model.objective_[-1])}
+    if len(model.starts_) > 1:
+        summary.update(start=model.start_, starts=model.starts_)
+    return summary
 
 
 def check_em_settings(max_iter: int, tol: float, acceleration: str) -> None:
@@ -342,9 +460,7 @@ class EMAggregator(Aggregator):
             confusion = np.broadcast_to(start.confusion, (n_raters, n_levels, n_levels)).copy()
             return run_em(X, init_params=(priors, confusion), alpha_mu=alpha_mu, alpha_pi=alpha_pi, **common)
         shares = np.array(start.distributions, dtype=float)
-        if gold is not None:
-            known = gold >= 0
-            shares[known] = np.eye(n_levels)[gold[known]]
+        clamp_gold(shares, gold)
         if not start.maximum_likelihood_first:
             return run_em(X, init_posteriors=np.ascontiguousarray(shares.T), alpha_mu=alpha_mu, alpha_pi=alpha_pi,
                           **common)
@@ -364,11 +480,7 @@ class EMAggregator(Aggregator):
         self.converged_ = result.converged
 
     def fit_summary(self) -> dict[str, Any]:
-        summary: dict[str, Any] = {"n_iter": int(self.n_iter_), "converged": bool(self.converged_),
-                                   "log_likelihood": float(self.log_likelihood_[-1]),
-                                   "objective": float(self.objective_[-1])}
-        if len(self.starts_) > 1:
-            summary.update(start=self.start_, starts=self.starts_)
+        summary = em_fit_summary(self)
         if self.learned_alpha_pi(np.zeros((0, 2))) is not None:
             summary["alpha_pi"] = (float(self.alpha_pi_) if np.ndim(self.alpha_pi_) == 0
                                    else np.round(self.alpha_pi_, 6).tolist())
@@ -436,6 +548,29 @@ def hard_distribution(probabilities: np.ndarray, *, atol: float = 1e-12) -> np.n
     top = probabilities.max(axis=1, keepdims=True)
     winners = (probabilities >= top - atol).astype(float)
     return np.asarray(winners / winners.sum(axis=1, keepdims=True))
+
+
+def clamp_gold(posteriors: np.ndarray, gold: np.ndarray | None) -> None:
+    """Set the (N, K) posteriors of responses with a known level (``gold`` >= 0) to that level, in place."""
+    if gold is not None:
+        known = np.flatnonzero(gold >= 0)
+        posteriors[known] = np.eye(posteriors.shape[1])[gold[known]]
+
+
+def softmax_posteriors(logits: np.ndarray, gold: np.ndarray | None = None) -> tuple[np.ndarray, float]:
+    """Row-wise softmax of (N, K) log joint probabilities (responses with a known ``gold`` level clamped to it) and
+    the log-likelihood, the sum of the rows' log normalisers.
+
+    >>> posteriors, log_likelihood = softmax_posteriors(np.log(np.array([[0.1, 0.3], [0.2, 0.2]])), np.array([-1, 0]))
+    >>> posteriors.round(12).tolist(), round(log_likelihood, 6) == round(float(np.log(0.4) + np.log(0.4)), 6)
+    ([[0.25, 0.75], [1.0, 0.0]], True)
+    """
+    from scipy.special import logsumexp
+
+    normaliser = logsumexp(logits, axis=1, keepdims=True)
+    posteriors = np.exp(logits - normaliser)
+    clamp_gold(posteriors, gold)
+    return posteriors, float(normaliser.sum())
 
 
 def gold_codes(table: AnnotationTable, gold: GoldLabels | None) -> np.ndarray | None:

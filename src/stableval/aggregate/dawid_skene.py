@@ -11,8 +11,8 @@ stops improving. Repeated judgments by the same rater of the same response count
 >>> frame = pd.DataFrame({"item": [1, 1, 1, 2, 2, 2, 3, 3, 3], "agent": "A", "rater": list("abcabcabc"),
 ...                       "label": [1, 1, 0, 0, 0, 0, 1, 1, 1]})
 >>> model = DawidSkene().fit(AnnotationTable.from_frame(frame, levels=("no", "yes")))
->>> model.fit_predict(AnnotationTable.from_frame(frame, levels=("no", "yes"))).tolist()
-[1, 0, 1]
+>>> model.posteriors_.argmax(axis=1).tolist(), model.labels_.tolist()
+([1, 0, 1], ['yes', 'no', 'yes'])
 >>> bool(model.converged_)
 True
 """

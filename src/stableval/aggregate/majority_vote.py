@@ -85,10 +85,10 @@ class MajorityVote(Aggregator):
         self.ties = ties
         self.seed = seed
 
-    def fit(self, table: AnnotationTable, gold: GoldLabels | None = None) -> Self:
+    def fit_table(self, table: AnnotationTable, gold: GoldLabels | None = None) -> None:
         """Fit on an annotation table (rows in file order: ``ties="first"`` reads the order from it); ``gold``
         optionally clamps known responses ({(item, agent): level})."""
-        return self.fit_matrix(table.response_matrix(), table.n_raters, table.n_levels,
+        self.fit_matrix(table.response_matrix(), table.n_raters, table.n_levels,
                                gold=gold_codes(table, gold),
                                first_seen=first_seen(table) if self.ties == "first" else None)
 

@@ -5,16 +5,16 @@
 write its module (the estimator and its ``METHOD = Method(...)``) and add one line below (see CONTRIBUTING.md).
 
 >>> method_names()
-('mv', 'ds', 'stableval')
+('mv', 'ds', 'stableval', 'glad', 'mace', 'ordinal', 'onecoin', 'wawa', 'zbs')
 >>> get_method("stableval").label, get_method("DS").credit
 ('STABLEVAL', 'hard')
 >>> from stableval.aggregate import Stableval
 >>> [m.key for m in resolve_methods(["mv", Stableval(alpha_pi=2.0), Stableval()])]
 ['mv', 'stableval', 'stableval-2']
->>> get_method("glad")
+>>> get_method("nope")
 Traceback (most recent call last):
 ...
-ValueError: unknown method 'glad'; allowed: mv, ds, stableval
+ValueError: unknown method 'nope'; allowed: mv, ds, stableval, glad, mace, ordinal, onecoin, wawa, zbs
 """
 
 from __future__ import annotations
@@ -53,6 +53,12 @@ METHOD_MODULES: tuple[str, ...] = (
     "majority_vote",
     "dawid_skene",
     "stableval",
+    "glad",
+    "mace",
+    "ordinal",
+    "one_coin",
+    "wawa",
+    "zero_based_skill",
 )
 
 #: name → method

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import re
 import typing
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -29,7 +30,7 @@ from typing import Annotated, Any, TypeVar
 
 import typer
 
-from stableval.commands.output import Output, OutputFormat, write_output
+from stableval.commands.output import Output, OutputFormat, check_output_path, write_output
 from stableval.data.flags import CLI_FLAGS
 
 __all__ = [
@@ -41,17 +42,23 @@ __all__ = [
     "Duplicates",
     "FileArg",
     "FormatOpt",
+    "LengthColOpt",
     "MethodSelection",
     "Output",
     "OutputFormat",
     "OutputOpt",
+    "RaterInfoOpt",
+    "RaterKinds",
+    "RatersOpt",
     "SeedOpt",
     "bad_input_exits",
+    "cli_spelling",
     "fail",
     "input_options",
     "method_options",
     "output_options",
     "read_input",
+    "read_rated_input",
     "record_options",
     "write_output",
 ]
@@ -66,11 +73,34 @@ class Duplicates(StrEnum):
     KEEP = "keep"
 
 
-def fail(message: str) -> typer.Exit:
-    """Print ``error: message`` on stderr; raise the returned exit (code 1: bad input)."""
-    from rich.console import Console
+# "duplicates='first'|'last' (CLI: --duplicates first|last)": the Python spelling, then the flag's
+_BOTH_SPELLINGS = re.compile(r"\b[a-z_]+=(?:\{[^{}]*\}|\[[^\[\]]*\]|[^\s(),;]*) \(CLI: ([^()]*)\)")
+_CLI_ONLY = re.compile(r"\(CLI: ([^()]*)\)")
 
-    Console(stderr=True).print(f"[bold red]error:[/] {message}", highlight=False, markup=True, soft_wrap=True)
+
+def cli_spelling(message: str) -> str:
+    """A data-layer message as the command line says it: ``name=value (CLI: --flag value)`` becomes
+    ``--flag value``, and ``(CLI: --flag)`` becomes ``(--flag)``.
+
+    >>> cli_spelling("allowed: duplicates='first'|'last' (CLI: --duplicates first|last) to keep one")
+    'allowed: --duplicates first|last to keep one'
+    >>> cli_spelling("name it with columns={'item': NAME} (CLI: --item-col NAME); or format= (CLI: --format)")
+    'name it with --item-col NAME; or --format'
+    >>> cli_spelling("worst first (CLI: --levels a,b,c)")
+    'worst first (--levels a,b,c)'
+    """
+    return _CLI_ONLY.sub(r"(\1)", _BOTH_SPELLINGS.sub(r"\1", message))
+
+
+def fail(message: str) -> typer.Exit:
+    """Print ``error: message`` on stderr (the message shown as written, control characters escaped); raise the
+    returned exit (code 1: bad input)."""
+    from rich.text import Text
+
+    from stableval.commands.output import make_console, visible
+
+    text = Text.assemble(("error:", "bold red"), " ", visible(cli_spelling(message)))
+    make_console(to_file=False, stderr=True).print(text, soft_wrap=True)
     return typer.Exit(code=1)
 
 
@@ -229,15 +259,39 @@ def output_options(width: int = 140) -> Callable[[F], F]:
     parameter (``out.emit(result)`` writes the result); tables are ``width`` columns wide in files."""
     flags = [("output_format", FormatOpt, OutputFormat.TABLE), ("output", OutputOpt, None)]
     return record_options("out", flags, lambda values: Output(values.get("output_format", OutputFormat.TABLE),
-                                                              values.get("output"), width))
+                                                              check_output_path(values.get("output")), width))
 
 
 def read_input(file: Path, inputs: Any) -> Any:
     """Read FILE once with the collected input flags: a :class:`stableval.data.Loaded` (table and, for pairwise
     input, the raw votes)."""
     from stableval.data import load
+    from stableval.data.labels import WARNING_PREFIX
 
-    return load(file, inputs)
+    loaded = load(file, inputs)
+    for note in loaded.table.notes:  # a warning about the data is repeated on stderr, where it cannot be missed
+        if note.startswith(WARNING_PREFIX):
+            warn(note.removeprefix(WARNING_PREFIX))
+    return loaded
+
+
+def warn(message: str) -> None:
+    """Print ``warning: message`` on stderr in bold yellow (shown as written, control characters escaped)."""
+    from rich.text import Text
+
+    from stableval.commands.output import make_console, visible
+
+    make_console(to_file=False, stderr=True).print(Text.assemble(("warning:", "bold yellow"), " ", visible(message)),
+                                                   soft_wrap=True)
+
+
+def read_rated_input(file: Path, inputs: Any, rater_info: Path | None = None, length_col: str | None = None
+                     ) -> tuple[Any, Any, Any]:
+    """Read FILE once with the input flags, its rater metadata (``--rater-info`` and/or ``rater_kind`` columns)
+    and answer lengths (``--length-col``): ``(Loaded, RaterInfo or None, lengths or None)``."""
+    from stableval.data.raters import load_with_raters
+
+    return load_with_raters(file, inputs, rater_info, length=length_col)
 
 
 # ====================================================================================== methods
@@ -253,6 +307,10 @@ PARAM_FLAGS: dict[str, tuple[str, str]] = {
     "max_iter": ("--max-iter", "Most EM iterations."),
     "tol": ("--tol", "EM stops when the objective improves by less than tol × |objective|."),
 }
+
+
+#: The largest magnitude a numeric hyper-parameter may take on the command line (``--alpha-pi 1e308`` overflows EM).
+MAX_PARAM_MAGNITUDE = 1e6
 
 
 @dataclass(frozen=True)
@@ -389,6 +447,13 @@ def _selection(values: dict[str, Any], allowed: Sequence[str], single: bool,
             params.setdefault(method, {})[name.strip()] = parse_param_value(get_method(method), name.strip(), text)
         except ValueError as error:
             raise typer.BadParameter(str(error), param_hint="--param") from None
+    for method, values_set in params.items():
+        for name, value in values_set.items():
+            if isinstance(value, float) and not abs(value) <= MAX_PARAM_MAGNITUDE:
+                flag = PARAM_FLAGS[name][0] if name in given else "--param"
+                raise typer.BadParameter(f"{method}.{name}={value!r} is out of range; allowed: a finite number of "
+                                         f"magnitude at most {MAX_PARAM_MAGNITUDE:g} (a prior or step this large "
+                                         "swamps the data and overflows the fit)", param_hint=flag)
     try:
         resolve_methods(names, params)
     except (ValueError, TypeError) as error:
@@ -399,10 +464,30 @@ def _selection(values: dict[str, Any], allowed: Sequence[str], single: bool,
 
 # ====================================================================================== shared options
 CreditOpt = INPUT_FLAGS["credit"][0]
-SeedOpt = Annotated[int, typer.Option("--seed", help="Random seed.")]
+SeedOpt = Annotated[int, typer.Option("--seed", min=0, help="Random seed (a whole number >= 0).")]
 FormatOpt = Annotated[OutputFormat, typer.Option("--format", "-f", help="table (readable), json or csv.",
                                                  rich_help_panel="Output")]
 OutputOpt = Annotated[Path | None, typer.Option("--output", "-o", help="Write to this file instead of stdout.",
                                                 rich_help_panel="Output")]
+
+
+class RaterKinds(StrEnum):
+    ALL = "all"
+    HUMAN = "human"
+    LLM = "llm"
+
+
+RaterInfoOpt = Annotated[Path | None, typer.Option(
+    "--rater-info", help="Rater metadata: CSV/TSV/JSONL/Parquet with columns name (or rater), kind (human, llm, or "
+                         "agent for a rated agent) and family (the LLM's model family, e.g. gpt-4). Without it, "
+                         "rater_kind / rater_family columns of the ratings file are used when present.",
+    rich_help_panel="Raters", show_default=False)]
+RatersOpt = Annotated[RaterKinds, typer.Option(
+    "--raters", help="Use only the judgments of these raters: human, llm (LLM judges) or all. Needs the raters' "
+                     "kinds (--rater-info or a rater_kind column).", rich_help_panel="Raters")]
+LengthColOpt = Annotated[str | None, typer.Option(
+    "--length-col", help="Column(s) holding the answer length (e.g. tokens), for the LLM judges' length bias: one "
+                         "column for annotations, LEN_A,LEN_B for pairwise votes.", rich_help_panel="Raters",
+    show_default=False)]
 ConfidenceOpt = Annotated[float, typer.Option("--confidence", min=0.5, max=0.999,
                                               help="Confidence level of the intervals.")]

@@ -9,13 +9,15 @@ import typer
 
 from stableval.commands.common import (
     FileArg,
+    LengthColOpt,
     MethodSelection,
     Output,
+    RaterInfoOpt,
     bad_input_exits,
     input_options,
     method_options,
     output_options,
-    read_input,
+    read_rated_input,
 )
 from stableval.commands.output import Appended
 from stableval.commands.score import GoldOpt
@@ -30,6 +32,7 @@ class CsvTable(StrEnum):
     RATERS = "raters"
     RESPONSES = "responses"
     AMBIGUOUS = "ambiguous"
+    JUDGES = "judges"
 
 
 def register(app: typer.Typer) -> None:
@@ -57,6 +60,16 @@ def diagnose(
         "--csv-table", help="Which table --format csv writes: raters, responses (all, with posteriors) or "
                             "ambiguous.", rich_help_panel="Output")] = CsvTable.RATERS,
     gold: GoldOpt = None,
+    difficulty: Annotated[bool | None, typer.Option(
+        "--difficulty/--no-difficulty",
+        help="Each response's GLAD difficulty 1/β (Whitehill et al. 2009) beside its ambiguity, and the hardest "
+             "responses. Default: shown when the method is glad; --difficulty also fits GLAD beside another "
+             "method.")] = None,
+    rater_info: RaterInfoOpt = None,
+    length_col: LengthColOpt = None,
+    judge_bootstrap: Annotated[int, typer.Option(
+        "--judge-bootstrap", min=0, rich_help_panel="Raters",
+        help="Item-bootstrap replicates for the LLM judges' intervals (0 = none).")] = 1000,
 ) -> None:
     """Rater and item diagnostics from the fitted confusion matrices and posteriors.
 
@@ -65,17 +78,57 @@ def diagnose(
     Flags raters at or below chance and near-uniform ones; the confusion matrices are in the JSON output.
 
     Per response: posterior, predicted level, confidence, ambiguity and entropy (nats); ambiguous ones are listed.
+
+    With rater kinds (--rater-info or a rater_kind column), each LLM judge against the human consensus: agreement,
+    leniency, self-preference, length bias (--length-col) and position bias (pairwise votes).
     """
     from stableval.evaluate.diagnostics import diagnose as run_diagnose
 
     with bad_input_exits():
-        table = read_input(file, inputs).table
+        loaded, info, lengths = read_rated_input(file, inputs, rater_info, length_col)
+        table = loaded.table
         result = run_diagnose(table, methods.chosen()[0].estimator, ambiguity_threshold=ambiguity_threshold,
-                              spammer_threshold=spammer_threshold)
+                              spammer_threshold=spammer_threshold, difficulty=difficulty)
         emitted: Any = Appended(result, render_options={"top": top})
         if gold is not None:
             emitted = _with_accuracy(emitted, table, result, gold)
+        judges = _judges(table, info, loaded.votes, lengths, methods, judge_bootstrap, length_col)
+        if judges is not None:
+            emitted = Appended(emitted.result, json={**emitted.json, "llm_judges": judges.to_dict()},
+                               render_more=_then(emitted.render_more, judges.render),
+                               render_options=emitted.render_options)
+    if csv_table is CsvTable.JUDGES:
+        if judges is None:
+            raise typer.BadParameter("the judges table needs rater kinds with LLM judges (--rater-info FILE or a "
+                                     "rater_kind column)", param_hint="--csv-table")
+        out.emit(emitted, frame=judges.to_frame())
+        return
     out.emit(emitted, frame=result.to_frame(csv_table.value))
+
+
+def _judges(table: Any, info: Any, votes: Any, lengths: Any, methods: MethodSelection, bootstrap: int,
+            length_col: str | None) -> Any:
+    """The LLM judges against the human consensus, when the raters' kinds are known and some are LLMs."""
+    from stableval.errors import InputError
+    from stableval.evaluate.judges import judge_diagnostics
+
+    if info is None or not info.counts()["llm"]:
+        if length_col is not None:
+            raise InputError("--length-col is for the LLM judges' length bias, but no rater is an LLM judge",
+                             file=table.source, allowed="raters of kind llm (--rater-info FILE or a rater_kind "
+                                                        "column), or no --length-col")
+        return None
+    return judge_diagnostics(table, info, methods.chosen()[0], votes=votes, lengths=lengths, bootstrap=bootstrap)
+
+
+def _then(first: Any, second: Any) -> Any:
+    """Print ``first`` (if any), then ``second``."""
+    def both(console: Any) -> None:
+        if first is not None:
+            first(console)
+        second(console)
+
+    return both
 
 
 def _with_accuracy(emitted: Appended, table: Any, result: Any, path: Any) -> Appended:

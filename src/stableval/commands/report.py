@@ -10,12 +10,15 @@ import typer
 
 from stableval.commands.common import (
     FileArg,
+    LengthColOpt,
     MethodSelection,
+    RaterInfoOpt,
     SeedOpt,
     bad_input_exits,
     input_options,
     method_options,
     read_input,
+    read_rated_input,
 )
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -60,8 +63,14 @@ def report(
                                                  "(item[, agent], label).", rich_help_panel="Quality control")] = None,
     qc_consensus: Annotated[bool, typer.Option("--qc-consensus", help="Add reliability against the consensus of the "
                                                "other raters.", rich_help_panel="Quality control")] = False,
+    rater_info: RaterInfoOpt = None,
+    length_col: LengthColOpt = None,
 ) -> None:
-    """Write one self-contained HTML report (inline figures, printable) of every analysis of FILE."""
+    """Write one self-contained HTML report (inline figures, printable) of every analysis of FILE.
+
+    With rater kinds (--rater-info or a rater_kind column) it adds the leaderboards of the people and of the LLM
+    judges side by side, with rank changes, and each judge against the human consensus.
+    """
     import os
 
     from stableval.report import build_report
@@ -70,9 +79,11 @@ def report(
     if output.is_dir():
         raise typer.BadParameter(f"{output} is a folder; give the HTML file to write", param_hint="--output")
     with bad_input_exits():
-        html = build_report(read_input(file, inputs), methods=methods.chosen(seed=seed), quick=quick, seed=seed,
+        loaded, info, lengths = read_rated_input(file, inputs, rater_info, length_col)
+        html = build_report(loaded, methods=methods.chosen(seed=seed), quick=quick, seed=seed,
                             bootstrap=bootstrap, command="stableval " + " ".join(sys.argv[1:]), progress=True,
-                            options={"jobs": jobs or os.cpu_count() or 1, "qc": qc})
+                            options={"jobs": jobs or os.cpu_count() or 1, "qc": qc, "rater_info": info,
+                                     "lengths": lengths})
     output.parent.mkdir(parents=True, exist_ok=True)
     output.write_text(html, encoding="utf-8")
     typer.echo(f"wrote {output} ({len(html) / 1024:.0f} KiB)", err=True)

@@ -13,12 +13,16 @@ from stableval.commands.common import (
     MethodSelection,
     Output,
     OutputFormat,
+    RaterInfoOpt,
+    RaterKinds,
+    RatersOpt,
     SeedOpt,
     bad_input_exits,
     input_options,
     method_options,
     output_options,
     read_input,
+    read_rated_input,
 )
 from stableval.commands.output import Appended
 
@@ -51,12 +55,23 @@ def score(
     refit: Annotated[bool, typer.Option("--refit", help="Re-run the aggregation on every bootstrap replicate "
                                                         "(slower; includes rater-model uncertainty).")] = False,
     gold: GoldOpt = None,
+    rater_info: RaterInfoOpt = None,
+    raters: RatersOpt = RaterKinds.ALL,
 ) -> None:
-    """Score every agent under MV, Dawid–Skene and STABLEVAL, with bootstrap CIs and rank intervals."""
+    """Score every agent under MV, Dawid–Skene and STABLEVAL, with bootstrap CIs and rank intervals.
+
+    --raters human or --raters llm scores from one kind of rater only (kinds from --rater-info or a rater_kind
+    column).
+    """
+    from stableval.data.raters import select_raters
     from stableval.evaluate import score_agents
 
     with bad_input_exits():
-        table = read_input(file, inputs).table
+        if raters is RaterKinds.ALL and rater_info is None:
+            table = read_input(file, inputs).table
+        else:
+            loaded, info, _ = read_rated_input(file, inputs, rater_info)
+            table = select_raters(loaded.table, info, raters.value)
         result = score_agents(table, methods.chosen(seed=seed), bootstrap=bootstrap, seed=seed,
                               confidence=confidence, refit=refit, progress=True)
         emitted: Any = result if gold is None else with_gold_accuracy(result, table, result.posteriors, gold)

@@ -16,6 +16,9 @@ Per rater r, from its confusion matrix ``pi_r[c, o]`` = P(rater gives level o | 
 
 Per response: the posterior over levels, the predicted (most probable) level, ``confidence`` = max posterior,
 ``ambiguity`` = 1 − confidence and the posterior ``entropy`` in nats (natural logarithm; divide by ln 2 for bits).
+With GLAD (Whitehill et al. 2009, NIPS; :mod:`stableval.aggregate.glad`) — the diagnosed method, or fitted beside
+it with ``difficulty=True`` — also ``difficulty`` = 1/beta_i: how hard the response is for every rater (GLAD's
+P(correct) = sigma(ability · beta)), as opposed to the entropy, which says how unsure the model is of its level.
 
 >>> import numpy as np
 >>> confusion = np.array([[[0.8, 0.2], [0.3, 0.7]]])          # one rater, K = 2
@@ -51,6 +54,9 @@ AMBIGUITY_THRESHOLD = 0.3
 #: default: raters whose spammer score is below this are flagged as near-uniform (labels nearly independent of
 #: the truth); 0.05 ≈ a chance-corrected accuracy (K·p − 1)/(K − 1) of 0.22 for a rater with symmetric errors
 SPAMMER_THRESHOLD = 0.05
+
+#: GLAD's hardest responses listed in the JSON and the ``hardest`` table
+HARDEST_SHOWN = 50
 
 RATER_COLUMNS = ("accuracy", "weighted_accuracy", "leniency", "strictness", "over_rating", "under_rating",
                  "spammer_score")
@@ -110,7 +116,8 @@ class Diagnostics:
     Attributes:
         raters: one row per rater, best class-balanced accuracy first: ``rater, ratings, responses, accuracy,
             weighted_accuracy, leniency, strictness, over_rating, under_rating, spammer_score, below_chance``
-            (accuracy <= 1/K) ``, near_uniform`` (spammer score < ``spammer_threshold``).
+            (accuracy <= 1/K) ``, near_uniform`` (spammer score < ``spammer_threshold``); for the ordinal model also
+            ``shift`` (> 0 lenient, < 0 strict, in levels) and ``spread``.
         responses: one row per response (table order): ``item, agent, judgments``, ``n_<level>`` (judgments per
             level), ``p_<level>`` (posterior), ``predicted`` (level name), ``confidence, ambiguity, entropy``
             (nats), ``ambiguous`` (ambiguity > threshold).
@@ -124,6 +131,8 @@ class Diagnostics:
         fit: ``n_iter, converged, log_likelihood, objective`` of the EM fit.
         dataset: counts from :meth:`AnnotationTable.summary`.
         settings: thresholds, the method's label and its hyper-parameters (``params``).
+        difficulty_source: the method key whose GLAD fit gave ``responses["difficulty"]`` (``None``: no
+            difficulty); ``hardest`` then lists the responses, hardest first (:data:`HARDEST_SHOWN` of them).
     """
 
     raters: pd.DataFrame
@@ -137,6 +146,28 @@ class Diagnostics:
     fit: dict[str, Any]
     dataset: dict[str, Any]
     settings: dict[str, Any] = field(default_factory=dict)
+    difficulty_source: str | None = None
+
+    @property
+    def hardest(self) -> pd.DataFrame:
+        """The responses with the largest GLAD difficulty first (ties: table order): ``item, agent, predicted,
+        difficulty, ambiguity, entropy``; empty without a difficulty."""
+        if self.difficulty_source is None:
+            return pd.DataFrame(columns=["item", "agent", "predicted", "difficulty", "ambiguity", "entropy"])
+        order = np.argsort(-self.responses["difficulty"].to_numpy(), kind="stable")[:HARDEST_SHOWN]
+        return self.responses.iloc[order][["item", "agent", "predicted", "difficulty", "ambiguity",
+                                           "entropy"]].reset_index(drop=True)
+
+    def _difficulty_dict(self) -> dict[str, Any]:
+        difficulty = self.responses["difficulty"].to_numpy(float)
+        entropy = self.responses["entropy"].to_numpy(float)
+        together = pd.Series(difficulty).corr(pd.Series(entropy), method="spearman") if len(difficulty) > 1 else None
+        return {"source": method_label(self.difficulty_source or ""), "definition": "1/beta of GLAD (Whitehill et al. "
+                "2009): P(rater r right) = sigma(alpha_r * beta); larger = harder",
+                "mean": float(difficulty.mean()) if difficulty.size else None,
+                "median": float(np.median(difficulty)) if difficulty.size else None,
+                "spearman_with_entropy": None if together is None or np.isnan(together) else float(together),
+                "hardest": records(self.hardest)}
 
     def confusion_frame(self, rater: str) -> pd.DataFrame:
         """One rater's confusion matrix as a frame: rows = true level, columns = given level."""
@@ -167,6 +198,7 @@ class Diagnostics:
             "responses_total": len(self.responses),
             "ambiguous_count": len(self.ambiguous),
             "ambiguous": records(self.ambiguous),
+            **({"difficulty": self._difficulty_dict()} if self.difficulty_source is not None else {}),
         }
 
     def render(self, console: Console, top: int = 20) -> None:
@@ -206,6 +238,13 @@ class Diagnostics:
                            f"{row.leniency:.3f}", f"{row.strictness:.3f}", f"{row.over_rating:.3f}",
                            f"{row.under_rating:.3f}", f"{row.spammer_score:.3f}", ", ".join(flags))
         console.print(raters)
+        if "shift" in self.raters:  # the ordinal model: each rater's shift (leniency > 0, strictness < 0) and spread
+            by_shift = self.raters.sort_values(["shift", "rater"], kind="stable")
+            shown = by_shift if len(by_shift) <= 10 else pd.concat([by_shift.head(5), by_shift.tail(5)])
+            console.print("Ordinal reading, shift / spread in levels (shift > 0 lenient, < 0 strict; strictest first"
+                          + ("" if len(by_shift) <= 10 else ", 5 at each end") + "): "
+                          + ", ".join(f"{row.rater} {row.shift:+.2f} / {row.spread:.2f}"
+                                      for row in shown.itertuples(index=False)))
         below = int(self.raters["below_chance"].sum())
         uniform = int(self.raters["near_uniform"].sum())
         console.print(f"Accuracy = mean over true levels of P(correct); weighted by the class priors in 'Weighted "
@@ -222,13 +261,39 @@ class Diagnostics:
             shown = self.ambiguous.head(top)
             items = Table(box=box.SIMPLE_HEAVY, show_edge=False, title_justify="left",
                           title=f"Most ambiguous responses (top {len(shown)} of {count:,})")
-            for name in ("Item", "Agent", "Predicted", "Confidence", "Ambiguity", "Entropy", "Judgments"):
-                items.add_column(name, justify="right" if name in ("Confidence", "Ambiguity", "Entropy") else "left",
-                                 overflow="fold")
+            hard = self.difficulty_source is not None
+            numbers = ("Confidence", "Ambiguity", "Entropy") + (("Difficulty",) if hard else ())
+            for name in ("Item", "Agent", "Predicted", *numbers, "Judgments"):
+                items.add_column(name, justify="right" if name in numbers else "left", overflow="fold")
             for row in shown.itertuples(index=False):
+                extra = (f"{row.difficulty:.3f}",) if hard else ()
                 items.add_row(str(row.item), str(row.agent), str(row.predicted), f"{row.confidence:.3f}",
-                              f"{row.ambiguity:.3f}", f"{row.entropy:.3f}", str(row.details))
+                              f"{row.ambiguity:.3f}", f"{row.entropy:.3f}", *extra, str(row.details))
             console.print(items)
+        if self.difficulty_source is not None and top:
+            self._render_difficulty(console, top)
+
+    def _render_difficulty(self, console: Console, top: int) -> None:
+        """GLAD's hardest responses beside their posterior ambiguity."""
+        from rich import box
+        from rich.table import Table
+
+        summary = self._difficulty_dict()
+        together = summary["spearman_with_entropy"]
+        console.print(f"\nDifficulty 1/β from {summary['source']} (Whitehill et al. 2009; larger = harder for every "
+                      f"rater): median {summary['median']:.3f}"
+                      + ("" if together is None else f"; Spearman correlation with the posterior entropy "
+                                                     f"{together:.2f}") + ".")
+        shown = self.hardest.head(top)
+        hard = Table(box=box.SIMPLE_HEAVY, show_edge=False, title_justify="left",
+                     title=f"Hardest responses (top {len(shown)})")
+        for name in ("Item", "Agent", "Predicted", "Difficulty", "Ambiguity", "Entropy"):
+            hard.add_column(name, justify="right" if name in ("Difficulty", "Ambiguity", "Entropy") else "left",
+                            overflow="fold")
+        for row in shown.itertuples(index=False):
+            hard.add_row(str(row.item), str(row.agent), str(row.predicted), f"{row.difficulty:.3f}",
+                         f"{row.ambiguity:.3f}", f"{row.entropy:.3f}")
+        console.print(hard)
 
     def to_frame(self, which: str = "raters") -> pd.DataFrame:
         """One of the tables: ``"raters"``, ``"responses"`` (all, with posteriors) or ``"ambiguous"``."""
@@ -261,6 +326,7 @@ def diagnose(
     params: Mapping[str, Any] | None = None,
     ambiguity_threshold: float = AMBIGUITY_THRESHOLD,
     spammer_threshold: float = SPAMMER_THRESHOLD,
+    difficulty: bool | None = None,
 ) -> Diagnostics:
     """Fit a rater model and derive rater and response diagnostics.
 
@@ -271,6 +337,9 @@ def diagnose(
         params: the method's hyper-parameters by name (with a method name), e.g. ``{"alpha_pi": 2.0}``.
         ambiguity_threshold: responses with ambiguity (1 − max posterior) above it are listed (0 <= t < 1).
         spammer_threshold: raters with a spammer score below it are flagged near-uniform.
+        difficulty: each response's GLAD difficulty 1/beta (column ``difficulty``, the ``hardest`` table and JSON):
+            ``None`` (default) when the diagnosed method is GLAD, ``True`` also fits GLAD (default settings) beside
+            another method, ``False`` never.
 
     A rater who never judged a response of some true level has no evidence for that row of pi_r; the model
     then leaves the row uniform (DS) or at its prior (STABLEVAL), and the class-balanced metrics average it in.
@@ -310,6 +379,10 @@ def diagnose(
     }), metrics], axis=1)
     raters["below_chance"] = chance_flags(raters["accuracy"].to_numpy(), k)
     raters["near_uniform"] = raters["spammer_score"] < spammer_threshold
+    from stableval.aggregate.ordinal import OrdinalRaters
+
+    if isinstance(model, OrdinalRaters):  # its ordinal reading of each rater: shift > 0 lenient, < 0 strict
+        raters["shift"], raters["spread"] = model.shift_, model.spread_
     raters = raters.sort_values(["accuracy", "rater"], ascending=[False, True], kind="stable").reset_index(drop=True)
 
     # ---- responses
@@ -324,6 +397,7 @@ def diagnose(
     responses["confidence"] = confidence
     responses["ambiguity"] = 1.0 - confidence
     responses["entropy"] = posterior_entropy(posteriors)
+    difficulty_source = _difficulty(responses, table, model, name, difficulty)
     responses["ambiguous"] = responses["ambiguity"] > ambiguity_threshold
     flagged = np.flatnonzero(responses["ambiguous"].to_numpy())
     flagged = flagged[np.lexsort((flagged, -responses["ambiguity"].to_numpy()[flagged]))]
@@ -337,8 +411,25 @@ def diagnose(
         raters=raters, responses=responses, ambiguous=ambiguous, confusion=confusion,
         raters_order=[str(r) for r in table.raters], priors=priors, levels=table.levels, method=name,
         fit=model.fit_summary(),
-        dataset=table.summary(), settings=settings,
+        dataset=table.summary(), settings=settings, difficulty_source=difficulty_source,
     )
+
+
+def _difficulty(responses: pd.DataFrame, table: AnnotationTable, model: Aggregator, name: str,
+                wanted: bool | None) -> str | None:
+    """Add GLAD's ``difficulty`` column to ``responses`` (from ``model`` if it is a GLAD fit, else from a GLAD fit
+    of its own when ``wanted``); returns the key of the method it came from, or ``None``."""
+    from stableval.aggregate.glad import GLAD
+
+    if wanted is False:
+        return None
+    if isinstance(model, GLAD):
+        responses["difficulty"] = model.difficulty_
+        return name
+    if not wanted:
+        return None
+    responses["difficulty"] = GLAD().fit(table).difficulty_
+    return "glad"
 
 
 def chance_flags(accuracy: Sequence[float] | np.ndarray, n_levels: int) -> np.ndarray:

@@ -198,6 +198,7 @@ def _stability(ctx: ReportContext) -> Section:
     body = figure_html(stability_figure(result), "Mean Kendall tau-b between the ranking from all raters and "
                        "from random subsets of raters; bands: 95% intervals of the mean.")
     body += table_html(result.summary[columns])
+    body += "".join(f"<p class='warning'>Trivial: {html_lib.escape(note)}.</p>" for note in result.settings["trivial"])
     return Section("stability", "Would other raters give the same ranking?", "We re-ran every method on random "
                    "subsets of the raters. A tau-b of 1 means the ranking never changed; lower values and a high "
                    "chance of a new leader mean the ranking depends on who happened to rate.", body)
@@ -265,6 +266,43 @@ def _pairwise(ctx: ReportContext) -> Section:
                    "favour a side.", body)
 
 
+def _rater_kinds(ctx: ReportContext) -> Section:
+    from stableval.evaluate.judges import judge_diagnostics, leaderboards_by_kind
+
+    info = ctx.options["rater_info"]
+    primary = next(c for c in ctx.methods if c.key == primary_method(c.key for c in ctx.methods))
+    board = leaderboards_by_kind(ctx.table, info, primary, bootstrap=min(ctx.bootstrap, 200), seed=ctx.seed)
+    names = {"all": "all raters", "human": "people", "llm": "LLM judges"}
+    shown = pd.DataFrame({"agent": board["agent"]})
+    for kind in ("all", "human", "llm"):
+        if f"{kind}_score" in board.columns:
+            score = board[f"{kind}_score"].map(lambda v: "" if pd.isna(v) else f"{v:.3f}")
+            low = board[f"{kind}_ci_low"].map(lambda v: "" if pd.isna(v) else f" [{v:.3f}, ")
+            high = board[f"{kind}_ci_high"].map(lambda v: "" if pd.isna(v) else f"{v:.3f}]")
+            shown[f"{names[kind]}: score"] = score + (low + high if ctx.bootstrap else "")
+            shown[f"{names[kind]}: rank"] = board[f"{kind}_rank"].astype(str).replace("<NA>", "")
+    if "rank_change" in board.columns:
+        shown["rank change (people − judges)"] = board["rank_change"].map(lambda v: "" if pd.isna(v) else f"{v:+d}")
+    counts = info.counts()
+    body = (f"<p>{counts['human']:,} human rater(s) and {counts['llm']:,} LLM judge(s); "
+            f"{html_lib.escape(primary.label)} fitted on each group separately.</p>" + table_html(shown))
+    if counts["human"] and counts["llm"]:
+        judges = judge_diagnostics(ctx.table, info, primary, votes=ctx.votes, lengths=ctx.options.get("lengths"),
+                                   bootstrap=min(ctx.bootstrap, 500), seed=ctx.seed)
+        columns = [c for c in ("judge", "family", "compared", "agreement", "leniency", "leniency_ci_low",
+                               "leniency_ci_high", "self_preference", "self_preference_ci_low",
+                               "self_preference_ci_high", "length_slope", "length_corr", "left_share")
+                   if judges.judges[c].notna().any()]
+        body += "<h3>LLM judges against the human consensus</h3>" + table_html(judges.judges[columns])
+        body += "".join(f"<p class='note'>{html_lib.escape(n)}</p>" for n in judges.notes)
+    return Section("rater-kinds", "People and LLM judges", "The leaderboard from the people only and from the LLM "
+                   "judges only, side by side: a positive rank change means the judges rank the agent higher than "
+                   "the people do. Below, each judge against the people's consensus: leniency is the credit it "
+                   "gives beyond the people's, self-preference the extra it gives agents of its own model family, "
+                   "length slope the extra per standard deviation of answer length, left share the share of "
+                   "decisive pairwise votes won by the first-shown answer (0.5 = no position bias).", body)
+
+
 def _reproducibility(ctx: ReportContext) -> Section:
     import matplotlib
     import numpy
@@ -293,6 +331,7 @@ BUILDERS: dict[str, Callable[[ReportContext], Section]] = {
     "ambiguous": _ambiguous,
     "pairwise": _pairwise,
     "reliability": _reliability,
+    "rater-kinds": _rater_kinds,
     "reproducibility": _reproducibility,
 }
 
@@ -316,8 +355,10 @@ def build_report(
 
     ``methods``/``params``: the aggregation methods of the leaderboard and stability sections (default: the
     registry's defaults); the rater sections use the last of them with a rater model. ``options``: ``jobs``
-    (worker processes for the stability analysis) and ``qc`` (a dict with ``rater``, ``file`` or ``consensus``:
-    adds the reliability-against-QC section). Pairwise input adds the Bradley–Terry section.
+    (worker processes for the stability analysis), ``qc`` (a dict with ``rater``, ``file`` or ``consensus``:
+    adds the reliability-against-QC section), ``rater_info`` (a :class:`~stableval.data.raters.RaterInfo`: adds
+    the people-vs-LLM-judges section) and ``lengths`` (answer length per response, for its length bias). Pairwise
+    input adds the Bradley–Terry section.
     """
     from jinja2 import Environment, PackageLoader, select_autoescape
     from markupsafe import Markup
@@ -332,7 +373,7 @@ def build_report(
                         quick=quick, command=command, options=dict(options or {}), cache={})
     has_qc = bool(ctx.options.get("qc"))
     chosen = [name for name in (sections or BUILDERS) if name in BUILDERS and (name != "pairwise" or ctx.votes)
-              and (name != "reliability" or has_qc)]
+              and (name != "reliability" or has_qc) and (name != "rater-kinds" or ctx.options.get("rater_info"))]
     built = []
     with progress_bar("report", total=len(chosen), enabled=progress) as bar:
         for name in chosen:
