@@ -189,7 +189,7 @@ def test_cli_table_json_csv_and_plot(tmp_path: Path) -> None:
     args = ["stability", str(path), "--levels", ",".join(LEVELS), "-m", "mv,ds", "--sizes", "1,2", "-R", "6"]
     result = runner.invoke(app, [*args, "--plot", str(tmp_path / "tau.png")])
     assert result.exit_code == 0, result.output
-    for text in ("Ranking stability", "tau-b [95% CI]", "mean rank SD", "P(top agent changes)", "1 raters", "MV",
+    for text in ("Ranking stability", "tau-b [95% CI]", "mean rank SD", "P(top agent changes)", "1 rater", "MV",
                  "DS"):
         assert text in result.output
     assert (tmp_path / "tau.png").stat().st_size > 1000

@@ -52,6 +52,29 @@ COMMANDS: tuple[ModuleType, ...] = (
 
 
 def register_all(app: typer.Typer) -> None:
-    """Register every command."""
+    """Register every command; on/off flags get no ``<bool>`` type hint in ``--help``, and third-party progress
+    bars (tqdm: model downloads, embeddings) stay off when stderr is not a terminal."""
+    import os
+    import sys
+
+    _flags_without_type_hint()
+    if not sys.stderr.isatty():
+        os.environ.setdefault("TQDM_DISABLE", "1")
+        os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
     for module in COMMANDS:
         module.register(app)
+
+
+def _flags_without_type_hint() -> None:
+    """typer shows ``<bool>`` beside on/off flags such as ``--help`` and ``--quick``: say nothing there."""
+    from typer.core import TyperOption
+
+    shown = getattr(TyperOption, "display_type_rich", None)
+    if shown is None or getattr(shown, "_stableval", False):
+        return
+
+    def display_type_rich(self: TyperOption, ctx: object) -> str | None:
+        return None if self.is_flag else shown(self, ctx)
+
+    display_type_rich._stableval = True  # type: ignore[attr-defined]
+    TyperOption.display_type_rich = display_type_rich  # type: ignore[method-assign]

@@ -100,7 +100,11 @@ def convert(
             with progress_bar(f"converting {key}", total=2) as bar:
                 dataset = load_dataset(key, path, **options)
                 bar.advance()
-                write_frame(dataset.table.to_frame(), output)
+                table = dataset.table
+                levels, _ = _suggested_levels(table, dataset.gold)
+                scale = {"column": "label", "levels": [table.levels[c] for c in levels],
+                         "credit": [float(table.credit[c]) for c in levels]}
+                write_frame(table.to_frame(), output, scale=scale)
                 if gold_output is not None and dataset.gold is not None:
                     write_gold(dataset.gold, gold_output)
                 bar.advance()
@@ -110,6 +114,8 @@ def convert(
 
 
 def _report(dataset: Any, output: Path, gold_output: Path | None) -> str:
+    import re
+
     import numpy as np
 
     from stableval.data.files import output_format
@@ -138,6 +144,10 @@ def _report(dataset: Any, output: Path, gold_output: Path | None) -> str:
     if repeats:
         command += " --duplicates keep"
         lines.append(f"{repeats:,} judgment(s) repeat a (response, rater) pair (independent repeated judgments)")
+    if output_format(output) == "parquet":  # the file carries its levels and credit (file metadata)
+        command = command.replace(f" --levels {','.join(table.levels[c] for c in levels)}", "")
+        command = re.sub(r" --credit \S+", "", command)
+        lines.append("the Parquet file keeps these levels and credit in its metadata: score it without --levels")
     lines.append(f"score it: {command}")
     return "\n".join(lines)
 

@@ -14,12 +14,18 @@ JSON output starts with the command line and the stableval version, and never ho
 ('stableval hello', None)
 >>> render_text(Hello(), OutputFormat.CSV), render_text(Hello(), OutputFormat.TABLE, to_file=True)
 ('greeting\nhello\n', 'hello\n')
+
+Text from the data (agent, rater and item names, file names) is never read as markup or sent to the terminal
+raw: the console :func:`make_console` returns styles only the project's own tags (``[bold]``, ``[red]``, ...
+closed by ``[/]``) and shows control characters escaped (:func:`visible`).
 """
 
 from __future__ import annotations
 
 import io
 import json
+import os
+import re
 import shutil
 import sys
 from collections.abc import Callable
@@ -36,8 +42,8 @@ if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
     from rich.console import Console
 
-__all__ = ["Appended", "Output", "OutputFormat", "Result", "emit", "make_console", "render_text", "save_plot",
-           "write_csv", "write_output", "wrote"]
+__all__ = ["Appended", "Output", "OutputFormat", "Result", "check_output_path", "emit", "make_console",
+           "render_text", "save_plot", "styled_text", "visible", "write_csv", "write_output", "wrote"]
 
 
 class OutputFormat(StrEnum):
@@ -92,14 +98,113 @@ class Output:
         emit(result, self.format, self.path, frame=frame, width=self.width)
 
 
-def make_console(buffer: io.StringIO, *, to_file: bool, width: int = 140) -> Console:
-    """A rich console writing into ``buffer``: colours and the terminal's width on a terminal, plain text of
-    ``width`` columns into files and pipes."""
-    from rich.console import Console
+# C0 and C1 control characters (tab and newline kept), DEL, and the bidirectional overrides and marks that
+# reorder what a terminal shows
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+# the style words the project's own messages use inside [...] tags; any other bracketed text is shown as written
+_STYLE_WORDS = frozenset({"bold", "dim", "italic", "underline", "red", "green", "yellow", "blue", "magenta", "cyan"})
+_TAG = re.compile(r"\[(/?)([a-z ]*)\]")
 
-    terminal = not to_file and sys.stdout.isatty()
+
+def visible(text: str) -> str:
+    r"""``text`` with control characters (terminal escapes, bell, bidirectional overrides) written as escapes.
+
+    >>> visible("\x1b[31mRED\x1b[0m\tok\u202e")
+    '\\x1b[31mRED\\x1b[0m\tok\\u202e'
+    """
+    def escaped(match: re.Match[str]) -> str:
+        code = ord(match.group())
+        return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+    return _CONTROL.sub(escaped, text)
+
+
+def styled_text(text: str, style: str = "") -> Any:
+    """A rich ``Text`` of ``text`` where only the project's style tags (``[bold red]...[/]``) style it: any other
+    bracketed text, an unmatched closing tag and control characters are shown as written (escaped).
+
+    >>> styled_text("[bold]scores[/] of [b]x1[/b] and [/]").plain
+    'scores of [b]x1[/b] and [/]'
+    """
+    from rich.text import Text
+
+    opened: list[tuple[int, str]] = []  # (index of the opening tag, its style) not closed yet
+    active: dict[int, str | None] = {}  # tag index → style it opens, or None for a closing tag; matched pairs only
+    tags = list(_TAG.finditer(text))
+    for index, match in enumerate(tags):
+        closing, words = match.group(1), " ".join(match.group(2).split())
+        if not closing and words and set(words.split()) <= _STYLE_WORDS:
+            opened.append((index, words))
+        elif closing and opened and words in ("", opened[-1][1]):
+            start, words = opened.pop()
+            active[start], active[index] = words, None
+    out = Text(style=style)
+    stack: list[str] = []
+    position = 0
+    for index, match in enumerate(tags):
+        if index not in active:
+            continue
+        out.append(visible(text[position:match.start()]), style=" ".join(stack) or None)
+        opens = active[index]
+        if opens is not None:
+            stack.append(opens)
+        else:
+            stack.pop()
+        position = match.end()
+    out.append(visible(text[position:]), style=" ".join(stack) or None)
+    return out
+
+
+def _safe_console_class() -> type:
+    """The rich Console that renders every string (printed lines, table cells, titles) with :func:`styled_text`."""
+    from rich.console import Console
+    from rich.text import Text
+
+    class SafeConsole(Console):
+        def render_str(self, text: str, *, style: Any = "", justify: Any = None, overflow: Any = None,
+                       emoji: bool | None = None, markup: bool | None = None, highlight: bool | None = None,
+                       highlighter: Any = None) -> Text:
+            use_markup = markup or (markup is None and self._markup)
+            rendered: Text = styled_text(text, style) if use_markup else Text(visible(text), style=style)
+            rendered.justify = justify
+            rendered.overflow = overflow
+            return rendered
+
+        def render(self, renderable: Any, options: Any = None) -> Any:
+            _never_truncate(renderable)
+            return super().render(renderable, options)
+
+    return SafeConsole
+
+
+def _never_truncate(renderable: Any) -> None:
+    """Make a rich Table show every name in full: a cell too wide for its column folds onto the next line instead
+    of being cut to an ellipsis (``gpt-3.…``)."""
+    from rich.table import Table
+
+    if isinstance(renderable, Table):
+        for column in renderable.columns:
+            if column.overflow == "ellipsis":
+                column.overflow = "fold"
+
+
+def make_console(buffer: io.StringIO | None = None, *, to_file: bool, width: int = 140,
+                 stderr: bool = False) -> Console:
+    r"""A rich console writing into ``buffer`` (or stderr): colours and the terminal's width on a terminal, plain
+    text of ``width`` columns into files and pipes. Strings from the data are safe to print: only the project's
+    style tags style text (:func:`styled_text`) and control characters are escaped (:func:`visible`).
+
+    >>> buffer = io.StringIO()
+    >>> make_console(buffer, to_file=True).print("[bold]agent[/] [/] \x1b[31m")
+    >>> buffer.getvalue()
+    'agent [/] \\x1b[31m\n'
+    """
+    stream = sys.stderr if stderr else sys.stdout
+    terminal = not to_file and stream.isatty()
     columns = shutil.get_terminal_size((width, 40)).columns if terminal else width
-    return Console(file=buffer, force_terminal=terminal, width=columns, highlight=False)
+    console: Console = _safe_console_class()(file=buffer, stderr=stderr, force_terminal=terminal, width=columns,
+                                             highlight=False, emoji=False)
+    return console
 
 
 def render_text(result: Result, output_format: OutputFormat, *, command: str | None = None, to_file: bool = False,
@@ -125,13 +230,51 @@ def emit(result: Result, output_format: OutputFormat, output: Path | None = None
     write_output(render_text(result, output_format, to_file=output is not None, frame=frame, width=width), output)
 
 
+def check_output_path(path: Path | None, option: str = "--output") -> Path | None:
+    """``path`` if a file can be written there (missing folders will be created); else a usage error naming
+    ``option``. Commands check their output paths before any work is done.
+
+    >>> check_output_path(Path("results/new/scores.json")).name
+    'scores.json'
+    >>> try:
+    ...     check_output_path(Path("."))
+    ... except typer.BadParameter as error:
+    ...     print(error.message)
+    '.' is a folder; allowed: a file name, e.g. results.json
+    """
+    if path is None:
+        return None
+    if path.is_dir():
+        raise typer.BadParameter(f"{str(path)!r} is a folder; allowed: a file name, e.g. "
+                                 f"{path / ('results' + (path.suffix or '.json'))}", param_hint=option)
+    folder = path.parent
+    while not folder.exists() and folder != folder.parent:
+        folder = folder.parent
+    if folder.exists() and not folder.is_dir():
+        raise typer.BadParameter(f"cannot write {str(path)!r}: {str(folder)!r} is a file, not a folder",
+                                 param_hint=option)
+    if folder.exists() and not os.access(folder, os.W_OK | os.X_OK):
+        raise typer.BadParameter(f"cannot write {str(path)!r}: no permission to write in {str(folder)!r}",
+                                 param_hint=option)
+    return path
+
+
+def _write_failed(path: Path, error: OSError) -> typer.Exit:
+    """``error: cannot write PATH: reason`` on stderr; the exit (code 1) to raise."""
+    typer.echo(f"error: cannot write {visible(str(path))}: {error.strerror or error}", err=True)
+    return typer.Exit(code=1)
+
+
 def write_output(text: str, output: Path | None) -> None:
     """Print ``text``, or write it to ``output`` (creating missing folders) and say so on stderr."""
     if output is None:
         sys.stdout.write(text)
     else:
-        output.parent.mkdir(parents=True, exist_ok=True)
-        output.write_text(text, encoding="utf-8")
+        try:
+            output.parent.mkdir(parents=True, exist_ok=True)
+            output.write_text(text, encoding="utf-8")
+        except OSError as error:
+            raise _write_failed(output, error) from None
         wrote(output)
 
 
@@ -150,6 +293,9 @@ def save_plot(figure: Any, path: Path, *, dpi: float = 150) -> Path:
 
 def write_csv(frame: pd.DataFrame, path: Path) -> Path:
     """Write a side table (``--per-question``, ``--answers-out``, ...) as CSV, folders created, and say so."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    frame.to_csv(path, index=False)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        frame.to_csv(path, index=False)
+    except OSError as error:
+        raise _write_failed(path, error) from None
     return wrote(path)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -43,6 +44,9 @@ def pairwise(
     from stableval.data import read_pairwise
     from stableval.evaluate.pairwise import pairwise_leaderboard
 
+    if not math.isfinite(prior) or prior > 1e6:
+        raise typer.BadParameter(f"{prior!r}; allowed: a finite number of virtual ties from 0 to 1e6",
+                                 param_hint="--prior")
     if ties not in ("half", "davidson"):
         raise typer.BadParameter(f"{ties!r}; allowed: half, davidson", param_hint="--ties")
     with bad_input_exits():

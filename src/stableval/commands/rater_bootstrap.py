@@ -14,7 +14,7 @@ from typing import Annotated
 import typer
 
 from stableval.commands.common import Output, SeedOpt, bad_input_exits, output_options
-from stableval.commands.output import save_plot, write_csv
+from stableval.commands.output import check_output_path, save_plot, write_csv
 
 
 class Rule(StrEnum):
@@ -181,6 +181,7 @@ def ddx(
             typer.echo(f"using --{flag} {selectors.parent / default}", err=True)
     conditions = conditions or _beside(selectors, "dermatology_conditions.txt")
     risks = risks or _beside(selectors, "dermatology_risks.txt")
+    check_output_path(certainty_out, "--certainty-out")  # before the work, as --output is
     with bad_input_exits():
         data = load_ddx(selectors, conditions=conditions, risks=risks)
         shape = (data.n_cases, data.n_conditions)

@@ -66,8 +66,8 @@ def stability(
                               "rater counts (10).")] = "0.25,0.5,0.75",
     repetitions: Annotated[int, typer.Option("--repetitions", "-R", min=1,
                                              help="Random rater subsets drawn per size.")] = 50,
-    jobs: Annotated[int, typer.Option("--jobs", "-j", help="Worker processes for the repetitions (0 = one per CPU "
-                                      "core). Results do not depend on it.")] = 1,
+    jobs: Annotated[int, typer.Option("--jobs", "-j", min=0, help="Worker processes for the repetitions (0 = one per "
+                                      "CPU core). Results do not depend on it.")] = 1,
     seed: SeedOpt = 0,
     confidence: Annotated[float, typer.Option("--confidence", min=0.5, max=0.999,
                                               help="Confidence level of the interval for the mean tau-b.")] = 0.95,
@@ -93,7 +93,8 @@ def stability(
         except ValueError as error:
             if isinstance(error, StableValError):
                 raise
-            raise typer.BadParameter(str(error), param_hint="--sizes") from None
+            sizes_problem = str(error).startswith(("subset size", "no subset size"))
+            raise typer.BadParameter(str(error), param_hint="--sizes" if sizes_problem else None) from None
     if plot is not None:
         from stableval.report.figures.stability import stability_figure
 

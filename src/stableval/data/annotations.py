@@ -20,9 +20,9 @@ from collections.abc import Mapping, Sequence
 
 import pandas as pd
 
-from stableval.data.columns import ROLE_ALIASES, id_column, resolve_columns
+from stableval.data.columns import ROLE_ALIASES, id_column, item_with_parts, key_hint_columns, resolve_columns
 from stableval.data.duplicates import apply_duplicates, check_policy, combine_codes
-from stableval.data.files import line_offset, read_table_file
+from stableval.data.files import file_scale, line_offset, read_table_file
 from stableval.data.labels import check_levels, encode_labels, parse_credit
 from stableval.data.table import AnnotationTable
 from stableval.errors import InputError
@@ -66,12 +66,20 @@ def annotations_from_frame(
     found = resolve_columns(frame, ROLE_ALIASES, columns, source=source,
                             optional=("agent",) if default_agent is not None else ())
     offset = line_offset(frame)
+    notes: list[str] = []
+    declared = file_scale(frame, str(found["label"])) if levels is None else None
+    if declared is not None:  # a Parquet file written by stableval convert carries its scale
+        levels = declared[0]
+        credit = declared[1] if credit is None and declared[1] is not None and len(declared[1]) == len(levels) \
+            else credit
+        notes.append(f"levels from the file's metadata: {' < '.join(levels)}")
     level_names = check_levels(levels, source=source) if levels is not None else None
     if level_names is not None and credit is not None:
         parse_credit(credit, level_names, source=source)  # fail fast, before scanning the rows
     item_col, rater_col, label_col = (str(found[r]) for r in ("item", "rater", "label"))
     item = id_column(frame, item_col, source=source, role="item")
-    notes: list[str] = []
+    item, part_notes = item_with_parts(frame, item, list(found.values()), source=source)
+    notes += part_notes
     if found["agent"] is None:
         agent_name = str(default_agent).strip()
         if not agent_name:
@@ -95,7 +103,8 @@ def annotations_from_frame(
         return f"item {item.iloc[pos]!r}, agent {agent.iloc[pos]!r}, rater {rater.iloc[pos]!r}"
 
     keep, duplicate_notes = apply_duplicates(key, duplicates, source=source, offset=offset,
-                                             describe=describe, what="(item, agent, rater)")
+                                             describe=describe, what="(item, agent, rater)",
+                                             hints=key_hint_columns(frame, list(found.values())))
     notes += duplicate_notes
     clean = pd.DataFrame({"item": item, "agent": agent, "rater": rater, "label": label})
     if keep is not None:

@@ -23,7 +23,8 @@ from stableval.data.files import line_offset, row_error
 from stableval.data.flags import CLI_FLAGS
 from stableval.errors import InputError
 
-__all__ = ["CLI_FLAGS", "ROLE_ALIASES", "id_column", "resolve_columns"]
+__all__ = ["CLI_FLAGS", "ITEM_PARTS", "KEY_HINTS", "ROLE_ALIASES", "id_column", "item_with_parts", "key_hint_columns",
+           "resolve_columns"]
 
 #: Header names accepted for each role, in order of preference (matched case-insensitively). An explicit
 #: ``columns={"item": "question"}`` mapping always wins. ``response`` is deliberately *not* a label alias: in
@@ -125,3 +126,47 @@ def id_column(frame: pd.DataFrame, name: str, *, source: str, role: str) -> pd.S
                         value=None if pd.isna(raw) else str(raw), has_value=True,
                         allowed=f"a non-empty {role} id on every row")
     return text
+
+
+#: Columns that, when present and not used for a role, are part of what was judged: each (item, turn) is its own
+#: item, ``q81`` turn 1 becoming ``q81-turn1`` (as ``stableval convert mt-bench`` names them).
+ITEM_PARTS: tuple[str, ...] = ("turn",)
+#: Unused columns that may tell apart rows that look like repeated judgments (named in the duplicate messages).
+KEY_HINTS: tuple[str, ...] = ("turn", "criterion", "category", "aspect", "dimension", "round", "subset")
+
+
+def _unused(frame: pd.DataFrame, names: Sequence[str], used: Sequence[str | None]) -> list[str]:
+    taken = {str(c) for c in used if c is not None}
+    wanted = set(names)
+    return [str(c) for c in frame.columns if str(c).strip().lower() in wanted and str(c) not in taken]
+
+
+def item_with_parts(frame: pd.DataFrame, item: pd.Series, used: Sequence[str | None], *, source: str
+                    ) -> tuple[pd.Series, list[str]]:
+    """The item ids joined with the unused :data:`ITEM_PARTS` columns (``q81`` + turn ``1`` → ``q81-turn1``), and
+    a note saying so; the ids unchanged when the frame has no such column.
+
+    >>> frame = pd.DataFrame({"question_id": ["81", "81"], "turn": ["1", "2"]})
+    >>> ids, notes = item_with_parts(frame, frame["question_id"], ["question_id"], source="x.jsonl")
+    >>> ids.tolist(), notes
+    (['81-turn1', '81-turn2'], ["column 'turn': each (item, turn) is its own item, e.g. '81-turn1' (as stableval \
+convert mt-bench names them)"])
+    """
+    notes = []
+    for name in _unused(frame, ITEM_PARTS, used):
+        part = id_column(frame, name, source=source, role=name.strip().lower())
+        if part.nunique() < 2:
+            continue
+        item = item + f"-{name.strip().lower()}" + part
+        notes.append(f"column {name!r}: each (item, {name}) is its own item, e.g. {item.iloc[0]!r} (as stableval "
+                     "convert mt-bench names them)")
+    return item, notes
+
+
+def key_hint_columns(frame: pd.DataFrame, used: Sequence[str | None]) -> dict[str, pd.Series]:
+    """The unused :data:`KEY_HINTS` columns (as text), which may tell apart rows that look repeated.
+
+    >>> list(key_hint_columns(pd.DataFrame(columns=["item", "Category", "label"]), ["item", "label"]))
+    ['Category']
+    """
+    return {name: frame[name].astype(str).reset_index(drop=True) for name in _unused(frame, KEY_HINTS, used)}

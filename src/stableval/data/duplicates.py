@@ -12,13 +12,14 @@ every one as an independent judgment.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 import numpy as np
 import pandas as pd
 
 from stableval.data.columns import CLI_FLAGS
 from stableval.data.files import rows_text
+from stableval.data.labels import WARNING_PREFIX
 from stableval.errors import InputError
 
 __all__ = ["DUPLICATE_POLICIES", "apply_duplicates", "check_policy", "combine_codes"]
@@ -62,18 +63,33 @@ def apply_duplicates(
     offset: int | None,
     describe: Callable[[int], str],
     what: str,
+    hints: Mapping[str, pd.Series] | None = None,
 ) -> tuple[np.ndarray | None, list[str]]:
     """Rows to keep (None = all) and notes, for rows sharing ``key``.
 
     ``describe(pos)`` names the ids of row ``pos`` for the message; ``what`` names the key, e.g.
     '(item, agent, rater)'. With ``"error"`` repeated keys raise an :class:`InputError` naming up to three of
-    them with their rows.
+    them with their rows. ``hints`` are unused columns (e.g. ``turn``, ``category``) that may tell the repeated
+    rows apart: one that does is named in the error (instead of suggesting a policy that would hide it) and, under
+    another policy, in a warning note.
     """
     series = pd.Series(key)
     repeat = series.duplicated(keep="first").to_numpy()
     n_repeat = int(repeat.sum())
     if n_repeat == 0:
         return None, []
+    differ = _differing(key, hints or {})
+    if differ:
+        names = ", ".join(map(repr, differ))
+        advice = (f"rows that repeat a {what} differ in column(s) {names}: they are probably different things "
+                  "judged (e.g. a second turn or another criterion). Name them: make the column part of the item "
+                  f"id, score each value separately (pairwise votes: {CLI_FLAGS['criterion']} {differ[0]}), or "
+                  "convert the file (stableval convert mt-bench for MT-Bench votes)")
+        if duplicates == "error":
+            first = int(np.flatnonzero(repeat)[0])
+            raise InputError(f"{n_repeat:,} row(s) repeat a {what} judged on an earlier row, but {advice}",
+                             file=source, row=first + 1, column=differ[0],
+                             allowed=f"one row per {what}; {CLI_FLAGS['duplicates']} keep would merge them")
     if duplicates == "error":
         examples = []
         repeated_keys = pd.unique(key[repeat])[:3]
@@ -88,8 +104,23 @@ def apply_duplicates(
             file=source, row=first + 1,
             allowed=f"duplicates='first'|'last'|'keep' (CLI: {CLI_FLAGS['duplicates']} first|last|keep) to keep "
                     "the first, the last, or every one of them as an independent judgment")
+    warning = [WARNING_PREFIX + advice] if differ else []
     if duplicates == "keep":
         return None, [f"kept {n_repeat:,} repeated judgment(s) of the same {what} as independent judgments "
-                      "(policy 'keep')"]
+                      "(policy 'keep')", *warning]
     keep = ~series.duplicated(keep="first" if duplicates == "first" else "last").to_numpy()
-    return keep, [f"dropped {n_repeat:,} duplicate judgment(s) (policy {duplicates!r})"]
+    return keep, [f"dropped {n_repeat:,} duplicate judgment(s) (policy {duplicates!r})", *warning]
+
+
+def _differing(key: np.ndarray, hints: Mapping[str, pd.Series]) -> list[str]:
+    """The ``hints`` columns whose value differs between rows sharing a key."""
+    if not hints:
+        return []
+    key_code = pd.factorize(pd.Series(key))[0]
+    n_keys = int(key_code.max()) + 1 if len(key_code) else 0
+    out = []
+    for name, values in hints.items():
+        pair = combine_codes(key_code, pd.factorize(values)[0])
+        if len(pd.unique(pair)) > n_keys:
+            out.append(name)
+    return out

@@ -27,6 +27,8 @@ from stableval.errors import InputError
 
 __all__ = [
     "FORMATS",
+    "SCALE_KEY",
+    "file_scale",
     "iter_jsonl",
     "line_offset",
     "output_format",
@@ -50,6 +52,9 @@ FORMATS: dict[str, str] = {
 _ALLOWED_FORMATS = "csv (.csv), tsv (.tsv, .tab), jsonl (.jsonl, .ndjson), parquet (.parquet, .pq)"
 # frame.attrs key: the file line of data row r is r + offset (absent where lines mean nothing, e.g. Parquet)
 _LINE_OFFSET = "stableval.line_offset"
+#: Parquet schema metadata key (and frame.attrs key) of the label scale a file carries: JSON
+#: ``{"column": "label", "levels": [...], "credit": [...]}``, written by ``stableval convert``.
+SCALE_KEY = "stableval.scale"
 
 
 # ====================================================================================== rows and lines
@@ -127,6 +132,52 @@ def _format_of(path: Path, format: str | None) -> str:
     return FORMATS[suffix]
 
 
+def _utf8_problem(data: bytes) -> tuple[int, int, str] | None:
+    """(line, byte offset, reason) of the first byte that is not UTF-8 in ``data``; None if it all decodes.
+
+    >>> _utf8_problem(b"ok\\ncaf\\xe9\\n"), _utf8_problem("café".encode())
+    ((2, 6, 'invalid continuation byte'), None)
+    """
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return data.count(b"\n", 0, exc.start) + 1, exc.start, exc.reason
+    return None
+
+
+def _not_utf8(path: Path, problem: tuple[int, int, str], allowed: str) -> InputError:
+    line, start, reason = problem
+    return InputError(f"line {line} is not UTF-8 text ({reason} at byte {start}); re-save the file as UTF-8",
+                      file=str(path), allowed=allowed)
+
+
+def _duplicated(names: Sequence[Any]) -> list[str]:
+    """Column names that occur more than once, in order of first occurrence.
+
+    >>> _duplicated(["item", "label", "item", "label", "x"])
+    ['item', 'label']
+    """
+    seen: set[str] = set()
+    twice: dict[str, None] = {}
+    for name in map(str, names):
+        if name in seen:
+            twice[name] = None
+        seen.add(name)
+    return list(twice)
+
+
+def _refuse_duplicated(path: Path, names: Sequence[Any]) -> None:
+    twice = _duplicated(names)
+    if twice:
+        raise InputError(f"column {twice[0]!r} appears more than once in the header"
+                         + (f" (also: {', '.join(map(repr, twice[1:]))})" if len(twice) > 1 else ""),
+                         file=str(path), column=twice[0], allowed="each column name once; rename or drop the copies")
+
+
+# separators people use that stableval does not read: a header with one of them and no comma, semicolon or tab
+_OTHER_SEPARATORS = ("|", ":", "^", "~")
+
+
 def _sniff_separator(path: Path) -> str:
     """The separator of a .csv file, guessed from its header line: ';' (European CSV), tab, or ','."""
     with path.open("r", encoding="utf-8-sig", errors="replace") as handle:
@@ -144,17 +195,30 @@ def _read_text_table(path: Path, sep: str, fmt: str) -> pd.DataFrame:
     try:
         frame = pd.read_csv(path, sep=sep, dtype=str, keep_default_na=False, na_filter=False,
                             encoding="utf-8-sig", skipinitialspace=False)
+        header = pd.read_csv(path, sep=sep, dtype=str, header=None, nrows=1, keep_default_na=False,
+                             na_filter=False, encoding="utf-8-sig") if len(frame.columns) > 1 else None
     except pd.errors.EmptyDataError as exc:
         raise InputError("file has no header and no rows", file=str(path),
                          allowed="a header line naming the columns, then one line per judgment") from exc
     except UnicodeDecodeError as exc:
-        raise InputError(f"file is not UTF-8 text ({exc.reason} at byte {exc.start})", file=str(path),
-                         allowed=f"UTF-8 {fmt.upper()} text") from exc
+        problem = _utf8_problem(path.read_bytes())
+        if problem is None:  # pragma: no cover - pandas and Python agree on UTF-8
+            problem = (1, exc.start, exc.reason)
+        raise _not_utf8(path, problem, f"UTF-8 {fmt.upper()} text") from exc
     except (pd.errors.ParserError, ValueError) as exc:
         detail = " ".join(str(exc).split())
         raise InputError(f"cannot parse as {fmt.upper()} (separator {sep!r}): {detail}", file=str(path),
                          allowed=f"{fmt.upper()} with a header line and the same number of fields on "
                                  "every line") from exc
+    if header is not None:
+        _refuse_duplicated(path, header.iloc[0].tolist())
+    elif len(frame.columns) == 1:
+        name = str(frame.columns[0])
+        other = [sep for sep in _OTHER_SEPARATORS if sep in name]
+        if other:
+            raise InputError(f"unrecognised separator {other[0]!r}: the header is one column", file=str(path),
+                             value=name if len(name) <= 80 else name[:77] + "...",
+                             allowed="comma- or semicolon-separated .csv, or tab-separated .tsv")
     frame.attrs[_LINE_OFFSET] = 1
     return frame
 
@@ -179,6 +243,11 @@ def _read_jsonl_fast(data: bytes) -> pd.DataFrame | None:
                 or pa.types.is_null(kind)):
             return None
         columns[name] = column.cast(pa.string()).fill_null("")
+        text = name.encode("utf-8")
+        keys = sum(data.count(b'"' + text + b'"' + gap + b":") for gap in (b"", b" "))
+        nulls = sum(data.count(b'"' + text + b'":' + gap + b"null") for gap in (b"", b" "))
+        if keys > len(column) - column.null_count + nulls:  # a key twice in one object: the slow path names it
+            return None
     frame = pa.table(columns).to_pandas() if columns else pd.DataFrame()
     frame = frame.astype(str) if len(frame.columns) else frame
     lines = data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
@@ -187,8 +256,22 @@ def _read_jsonl_fast(data: bytes) -> pd.DataFrame | None:
     return frame
 
 
+def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    twice = _duplicated([key for key, _ in pairs])
+    if twice:
+        raise _DuplicateKey(twice[0])
+    return dict(pairs)
+
+
+class _DuplicateKey(ValueError):
+    """A JSON object names one key twice (raised by the line reader's object hook)."""
+
+
 def _read_jsonl(path: Path) -> pd.DataFrame:
     data = path.read_bytes()
+    problem = _utf8_problem(data)
+    if problem is not None:
+        raise _not_utf8(path, problem, "UTF-8 JSON Lines text")
     if not data.startswith(b"\xef\xbb\xbf"):
         fast = _read_jsonl_fast(data)
         if fast is not None:
@@ -198,7 +281,7 @@ def _read_jsonl(path: Path) -> pd.DataFrame:
     except UnicodeDecodeError as exc:
         raise InputError(f"file is not UTF-8 text ({exc.reason} at byte {exc.start})", file=str(path),
                          allowed="UTF-8 JSON Lines text") from exc
-    decoder = json.JSONDecoder(parse_int=str, parse_float=str)
+    decoder = json.JSONDecoder(parse_int=str, parse_float=str, object_pairs_hook=_no_duplicate_keys)
     records: list[dict[str, Any]] = []
     blank = False
     for number, line in enumerate(text.splitlines(), start=1):
@@ -207,6 +290,9 @@ def _read_jsonl(path: Path) -> pd.DataFrame:
             continue
         try:
             record = decoder.decode(line)
+        except _DuplicateKey as exc:
+            raise InputError(f"line {number} names the key {exc.args[0]!r} twice", file=str(path),
+                             column=str(exc.args[0]), allowed="each key once per object") from exc
         except json.JSONDecodeError as exc:
             raise InputError(f"line {number} is not valid JSON ({exc.msg}, column {exc.colno})",
                              file=str(path),
@@ -238,12 +324,70 @@ def _all_text(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def _read_parquet(path: Path) -> pd.DataFrame:
+    import pyarrow as pa  # type: ignore[import-untyped, unused-ignore]
+    import pyarrow.parquet as pq  # type: ignore[import-untyped, unused-ignore]
+
     try:
-        frame = pd.read_parquet(path)
+        _refuse_duplicated(path, pq.read_schema(path).names)
+        table = pq.read_table(path)
+    except InputError:
+        raise
     except Exception as exc:  # pyarrow raises several unrelated types for a bad file
         raise InputError(f"cannot read as Parquet: {' '.join(str(exc).split())}", file=str(path),
                          allowed="an Apache Parquet file") from exc
-    return _all_text(frame)
+    for index, (name, column) in enumerate(zip(table.column_names, table.columns, strict=True)):
+        if pa.types.is_binary(column.type) or pa.types.is_large_binary(column.type):
+            table = table.set_column(index, name, _binary_as_text(path, name, column))
+    try:
+        frame = table.to_pandas()
+    except Exception as exc:  # e.g. an extension type pandas cannot hold
+        raise InputError(f"cannot read as Parquet: {' '.join(str(exc).split())}", file=str(path),
+                         allowed="a Parquet file of text or number columns") from exc
+    frame = _all_text(frame)
+    scale = (table.schema.metadata or {}).get(SCALE_KEY.encode())
+    if scale is not None:
+        try:
+            frame.attrs[SCALE_KEY] = json.loads(scale)
+        except ValueError:  # metadata someone else wrote: not ours to judge
+            pass
+    return frame
+
+
+def file_scale(frame: pd.DataFrame, column: str) -> tuple[list[str], list[float] | None] | None:
+    """The levels (worst first) and credit that the file ``frame`` was read from declares for ``column``
+    (Parquet written by ``stableval convert``); ``None`` when it declares none.
+
+    >>> frame = pd.DataFrame({"label": ["good"]})
+    >>> frame.attrs[SCALE_KEY] = {"column": "label", "levels": ["bad", "good"], "credit": [0, 1]}
+    >>> file_scale(frame, "label"), file_scale(frame, "grade")
+    ((['bad', 'good'], [0.0, 1.0]), None)
+    """
+    scale = frame.attrs.get(SCALE_KEY)
+    if not isinstance(scale, dict) or scale.get("column") != column or not isinstance(scale.get("levels"), list):
+        return None
+    credit = scale.get("credit")
+    return [str(v) for v in scale["levels"]], [float(v) for v in credit] if isinstance(credit, list) else None
+
+
+def _binary_as_text(path: Path, name: str, column: Any) -> Any:
+    """A Parquet ``binary`` column as UTF-8 text; a value that is not UTF-8 raises naming its row."""
+    import pyarrow as pa  # type: ignore[import-untyped, unused-ignore]
+
+    try:
+        return column.cast(pa.string())
+    except pa.ArrowInvalid:
+        pass
+    for row, value in enumerate(column.to_pylist(), start=1):
+        if value is None:
+            continue
+        try:
+            value.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise row_error(f"binary value is not UTF-8 text ({exc.reason} at byte {exc.start})", source=str(path),
+                            row=row, offset=None, column=name, value=value,
+                            allowed="UTF-8 text (write the column as a string column)") from exc
+    raise InputError("binary column cannot be read as text", file=str(path), column=name,
+                     allowed="UTF-8 text")  # pragma: no cover - the loop finds the bad value
 
 
 def read_table_file(path: str | os.PathLike[str], *, format: str | None = None) -> pd.DataFrame:
@@ -340,24 +484,40 @@ def _text(frame: pd.DataFrame, fmt: str) -> str:
     return str(frame.to_csv(index=False, sep="\t" if fmt == "tsv" else ","))
 
 
-@overload
-def write_frame(frame: pd.DataFrame, target: str | os.PathLike[str], *, format: str | None = None) -> Path: ...
+def _parquet(frame: pd.DataFrame, target: Any, scale: dict[str, Any] | None) -> None:
+    import pyarrow as pa  # type: ignore[import-untyped, unused-ignore]
+    import pyarrow.parquet as pq  # type: ignore[import-untyped, unused-ignore]
+
+    table = pa.Table.from_pandas(frame, preserve_index=False)
+    if scale is not None:
+        table = table.replace_schema_metadata({**(table.schema.metadata or {}),
+                                               SCALE_KEY.encode(): json.dumps(scale).encode()})
+    pq.write_table(table, target)
 
 
 @overload
-def write_frame(frame: pd.DataFrame, target: IO[bytes], *, format: str) -> None: ...
+def write_frame(frame: pd.DataFrame, target: str | os.PathLike[str], *, format: str | None = None,
+                scale: dict[str, Any] | None = None) -> Path: ...
 
 
 @overload
-def write_frame(frame: pd.DataFrame, target: str | os.PathLike[str] | IO[bytes], *, format: str) -> Path | None: ...
+def write_frame(frame: pd.DataFrame, target: IO[bytes], *, format: str, scale: dict[str, Any] | None = None
+                ) -> None: ...
+
+
+@overload
+def write_frame(frame: pd.DataFrame, target: str | os.PathLike[str] | IO[bytes], *, format: str,
+                scale: dict[str, Any] | None = None) -> Path | None: ...
 
 
 def write_frame(frame: pd.DataFrame, target: str | os.PathLike[str] | IO[bytes], *,
-                format: str | None = None) -> Path | None:
+                format: str | None = None, scale: dict[str, Any] | None = None) -> Path | None:
     """Write ``frame`` (no index) as CSV, TSV, JSON Lines (UTF-8) or Parquet.
 
     ``target`` is a path, whose suffix gives the format unless ``format`` names it (the path is returned), or a
     binary stream such as ``io.BytesIO``, which needs ``format``. Unknown formats raise ``ValueError``.
+    ``scale`` (``{"column": "label", "levels": [...], "credit": [...]}``) is kept in a Parquet file's metadata, so
+    reading it back needs no ``levels``; text formats cannot carry it.
 
     >>> import io
     >>> buffer = io.BytesIO()
@@ -369,7 +529,7 @@ def write_frame(frame: pd.DataFrame, target: str | os.PathLike[str] | IO[bytes],
         path = Path(target)
         fmt = _format_name(format) if format is not None else output_format(path)
         if fmt == "parquet":
-            frame.to_parquet(path, index=False)
+            _parquet(frame, path, scale)
         elif fmt == "jsonl":
             frame.to_json(path, orient="records", lines=True, force_ascii=False)
         else:
@@ -379,7 +539,7 @@ def write_frame(frame: pd.DataFrame, target: str | os.PathLike[str] | IO[bytes],
         raise ValueError("writing to a stream needs format= (csv, tsv, jsonl or parquet)")
     fmt = _format_name(format)
     if fmt == "parquet":
-        frame.to_parquet(target, index=False)
+        _parquet(frame, target, scale)
     else:
         target.write(_text(frame, fmt).encode("utf-8"))
     return None

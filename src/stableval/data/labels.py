@@ -18,11 +18,12 @@ import numpy as np
 import pandas as pd
 
 from stableval.data.columns import CLI_FLAGS
-from stableval.data.files import line_offset, row_error
+from stableval.data.files import line_offset, row_error, rows_text
 from stableval.data.table import default_credit
 from stableval.errors import InputError
 
-__all__ = ["MAX_INTEGER_LEVELS", "check_levels", "encode_labels", "parse_credit", "parse_list"]
+__all__ = ["MAX_INTEGER_LEVELS", "WARNING_PREFIX", "check_levels", "encode_labels", "parse_credit", "parse_list",
+           "unused_levels_warning"]
 
 #: Integer labels above this are refused (a scale with more levels is almost surely a wrong column).
 MAX_INTEGER_LEVELS = 1000
@@ -74,9 +75,9 @@ def encode_labels(
     ``"0"..str(max)``.
 
     >>> import pandas as pd
-    >>> codes, levels, notes = encode_labels(pd.DataFrame({"label": ["2", "0"]}), "label", None, source="x.csv")
+    >>> codes, levels, notes = encode_labels(pd.DataFrame({"label": ["2", "0", "1"]}), "label", None, source="x.csv")
     >>> codes.tolist(), levels, notes
-    ([2, 0], ('0', '1', '2'), ['integer labels 0..2: levels 0..2'])
+    ([2, 0, 1], ('0', '1', '2'), ['integer labels 0..2: levels 0..2'])
     """
     offset = line_offset(frame)
     column = frame[name]
@@ -129,7 +130,49 @@ def encode_labels(
         notes.append(f"integer labels {low}..{top}: levels 0..{top}"
                      + (f" (levels below {low} never occur but still take part of the default credit scale; "
                         f"pass {CLI_FLAGS['levels']} or {CLI_FLAGS['credit']} to change that)" if low > 0 else ""))
+        gap = unused_levels_warning(label, low, top, offset)
+        if gap is not None:
+            notes.append(gap)
     return label, levels, notes
+
+
+#: Notes that start with this are warnings: the CLI repeats them on stderr.
+WARNING_PREFIX = "WARNING: "
+
+
+def unused_levels_warning(label: np.ndarray, low: int, top: int, offset: int | None) -> str | None:
+    """A warning when inferred integer levels between the lowest and highest label never occur (e.g. one stray
+    ``7`` on a 0..2 scale makes K = 8 and rescales every credit): the unused levels, the rows above the first
+    gap, and the ``--levels`` fix; ``None`` when every level between them occurs.
+
+    >>> print(unused_levels_warning(np.array([0, 1, 2, 7, 2]), 0, 7, 1))  # doctest: +NORMALIZE_WHITESPACE
+    WARNING: integer labels 0..7 but levels 3, 4, 5, 6 never occur, so K = 8 and the default credit of every
+    level is rescaled (level 2 gets 0.286, not 1). Labels above 2: row 4 (line 5). If the scale is 0..2, fix those
+    rows (--levels 0,1,2 makes them an error naming each); if 0..7 is meant, pass --levels 0,1,2,3,4,5,6,7 to say so.
+    >>> print(unused_levels_warning(np.array([0, 2, 2]), 0, 2, None))
+    WARNING: integer labels 0..2 but level 1 never occurs, so K = 3; if 0..2 is meant, pass --levels 0,1,2 to say so.
+    """
+    counts = np.bincount(label, minlength=top + 1)
+    unused = [level for level in range(low + 1, top) if counts[level] == 0]
+    if not unused:
+        return None
+    first_gap = unused[0]
+    below = first_gap - 1
+    rows = (np.flatnonzero(label > first_gap)[:5] + 1).tolist()
+    more = int((label > first_gap).sum()) - len(rows)
+    shown = rows_text(rows, offset) + (f" and {more:,} more" if more > 0 else "")
+    listed = ", ".join(map(str, unused[:10])) + (", ..." if len(unused) > 10 else "")
+    text = (f"{WARNING_PREFIX}integer labels {low}..{top} but "
+            + (f"level {listed} never occurs" if len(unused) == 1 else f"levels {listed} never occur")
+            + f", so K = {top + 1}")
+    if below >= 1:
+        text += (f" and the default credit of every level is rescaled (level {below} gets {below / top:.3f}, not 1)."
+                 f" Labels above {below}: {shown}. If the scale is 0..{below}, fix those rows "
+                 f"({CLI_FLAGS['levels']} {','.join(map(str, range(below + 1)))} makes them an error naming each);")
+    else:
+        text += ";"
+    return (text + f" if 0..{top} is meant, pass {CLI_FLAGS['levels']} {','.join(map(str, range(top + 1)))} "
+            "to say so.")
 
 
 def parse_credit(credit: Sequence[float] | str | None, levels: Sequence[str], *, source: str) -> np.ndarray:

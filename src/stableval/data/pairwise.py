@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from stableval.data.columns import ROLE_ALIASES, id_column, resolve_columns
+from stableval.data.columns import ROLE_ALIASES, id_column, item_with_parts, key_hint_columns, resolve_columns
 from stableval.data.duplicates import apply_duplicates, check_policy, combine_codes
 from stableval.data.files import line_offset, read_table_file, row_error
 from stableval.data.labels import parse_credit
@@ -138,6 +138,7 @@ def pairwise_from_frame(
     found = resolve_columns(frame, PAIRWISE_ALIASES, columns, source=source, optional=("criterion", "weight"))
     offset = line_offset(frame)
     item = id_column(frame, str(found["item"]), source=source, role="item")
+    item, part_notes = item_with_parts(frame, item, list(found.values()), source=source)
     agent_a = id_column(frame, str(found["agent_a"]), source=source, role="agent_a")
     agent_b = id_column(frame, str(found["agent_b"]), source=source, role="agent_b")
     rater = id_column(frame, str(found["rater"]), source=source, role="rater")
@@ -170,8 +171,8 @@ def pairwise_from_frame(
 
     what = "(item, agent pair, rater" + (", criterion)" if criterion is not None else ")")
     keep, notes = apply_duplicates(key, duplicates, source=source, offset=offset, describe=describe,
-                                   what=what)
-    notes = [note.replace("judgment", "vote") for note in notes]
+                                   what=what, hints=key_hint_columns(frame, list(found.values())))
+    notes = part_notes + [note.replace("judgment", "vote") for note in notes]
     clean = pd.DataFrame({"item": item, "agent_a": agent_a, "agent_b": agent_b, "rater": rater,
                           "winner": winner})
     if criterion is not None:
@@ -192,6 +193,18 @@ def _winners(frame: pd.DataFrame, column: str, agent_a: pd.Series, agent_b: pd.S
     mapped = np.array([WINNER_VALUES.get(str(u), "") for u in np.asarray(uniques, dtype=object)],
                       dtype=object)
     winner = mapped[codes] if len(mapped) else np.full(len(frame), "", dtype=object)
+    names_a, names_b = agent_a.to_numpy(dtype=object), agent_b.to_numpy(dtype=object)
+    # an agent literally named like a winner value ('a', 'b', 'tie', 'model_a', ...): read as a position the
+    # winner says one thing, read as the agent's name another
+    clash = ((text == names_a) & (winner != "a")) | ((text == names_b) & (winner != "b"))
+    clash &= winner != ""
+    if clash.any():
+        pos = int(np.flatnonzero(clash)[0])
+        raise row_error(f"winner {text[pos]!r} is ambiguous: it is a winner value ({winner[pos]}) and also the name of "
+                        f"an agent in this vote ({int(clash.sum()):,} row(s) in all)", source=source, row=pos + 1,
+                        offset=offset, column=column, value=str(text[pos]), has_value=True,
+                        allowed="agent names that are not winner values (a, b, tie, model_a, ...): rename the agent, "
+                                "e.g. 'agent-a'")
     open_ = winner == ""
     if open_.any():
         by_name_a = open_ & (text == agent_a.to_numpy(dtype=object))

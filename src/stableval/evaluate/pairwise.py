@@ -111,7 +111,7 @@ def _render_leaderboard(board: PairwiseLeaderboard, console: Console) -> None:
         matrix_table = Table(box=box.MINIMAL, title="Win rate of row vs column (ties = ½)", title_justify="left")
         matrix_table.add_column("")
         for agent in order:
-            matrix_table.add_column(agent[:14], justify="right")
+            matrix_table.add_column(agent, justify="right", overflow="fold")
         for agent in order:
             cells = [float(rate.loc[agent, a]) for a in order]
             matrix_table.add_row(agent, *[("—" if a == agent else (f"{v:.2f}" if v == v else ""))
@@ -147,6 +147,21 @@ def _bootstrap_ratings(frame: pd.DataFrame, agents: list[str], model: BradleyTer
     return out
 
 
+def _check_arguments(*, bootstrap: Any, seed: Any, confidence: Any, prior: Any) -> None:
+    """The checks the ``stableval pairwise`` flags make, for callers from Python."""
+    def whole(value: Any) -> bool:
+        return isinstance(value, int | np.integer) and not isinstance(value, bool)
+
+    if not whole(bootstrap) or bootstrap < 0:
+        raise ValueError(f"bootstrap must be a whole number >= 0 (0 = no intervals), got {bootstrap!r}")
+    if seed is not None and (not whole(seed) or seed < 0):
+        raise ValueError(f"seed must be a whole number >= 0 or None, got {seed!r}")
+    if not isinstance(confidence, float | int) or not 0 < confidence < 1:
+        raise ValueError(f"confidence must be a number in (0, 1), e.g. 0.95, got {confidence!r}")
+    if not isinstance(prior, float | int) or not 0 <= prior < float("inf"):
+        raise ValueError(f"prior must be a finite number >= 0, got {prior!r}")
+
+
 def pairwise_leaderboard(
     votes: PairwiseTable,
     *,
@@ -157,7 +172,16 @@ def pairwise_leaderboard(
     confidence: float = 0.95,
     progress: bool = False,
 ) -> PairwiseLeaderboard:
-    """Bradley–Terry leaderboard per criterion with bootstrap CIs, rank intervals, win rates and position bias."""
+    """Bradley–Terry leaderboard per criterion with bootstrap CIs, rank intervals, win rates and position bias.
+
+    Bad arguments raise ``ValueError`` naming the argument, the value and what is allowed, as the CLI flags do.
+
+    >>> pairwise_leaderboard(None, bootstrap=-5)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: bootstrap must be a whole number >= 0 (0 = no intervals), got -5
+    """
+    _check_arguments(bootstrap=bootstrap, seed=seed, confidence=confidence, prior=prior)
     frame = votes.frame
     criteria = sorted(frame["criterion"].unique()) if "criterion" in frame.columns else [ALL]
     tail = (1 - confidence) / 2

@@ -81,7 +81,8 @@ def resolve_sizes(sizes: Sequence[float | int | str], n_raters: int) -> list[Sub
                 raise ValueError(f"subset size {size!r} is more than the {n_raters} raters in the table; "
                                  f"allowed: counts 1..{n_raters} or fractions in (0, 1]")
             m = count
-        resolved.setdefault(m, SubsetSize(label=label, raters=m, fraction=m / n_raters))
+        resolved.setdefault(m, SubsetSize(label=label, raters=m,
+                                          fraction=fraction if fraction is not None else m / n_raters))
     return [resolved[m] for m in sorted(resolved)]
 
 
@@ -183,14 +184,17 @@ class StabilityResult:
     """Result of :func:`ranking_stability`.
 
     Attributes:
-        summary: one row per (method, size): ``method, size, raters, fraction, repetitions, tau_mean,
+        summary: one row per (method, size): ``method, size, raters, fraction`` (the size as a fraction, as its
+            label says: ``25%`` is 0.25 even where round(0.25 · R) raters are a slightly different share; a count
+            gives raters / all raters), ``repetitions, tau_mean,
             tau_ci_low, tau_ci_high`` (Student-t interval for the mean over repetitions), ``tau_sd, tau_p025,
             tau_p975`` (spread of tau-b across subsets), ``tau_undefined`` (repetitions where tau-b is not
             defined: fewer than 2 agents scored, or all scores tied on one side), ``mean_rank_sd,
             mean_rank_range`` (per-agent rank SD and max − min over repetitions, averaged over agents),
             ``p_top_change`` (share of repetitions whose set of rank-1 agents differs from the full data's),
             ``responses_dropped_mean, responses_dropped_max`` (responses left without judgments),
-            ``agents_missing`` (repetitions × agents with no response left in the subset).
+            ``agents_missing`` (repetitions × agents with no response left in the subset), ``trivial`` (2 agents,
+            or every rater: the tau-b says nothing; why in ``settings["trivial"]``).
         agents: one row per (method, size, agent): ``method, size, raters, agent, full_score, full_rank,
             mean_rank, rank_sd, rank_min, rank_max, rank_range, missing``.
         repetitions: one row per (method, size, repetition): ``method, size, raters, repetition, tau_b,
@@ -257,7 +261,7 @@ class StabilityResult:
             m = size["raters"]
             rows = {method: summary.loc[(m, method)] for method in methods}
             first = next(iter(rows.values()))
-            label = f"{size['size']} ({m} raters)" if size["size"].endswith("%") else f"{m} raters"
+            label = f"{size['size']} ({_raters(m)})" if size["size"].endswith("%") else _raters(m)
             dropped = f"{first['responses_dropped_mean']:.1f} (max {int(first['responses_dropped_max'])})"
             table.add_row(label, f"tau-b [{level}% CI]", *[_tau_cell(rows[method]) for method in methods])
             table.add_row("", "mean rank SD", *[f"{rows[method]['mean_rank_sd']:.2f}" for method in methods])
@@ -269,13 +273,20 @@ class StabilityResult:
                       f"{level}% Student-t interval for the mean over repetitions. Rank SD and range (max − min) are "
                       f"per agent over repetitions, averaged over agents. Seed {settings['seed']}.")
         for row in self.summary[self.summary["tau_undefined"] > 0].itertuples(index=False):
-            console.print(f"[yellow]note:[/] {method_label(str(row.method))} at {row.raters} raters: tau-b undefined "
-                          f"in {row.tau_undefined} of {row.repetitions} subsets (all scores tied or < 2 agents "
-                          f"scored); left out of the mean.")
+            console.print(f"[yellow]note:[/] {method_label(str(row.method))} at {_raters(int(str(row.raters)))}: "
+                          f"tau-b undefined in {row.tau_undefined} of {row.repetitions} subsets (all scores tied or "
+                          f"< 2 agents scored); left out of the mean.")
+        for note in settings.get("trivial", []):
+            console.print(f"[bold yellow]trivial:[/] {note}.")
         missing = self.summary[self.summary["agents_missing"] > 0].drop_duplicates("raters")
         for row in missing.itertuples(index=False):
-            console.print(f"[yellow]note:[/] at {row.raters} raters, {row.agents_missing} (subset, agent) cases had "
-                          f"no response left; those agents are left out of tau-b and ranks in those subsets.")
+            console.print(f"[yellow]note:[/] at {_raters(int(str(row.raters)))}, {row.agents_missing} (subset, agent) "
+                          f"cases had no response left; those agents are left out of tau-b and ranks in those subsets.")
+
+
+def _raters(count: int) -> str:
+    """'1 rater', '3 raters'."""
+    return f"{count:,} rater" + ("" if count == 1 else "s")
 
 
 def _tau_cell(row: Any) -> str:
@@ -361,6 +372,8 @@ def ranking_stability(
     chosen = resolve_methods(methods, params)
     if repetitions < 1:
         raise ValueError(f"repetitions must be >= 1, got {repetitions}")
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int | np.integer) or seed < 0):
+        raise ValueError(f"seed must be a whole number >= 0 or None, got {seed!r}")
     if not 0 < confidence < 1:
         raise ValueError(f"confidence must be between 0 and 1, got {confidence}")
     resolved = resolve_sizes(sizes, table.n_raters)
@@ -384,7 +397,7 @@ def ranking_stability(
             scores = np.stack([outcome[1][:, j] for outcome in block])  # (reps, A)
             replicates[(method.key, size.raters)] = scores
             summary, per_agent, per_rep = _size_tables(method.key, size, full[:, j], scores, dropped, agents,
-                                                       confidence)
+                                                       confidence, table.n_raters)
             summary_rows.append(summary)
             agent_frames.append(per_agent)
             rep_frames.append(per_rep)
@@ -409,13 +422,33 @@ def ranking_stability(
             "confidence": confidence,
             "interval": "Student-t interval for the mean tau-b over repetitions",
             "params": {method.key: method.estimator.get_params() for method in chosen},
+            "trivial": trivial_results(table.n_agents, table.n_raters, resolved),
         },
         replicates=replicates,
     )
 
 
+def trivial_results(n_agents: int, n_raters: int, sizes: Sequence[SubsetSize]) -> list[str]:
+    """Why some stability numbers say nothing: 2 agents (tau-b can only be +1 or -1), or a subset size that takes
+    every rater (each subset is the full data, so tau-b is 1 by construction).
+
+    >>> trivial_results(2, 4, [SubsetSize("100%", 4, 1.0)])  # doctest: +NORMALIZE_WHITESPACE
+    ['only 2 agents: tau-b can only be +1 (same order) or -1 (swapped), so its mean is the share of subsets that
+    keep the order, rescaled to -1..1', 'subset size 100% takes all 4 raters: every subset is the full data and
+    tau-b is 1 by construction']
+    """
+    notes = []
+    if n_agents == 2:
+        notes.append("only 2 agents: tau-b can only be +1 (same order) or -1 (swapped), so its mean is the share of "
+                     "subsets that keep the order, rescaled to -1..1")
+    notes += [f"subset size {size.label} takes all {n_raters} raters: every subset is the full data and tau-b is 1 "
+              "by construction" for size in sizes if size.raters >= n_raters]
+    return notes
+
+
 def _size_tables(method: str, size: SubsetSize, reference: np.ndarray, scores: np.ndarray, dropped: np.ndarray,
-                 agents: list[str], confidence: float) -> tuple[dict[str, Any], pd.DataFrame, pd.DataFrame]:
+                 agents: list[str], confidence: float, n_raters: int
+                 ) -> tuple[dict[str, Any], pd.DataFrame, pd.DataFrame]:
     """One method at one subset size: its summary row, its per-agent rank table and its per-repetition table,
     from the all-rater scores ``reference`` (A,) and the subsets' scores (repetitions, A)."""
     taus = np.round([kendall_tau_b(reference, row) for row in scores], SCORE_DECIMALS)
@@ -439,6 +472,7 @@ def _size_tables(method: str, size: SubsetSize, reference: np.ndarray, scores: n
         "p_top_change": float(top_changed.mean()),
         "responses_dropped_mean": float(dropped.mean()), "responses_dropped_max": int(dropped.max()),
         "agents_missing": int(missing_per_rep.sum()),
+        "trivial": size.raters >= n_raters or len(agents) == 2,
     }
     per_agent = pd.DataFrame({
         "method": method, "size": size.label, "raters": size.raters, "agent": agents,

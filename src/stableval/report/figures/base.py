@@ -14,14 +14,14 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from stableval.errors import InputError
 
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.figure import Figure
 
-__all__ = ["FIGURE_SUFFIXES", "check_figure_path", "figure_to_svg", "new_figure", "save_figure"]
+__all__ = ["FIGURE_SUFFIXES", "check_figure_path", "drawable_text", "figure_to_svg", "new_figure", "save_figure"]
 
 #: image formats a figure can be saved as (by the file suffix)
 FIGURE_SUFFIXES: tuple[str, ...] = (".png", ".svg", ".pdf")
@@ -50,9 +50,69 @@ def check_figure_path(path: str | os.PathLike[str], *, option: str = "--plot") -
     return target
 
 
+def _font_characters() -> frozenset[int]:
+    """The code points the default matplotlib font can draw."""
+    global _CHARACTERS
+    if _CHARACTERS is None:
+        from matplotlib.font_manager import FontProperties, findfont
+        from matplotlib.ft2font import FT2Font
+
+        _CHARACTERS = frozenset(FT2Font(findfont(FontProperties())).get_charmap())
+    return _CHARACTERS
+
+
+_CHARACTERS: frozenset[int] | None = None
+
+
+def drawable_text(text: str) -> str:
+    r"""``text`` with what the figure font cannot draw (emoji, control characters, unsupported scripts) written as
+    escapes, so names from the data never turn into missing-glyph boxes and warnings.
+
+    >>> drawable_text("gpt-4 漢\x1b[31m é")
+    'gpt-4 \\u6f22\\x1b[31m é'
+    """
+    known = _font_characters()
+
+    def shown(char: str) -> str:
+        code = ord(char)
+        if char in "\n" or (code >= 0x20 and code != 0x7f and not 0x80 <= code < 0xa0 and code in known):
+            return char
+        return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
+
+    return "".join(map(shown, text))
+
+
+def _drawable(fig: Figure) -> None:
+    """Every text of ``fig`` (titles, labels, tick labels, legends) made drawable (:func:`drawable_text`)."""
+    from matplotlib.category import StrCategoryFormatter
+    from matplotlib.text import Text
+    from matplotlib.ticker import FixedFormatter, FuncFormatter
+
+    def drawn(formatter: Any) -> Any:
+        wrapped = FuncFormatter(lambda x, pos: drawable_text(str(formatter(x, pos))))
+        wrapped.stableval_drawable = True  # type: ignore[attr-defined]
+        return wrapped
+
+    for axes in fig.axes:  # tick labels are drawn afresh from their formatter: wrap the ones that give names
+        for axis in (axes.xaxis, axes.yaxis):
+            major, minor = axis.get_major_formatter(), axis.get_minor_formatter()
+            if isinstance(major, FixedFormatter | FuncFormatter | StrCategoryFormatter) \
+                    and not getattr(major, "stableval_drawable", False):
+                axis.set_major_formatter(drawn(major))
+            if isinstance(minor, FixedFormatter | FuncFormatter | StrCategoryFormatter) \
+                    and not getattr(minor, "stableval_drawable", False):
+                axis.set_minor_formatter(drawn(minor))
+    for artist in fig.findobj(Text):
+        text = artist.get_text()
+        if text and (not text.isascii() or any((ord(c) < 0x20 and c != "\n") or ord(c) == 0x7f for c in text)):
+            artist.set_text(drawable_text(text))
+
+
 def save_figure(fig: Figure, path: str | os.PathLike[str], *, dpi: float = 150) -> Path:
-    """Save ``fig`` in the format of ``path``'s suffix (.png, .svg, .pdf), creating missing parent folders."""
+    """Save ``fig`` in the format of ``path``'s suffix (.png, .svg, .pdf), creating missing parent folders; text
+    the font cannot draw is written as escapes."""
     target = check_figure_path(path)
+    _drawable(fig)
     target.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(target, format=target.suffix.lower().lstrip("."), dpi=dpi, bbox_inches="tight")
     return target
@@ -63,6 +123,7 @@ def figure_to_svg(fig: Figure) -> str:
     import io
 
     buffer = io.StringIO()
+    _drawable(fig)
     fig.savefig(buffer, format="svg", bbox_inches="tight")
     text = buffer.getvalue()
     return text[text.index("<svg"):]
