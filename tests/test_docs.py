@@ -31,20 +31,9 @@ COMMAND = typer.main.get_command(app)
 
 #: Flags documented by the owners of other pages, not yet named anywhere: "command flag" (or a flag of every
 #: command) → why it may be missing for now.
-UNDOCUMENTED: dict[str, str] = {
-    "--rater-info": "LLM-judge features in progress (docs/diagnostics.md, their engineer)",
-    "--length-col": "LLM-judge features in progress (docs/diagnostics.md, their engineer)",
-    "--judge-bootstrap": "LLM-judge features in progress (docs/diagnostics.md, their engineer)",
-    "serve --host": "portal: docs/portal.md (portal engineer)",
-    "serve --admin-token": "portal: docs/portal.md (portal engineer)",
-    "serve --no-secure-cookies": "portal: docs/portal.md (portal engineer)",
-    "serve --forwarded-allow-ips": "portal: docs/portal.md (portal engineer)",
-}
+UNDOCUMENTED: dict[str, str] = {}
 #: Command groups whose pages their own engineers are still writing: group → reason (checked once they are done).
-OTHER_OWNERS: dict[str, str] = {
-    "nrp": "docs/nrp.md is written by the NRP engineer (new sub-commands in progress)",
-    "portal": "docs/portal.md is written by the portal engineer (new sub-commands in progress)",
-}
+OTHER_OWNERS: dict[str, str] = {}
 #: Python blocks that cannot run in CI: a phrase of the block → the reason.
 PYTHON_SKIPS: dict[str, str] = {
     "sentence_transformers": "needs a neural model",
