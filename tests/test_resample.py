@@ -107,3 +107,29 @@ def test_score_agents_states_the_resampling_error_for_large_agents() -> None:
     console = Console(record=True, width=200)
     result.render(console)
     assert "multinomial draws over binned credits" in console.export_text()
+
+
+def test_the_bootstrap_bar_counts_replicates(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 16: the bar advanced once per agent (it sat still, then jumped); it now counts replicates, chunk by
+    chunk, on both paths, and ends at agents × B."""
+    from contextlib import contextmanager
+
+    import stableval.evaluate.scores as scores
+
+    steps: list[int] = []
+
+    class Recorder:
+        def advance(self, n: int = 1) -> None:
+            steps.append(n)
+
+    @contextmanager
+    def recording(description: str, total: int, *, enabled: bool = True):  # type: ignore[no-untyped-def]
+        steps.append(-total)
+        yield Recorder()
+
+    monkeypatch.setattr(scores, "progress_bar", recording)
+    credits = np.stack([_credits(9_000, "soft", 1), _credits(9_000, "hard", 2)], axis=1)
+    agent = np.repeat([0, 1, 2], 3_000)
+    agent[:10] = 3  # a small agent on the row path beside large ones on the multinomial path
+    scores.bootstrap_fixed(credits, agent, 5, 300, seed=0, multinomial_above=100)  # agent 4 has no responses
+    assert -steps[0] == 5 * 300 and sum(steps[1:]) == 5 * 300 and len(steps) > 5

@@ -286,3 +286,20 @@ def test_diagnose_shows_every_start_and_the_one_kept() -> None:
     assert f"kept: {payload['fit']['start']}" in line
     best = max((row for row in starts if row["admissible"]), key=lambda row: row["objective"])
     assert payload["fit"]["start"] == best["start"] and f"{best['objective']:,.2f}" in line
+
+
+def test_a_fit_at_the_cap_says_how_far_its_scores_still_move(tmp_path: Path) -> None:
+    """Issue 16: the non-convergence warning says what to do on small data and how much it matters."""
+    from stableval.data import read_any
+    from stableval.evaluate.scores import EXTRA_ITERATIONS, score_agents
+
+    table = read_any(example_path(), duplicates="keep")
+    result = score_agents(table, ["ds"], params={"ds": {"max_iter": 3}}, bootstrap=0)
+    change = result.fits["ds"]["score_change"]
+    longer = score_agents(table, ["ds"], params={"ds": {"max_iter": 3 + EXTRA_ITERATIONS}}, bootstrap=0)
+    moved = (longer.scores["score"] - result.scores["score"]).abs()
+    assert change["max_abs_change"] == pytest.approx(moved.max(), abs=1e-12) and change["max_abs_change"] > 0
+    assert change["agent"] == result.scores["agent"][moved.idxmax()]
+    [warning] = result.to_dict()["warnings"]
+    assert f"{EXTRA_ITERATIONS} more iterations move the scores by up to" in warning
+    assert "--alpha-pi 2" in warning and "fewer levels" in warning

@@ -177,3 +177,15 @@ def test_the_dataset_line_counts_in_the_singular_for_one() -> None:
     result.render(console)
     text = console.export_text()
     assert "2 judgments of 2 responses (2 items × 1 agent) by 1 rater;" in text
+
+
+def test_score_agents_refuses_a_negative_seed_before_fitting() -> None:
+    """Regression (issue 16): the API took seed=-1 and failed deep inside numpy's SeedSequence."""
+    import pandas as pd
+
+    from stableval.data.table import AnnotationTable
+    from stableval.evaluate.scores import score_agents
+
+    frame = pd.DataFrame({"item": ["q1", "q2"], "agent": "A", "rater": "r1", "label": [0, 1]})
+    with pytest.raises(ValueError, match="seed must be a whole number >= 0 or None, got -1"):
+        score_agents(AnnotationTable.from_frame(frame, levels=("no", "yes")), ["mv"], seed=-1)

@@ -236,8 +236,11 @@ def method_entry(key: str) -> Method:
 def convergence_warnings(fits: Mapping[str, Mapping[str, Any]]) -> list[str]:
     """One sentence per iterative fit that stopped at its iteration cap, naming the flags that raise it.
 
-    >>> [warning] = convergence_warnings({"ds": {"converged": False, "n_iter": 3}, "mv": {}})
+    >>> change = {"extra_iterations": 50, "max_abs_change": 0.0123, "agent": "gpt-4"}
+    >>> [warning] = convergence_warnings({"ds": {"converged": False, "n_iter": 3, "score_change": change}, "mv": {}})
     >>> warning.startswith("DS: EM stopped at the cap of 3 iterations") and "--param ds.max_iter=N" in warning
+    True
+    >>> "50 more iterations move the scores by up to 0.0123 (gpt-4)" in warning
     True
     """
     out = []
@@ -245,9 +248,13 @@ def convergence_warnings(fits: Mapping[str, Mapping[str, Any]]) -> list[str]:
         if fit.get("converged", True):
             continue
         base = key if key in REGISTRY else key.rpartition("-")[0] or key
+        change = fit.get("score_change")
+        moved = (f" {change['extra_iterations']} more iterations move the scores by up to "
+                 f"{change['max_abs_change']:.3g} ({change['agent']})." if change else "")
         out.append(f"{method_label(key)}: EM stopped at the cap of {fit.get('n_iter', '?')} iterations without "
-                   "converging; its estimates may still move. Raise the cap with --max-iter N (every EM method) "
-                   f"or --param {base}.max_iter=N.")
+                   f"converging; its estimates may still move.{moved} Raise the cap with --max-iter N (every EM "
+                   f"method) or --param {base}.max_iter=N; on small data a stronger prior (STABLEVAL's --alpha-pi 2) or "
+                   "fewer levels (recode rarely used ones before scoring) also help the fit settle.")
     return out
 
 

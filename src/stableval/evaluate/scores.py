@@ -33,7 +33,7 @@ import numpy as np
 import pandas as pd
 
 from stableval._json import matrix, records
-from stableval.aggregate import Aggregator
+from stableval.aggregate import Aggregator, clone
 from stableval.aggregate.registry import (
     Chosen,
     convergence_warnings,
@@ -55,6 +55,8 @@ if TYPE_CHECKING:  # pragma: no cover
 _CHUNK_CELLS = 4_000_000
 #: agents with more responses than this are resampled as multinomial draws over their (binned) credits
 MULTINOMIAL_ABOVE = 5_000
+#: how many more E-steps a fit that stopped at its cap is run, to show how far its scores would still move
+EXTRA_ITERATIONS = 50
 
 
 @dataclass(frozen=True)
@@ -439,7 +441,7 @@ def bootstrap_fixed(credits: np.ndarray, agent: np.ndarray, n_agents: int, n_boo
     binned = [bin_credits_by_group(credits[:, j], agent, n_agents, max_bins) for j in range(m)] if large.any() else []
     rows = _agent_rows(agent, n_agents) if (~large & (sizes > 0)).any() else []
     shortfall = max((binned[j][a].se_shortfall for j in range(m) for a in np.flatnonzero(large)), default=0.0)
-    with progress_bar("bootstrap", total=n_agents, enabled=progress) as bar:
+    with progress_bar("bootstrap", total=n_agents * n_boot, enabled=progress) as bar:
         for a in range(n_agents):
             if large[a]:
                 for j in range(m):
@@ -447,13 +449,17 @@ def bootstrap_fixed(credits: np.ndarray, agent: np.ndarray, n_agents: int, n_boo
                     for start in range(0, n_boot, chunk):
                         stop = min(n_boot, start + chunk)
                         out[start:stop, a, j] = multinomial_means(streams[a], binned[j][a], stop - start)
+                        if j == m - 1:
+                            bar.advance(stop - start)
             elif sizes[a]:
                 values = credits[_by_credit(rows[a], credits)]
                 chunk = max(1, _CHUNK_CELLS // len(values))
                 for start in range(0, n_boot, chunk):
                     stop = min(n_boot, start + chunk)
                     out[start:stop, a, :] = _resampled_means(streams[a], values, stop - start)
-            bar.advance()
+                    bar.advance(stop - start)
+            else:
+                bar.advance(n_boot)
     return out, shortfall
 
 
@@ -517,6 +523,8 @@ def score_agents(
         raise ValueError(f"confidence must be between 0 and 1, got {confidence}")
     if bootstrap < 0:
         raise ValueError(f"bootstrap must be >= 0, got {bootstrap}")
+    if seed is not None and seed < 0:
+        raise ValueError(f"seed must be a whole number >= 0 or None, got {seed}")
     fitted = _fit_all(table, chosen, progress)
     credits = credits_by_method(fitted, table.credit)
     n_agents = table.n_agents
@@ -541,7 +549,7 @@ def score_agents(
         item_credit=item_frame,
         agents=agents,
         dataset=table.summary(),
-        fits={key: model.fit_summary() for key, model in fitted.items() if model.fit_summary()},
+        fits=_fit_summaries(table, fitted, point),
         posteriors={key: np.asarray(model.posteriors_) for key, model in fitted.items()},
         settings={
             "methods": [c.label for c in chosen],
@@ -563,6 +571,26 @@ def _fit_all(table: AnnotationTable, chosen: Sequence[Chosen], progress: bool) -
             fitted[method.key] = method.build().fit(table)
             bar.advance()
     return fitted
+
+
+def _fit_summaries(table: AnnotationTable, fitted: Mapping[str, Aggregator], point: np.ndarray
+                   ) -> dict[str, dict[str, Any]]:
+    """Every iterative fit's summary; a fit that stopped at its iteration cap also gets ``score_change``: how far
+    its agents' scores move when the same fit runs :data:`EXTRA_ITERATIONS` more E-steps (how much the missing
+    convergence matters)."""
+    fits = {key: model.fit_summary() for key, model in fitted.items() if model.fit_summary()}
+    for j, (key, model) in enumerate(fitted.items()):
+        params = model.get_params()
+        if key not in fits or fits[key].get("converged", True) or "max_iter" not in params:
+            continue
+        longer = clone(model).set_params(max_iter=params["max_iter"] + EXTRA_ITERATIONS).fit(table)
+        change = agent_means(credits_by_method({key: longer}, table.credit), table.response_agent,
+                             table.n_agents)[:, 0] - point[:, j]
+        largest = int(np.nanargmax(np.abs(change))) if np.isfinite(change).any() else 0
+        fits[key]["score_change"] = {"extra_iterations": EXTRA_ITERATIONS,
+                                     "max_abs_change": float(np.nan_to_num(np.abs(change[largest]))),
+                                     "agent": str(table.agents[largest])}
+    return fits
 
 
 def _summarise_replicates(table: AnnotationTable, keys: Sequence[str], point: np.ndarray, reps: np.ndarray,
