@@ -18,10 +18,13 @@ from stableval._version import __version__
 
 if TYPE_CHECKING:  # pragma: no cover
     from stableval.aggregate import (
+        GLAD,
+        MACE,
         BradleyTerry,
         DawidSkene,
         MajorityVote,
         OneCoinDawidSkene,
+        OrdinalRaters,
         Stableval,
         Wawa,
         ZeroBasedSkill,
@@ -60,6 +63,9 @@ _HOME = {
     "DawidSkene": "stableval.aggregate",
     "MajorityVote": "stableval.aggregate",
     "OneCoinDawidSkene": "stableval.aggregate",
+    "GLAD": "stableval.aggregate",
+    "MACE": "stableval.aggregate",
+    "OrdinalRaters": "stableval.aggregate",
     "Wawa": "stableval.aggregate",
     "ZeroBasedSkill": "stableval.aggregate",
     "Stableval": "stableval.aggregate",
@@ -92,6 +98,8 @@ _HOME = {
 }
 
 __all__ = [
+    "GLAD",
+    "MACE",
     "AgentScores",
     "AnnotationTable",
     "BradleyTerry",
@@ -103,6 +111,7 @@ __all__ = [
     "MajorityVote",
     "NotFittedError",
     "OneCoinDawidSkene",
+    "OrdinalRaters",
     "PairwiseLeaderboard",
     "PairwiseTable",
     "StabilityResult",

@@ -26,6 +26,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from stableval.data.columns import ROLE_ALIASES
     from stableval.data.duplicates import DUPLICATE_POLICIES
     from stableval.data.files import FORMATS, output_format, read_table_file, write_frame
+    from stableval.data.frames import as_table
     from stableval.data.labels import parse_list
     from stableval.data.loader import InputOptions, Loaded, load, load_frame, read_any
     from stableval.data.pairwise import (
@@ -48,6 +49,7 @@ _HOME: dict[str, str] = {
     "ROLE_ALIASES": "stableval.data.columns",
     "DUPLICATE_POLICIES": "stableval.data.duplicates",
     "FORMATS": "stableval.data.files",
+    "as_table": "stableval.data.frames",
     "output_format": "stableval.data.files",
     "read_table_file": "stableval.data.files",
     "write_frame": "stableval.data.files",
@@ -84,6 +86,7 @@ __all__ = [
     "Loaded",
     "PairwiseTable",
     "annotations_from_frame",
+    "as_table",
     "default_credit",
     "example_path",
     "is_pairwise_frame",
