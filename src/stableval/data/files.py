@@ -20,6 +20,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import IO, Any, Literal, overload
 
+import numpy as np
 import pandas as pd
 
 from stableval.data.flags import CLI_FLAGS
@@ -311,16 +312,38 @@ def _read_jsonl(path: Path) -> pd.DataFrame:
 
 
 def _all_text(frame: pd.DataFrame) -> pd.DataFrame:
-    """Every column as text; missing values become ''."""
+    """Every column as text; missing values become ''.
+
+    Integer and boolean columns (ids, labels) are factorised in their own type first and only their distinct
+    values turned into text: the same strings as converting every value, at the cost of one hash pass.
+    """
     out = {}
     for name in frame.columns:
         column = frame[name]
+        if column.dtype.kind in "iub":
+            out[str(name)] = _integer_text(column)
+            continue
         missing = column.isna().to_numpy()
         text = column.astype(object).to_numpy(copy=True)
         if missing.any():
             text[missing] = ""
         out[str(name)] = pd.Series(text, index=frame.index).astype(str)
     return pd.DataFrame(out, index=pd.RangeIndex(len(frame)))
+
+
+def _integer_text(column: pd.Series) -> pd.Series:
+    """An integer or boolean column as text ('' where missing), converting only its distinct values: the codes
+    index an Arrow dictionary of their text, cast in C to the string type ``astype(str)`` gives."""
+    import pyarrow as pa  # type: ignore[import-untyped, unused-ignore]
+
+    codes, uniques = pd.factorize(column, use_na_sentinel=True)
+    text = [str(value) for value in uniques.tolist()] + [""]
+    index = pa.array(np.where(codes < 0, len(text) - 1, codes).astype(np.int32))
+    values = pa.DictionaryArray.from_arrays(index, pa.array(text, type=pa.large_string())).cast(pa.large_string())
+    dtype = pd.Series([""]).astype(str).dtype
+    if getattr(dtype, "storage", None) != "pyarrow":  # pragma: no cover - pandas without Arrow strings
+        return pd.Series(np.asarray(text, dtype=object)[codes], index=column.index).astype(str)
+    return pd.Series(pd.array(values, dtype=dtype), index=column.index)
 
 
 def _read_parquet(path: Path) -> pd.DataFrame:
