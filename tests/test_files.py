@@ -138,3 +138,26 @@ def test_dataset_row_errors_keep_their_message_shape(tmp_path: Path) -> None:
         load_dawid_skene(path)
     assert str(caught.value) == (f"{path}, row 2, column 'rater_2': caries rating is not 1 or 2 (line 3): got '3'; "
                                  "allowed: 1 (sound) or 2 (caries)")
+
+
+def test_integer_columns_become_the_same_text_through_their_distinct_values() -> None:
+    """Issue 14's fast path (factorise, convert the distinct values, Arrow dictionary cast) against converting every
+    value: same strings, same dtype, '' for missing."""
+    import numpy as np
+    import pandas as pd
+
+    from stableval.data.files import _all_text
+
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame({
+        "item": rng.integers(-5, 10**6, 5_000),
+        "label": rng.integers(0, 3, 5_000).astype(np.int8),
+        "nullable": pd.array(np.where(rng.random(5_000) < 0.1, None, rng.integers(0, 9, 5_000)), dtype="Int64"),
+        "flag": rng.random(5_000) < 0.5,
+        "text": rng.choice(["a", " b", "c"], 5_000),
+    })
+    expected = {name: ["" if pd.isna(value) else str(value) for value in frame[name].astype(object)]
+                for name in frame.columns}
+    text = _all_text(frame)
+    assert {name: text[name].tolist() for name in text.columns} == expected
+    assert len({str(dtype) for dtype in text.dtypes}) == 1
