@@ -189,3 +189,18 @@ def test_score_agents_refuses_a_negative_seed_before_fitting() -> None:
     frame = pd.DataFrame({"item": ["q1", "q2"], "agent": "A", "rater": "r1", "label": [0, 1]})
     with pytest.raises(ValueError, match="seed must be a whole number >= 0 or None, got -1"):
         score_agents(AnnotationTable.from_frame(frame, levels=("no", "yes")), ["mv"], seed=-1)
+
+
+def test_credits_print_with_one_precision_everywhere() -> None:
+    """Regression (issue 16): the dataset line printed credits as 0.333333 (``:g``) while warnings used 0.333."""
+    import pandas as pd
+    from rich.console import Console
+
+    from stableval.data.table import AnnotationTable
+    from stableval.evaluate.scores import score_agents
+
+    frame = pd.DataFrame({"item": ["q1", "q2", "q3"], "agent": "A", "rater": "r1", "label": [0, 1, 3]})
+    result = score_agents(AnnotationTable.from_frame(frame, levels=("0", "1", "2", "3")), ["mv"], bootstrap=0)
+    console = Console(record=True, width=200)
+    result.render(console)
+    assert "(credit 0, 0.333, 0.667, 1)" in console.export_text()

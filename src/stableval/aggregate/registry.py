@@ -253,8 +253,8 @@ def convergence_warnings(fits: Mapping[str, Mapping[str, Any]]) -> list[str]:
                  f"{change['max_abs_change']:.3g} ({change['agent']})." if change else "")
         out.append(f"{method_label(key)}: EM stopped at the cap of {fit.get('n_iter', '?')} iterations without "
                    f"converging; its estimates may still move.{moved} Raise the cap with --max-iter N (every EM "
-                   f"method) or --param {base}.max_iter=N; on small data a stronger prior (STABLEVAL's --alpha-pi 2) or "
-                   "fewer levels (recode rarely used ones before scoring) also help the fit settle.")
+                   f"method) or --param {base}.max_iter=N; on small data a stronger prior (STABLEVAL's "
+                   "--alpha-pi 2) or fewer levels (recode rarely used ones before scoring) also help the fit settle.")
     return out
 
 

@@ -22,13 +22,22 @@ from stableval.data.files import line_offset, row_error, rows_text
 from stableval.data.table import default_credit
 from stableval.errors import InputError
 
-__all__ = ["MAX_INTEGER_LEVELS", "WARNING_PREFIX", "check_levels", "encode_labels", "parse_credit", "parse_list",
-           "unused_levels_warning"]
+__all__ = ["MAX_INTEGER_LEVELS", "WARNING_PREFIX", "check_levels", "credit_text", "encode_labels", "parse_credit",
+           "parse_list", "unused_levels_warning"]
 
 #: Integer labels above this are refused (a scale with more levels is almost surely a wrong column).
 MAX_INTEGER_LEVELS = 1000
 
 _LEVELS_HINT = f"(CLI: {CLI_FLAGS['levels']} a,b,c)"
+
+
+def credit_text(values: Sequence[float] | np.ndarray) -> str:
+    """Credits as every output shows them: three significant digits, no trailing zeros.
+
+    >>> credit_text([0, 1 / 3, 2 / 3, 1.0]), credit_text([0.25])
+    ('0, 0.333, 0.667, 1', '0.25')
+    """
+    return ", ".join(f"{float(value):.3g}" for value in values)
 
 
 def parse_list(text: str, *, what: str = "list") -> list[str]:
@@ -166,7 +175,8 @@ def unused_levels_warning(label: np.ndarray, low: int, top: int, offset: int | N
             + (f"level {listed} never occurs" if len(unused) == 1 else f"levels {listed} never occur")
             + f", so K = {top + 1}")
     if below >= 1:
-        text += (f" and the default credit of every level is rescaled (level {below} gets {below / top:.3f}, not 1)."
+        text += (f" and the default credit of every level is rescaled (level {below} gets "
+                 f"{credit_text([below / top])}, not 1)."
                  f" Labels above {below}: {shown}. If the scale is 0..{below}, fix those rows "
                  f"({CLI_FLAGS['levels']} {','.join(map(str, range(below + 1)))} makes them an error naming each);")
     else:

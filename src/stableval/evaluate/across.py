@@ -29,6 +29,7 @@ import pandas as pd
 from stableval._json import records
 from stableval.aggregate import Aggregator
 from stableval.aggregate.registry import Chosen, method_label, primary_method, resolve_methods
+from stableval.data.labels import credit_text
 from stableval.data.table import AnnotationTable
 from stableval.evaluate.scores import AgentScores, score_agents
 
@@ -86,7 +87,7 @@ class ScoresAcross:
             data = result.dataset
             row: dict[str, Any] = {"conversion": name, "judgments": data["judgments"],
                                    "responses": data["responses"], "levels": " < ".join(data["levels"]),
-                                   "credit": ", ".join(f"{c:g}" for c in data["credit"])}
+                                   "credit": credit_text(data["credit"])}
             comparison = result.comparison()
             if comparison is not None:
                 row.update(method=comparison.method, baseline=comparison.baseline, pearson=comparison.pearson,
@@ -155,7 +156,7 @@ class ScoresAcross:
                                                                     "largest change") else "right")
         for name, result in self.results.items():
             data = result.dataset
-            levels = f"{' < '.join(data['levels'])} ({', '.join(f'{c:g}' for c in data['credit'])})"
+            levels = f"{' < '.join(data['levels'])} ({credit_text(data['credit'])})"
             comparison = result.comparison()
             if comparison is None:
                 summary.add_row(name, levels, f"{data['judgments']:,}", "—", "", "", "", "")

@@ -42,6 +42,7 @@ from stableval.aggregate.registry import (
     primary_method,
     resolve_methods,
 )
+from stableval.data.labels import credit_text
 from stableval.data.table import AnnotationTable
 from stableval.evaluate.credit import credits_by_method
 from stableval.evaluate.intervals import nan_quantile
@@ -175,7 +176,7 @@ class AgentScores:
         from rich.table import Table
 
         data = self.dataset
-        credit = ", ".join(f"{c:g}" for c in data["credit"])
+        credit = credit_text(data["credit"])
         console.print(
             f"[bold]{data['source']}[/]: {_count(data['judgments'], 'judgment')} of "
             f"{_count(data['responses'], 'response')} ({_count(data['items'], 'item')} × "
