@@ -16,9 +16,10 @@ import pandas as pd
 import pytest
 
 from stableval.aggregate import OneCoinDawidSkene, Wawa, ZeroBasedSkill
+from stableval.aggregate._base import Judgments
 from stableval.aggregate.batch_em import ProblemBatch, batch_fit
 from stableval.aggregate.registry import get_method
-from stableval.aggregate.wawa import Judgments, weighted_shares
+from stableval.aggregate.wawa import weighted_shares
 from stableval.data.frames import as_table
 
 from conftest import TEST_DATA

@@ -164,7 +164,7 @@ class MajorityVote(CrowdKitAggregator):
 
     @property
     def skills_(self) -> pd.Series:
-        from stableval.aggregate.wawa import Judgments
+        from stableval.aggregate._base import Judgments
 
         model = self._model()
         table = model._fitted_names()

@@ -44,6 +44,7 @@ __all__ = [
     "EMStart",
     "Estimator",
     "GoldLabels",
+    "Judgments",
     "Method",
     "check_em_settings",
     "clamp_gold",
@@ -267,6 +268,40 @@ def em_fit_summary(model: Aggregator) -> dict[str, Any]:
     if len(model.starts_) > 1:
         summary.update(start=model.start_, starts=model.starts_)
     return summary
+
+
+class Judgments:
+    """The stored judgments of a response matrix (responses × rater·K + label) as flat arrays: ``response``,
+    ``rater``, ``level`` and ``count`` (repeated identical judgments are one entry with their count).
+
+    >>> import scipy.sparse as sp
+    >>> j = Judgments(sp.csr_matrix(np.array([[1.0, 0, 0, 2]])), n_raters=2, n_levels=2)
+    >>> j.rater.tolist(), j.level.tolist(), j.count.tolist()
+    ([0, 1], [0, 1], [1.0, 2.0])
+    """
+
+    def __init__(self, X: sp.csr_matrix, n_raters: int, n_levels: int) -> None:
+        coo = X.tocoo()
+        self.response = coo.row.astype(np.int64)
+        self.rater = (coo.col // n_levels).astype(np.int64)
+        self.level = (coo.col % n_levels).astype(np.int64)
+        self.count = coo.data.astype(float)
+        self.n_responses, self.n_raters, self.n_levels = int(X.shape[0]), n_raters, n_levels
+        self.cell = self.response * n_levels + self.level
+        self.per_rater = np.bincount(self.rater, weights=self.count, minlength=n_raters)
+
+    def vote(self, weights: np.ndarray | None = None) -> np.ndarray:
+        """(N, K) summed weight per (response, level): each judgment weighs its rater's ``weights`` (R,), or 1."""
+        w = self.count if weights is None else self.count * weights[self.rater]
+        return np.bincount(self.cell, weights=w, minlength=self.n_responses * self.n_levels).reshape(
+            self.n_responses, self.n_levels)
+
+    def agreement(self, labels: np.ndarray) -> np.ndarray:
+        """(R,) each rater's share of judgments equal to ``labels`` (N,) of their responses; 0 for an unused
+        rater."""
+        agreed = np.bincount(self.rater, weights=self.count * (self.level == labels[self.response]),
+                             minlength=self.n_raters)
+        return np.asarray(agreed / np.maximum(self.per_rater, 1e-300))
 
 
 def check_em_settings(max_iter: int, tol: float, acceleration: str) -> None:

@@ -35,24 +35,11 @@ import scipy.sparse as sp
 from scipy.optimize import minimize
 from scipy.special import expit
 
-from stableval.aggregate._base import Aggregator, Method, check_em_settings, softmax_posteriors
+from stableval.aggregate._base import Aggregator, Judgments, Method, check_em_settings, softmax_posteriors
 
 __all__ = ["GLAD", "METHOD"]
 
 _LOG_SQRT_2PI = 0.5 * np.log(2.0 * np.pi)
-
-
-class _Judgments:
-    """The stored judgments of a response matrix as flat integer arrays: response, rater, level, count."""
-
-    def __init__(self, X: sp.csr_matrix, n_raters: int, n_levels: int) -> None:
-        coo = X.tocoo()
-        self.response = coo.row.astype(np.int64)
-        self.rater = (coo.col // n_levels).astype(np.int64)
-        self.level = (coo.col % n_levels).astype(np.int64)
-        self.count = coo.data.astype(float)
-        self.n_responses, self.n_raters, self.n_levels = X.shape[0], n_raters, n_levels
-        self.cell = self.response * n_levels + self.level  # (response, level) of each judgment
 
 
 class GLAD(Aggregator):
@@ -87,7 +74,7 @@ class GLAD(Aggregator):
         self.log_beta_prior_mean = float(log_beta_prior_mean)
 
     # ------------------------------------------------------------------ model pieces
-    def _e_step(self, data: _Judgments, alpha: np.ndarray, log_beta: np.ndarray, log_priors: np.ndarray,
+    def _e_step(self, data: Judgments, alpha: np.ndarray, log_beta: np.ndarray, log_priors: np.ndarray,
                 gold: np.ndarray | None) -> tuple[np.ndarray, float]:
         """(N, K) posteriors over levels and the marginal log-likelihood, for these abilities and difficulties."""
         n, k = data.n_responses, data.n_levels
@@ -98,7 +85,7 @@ class GLAD(Aggregator):
         logits += np.bincount(data.response, weights=data.count * wrong, minlength=n)[:, None] + log_priors
         return softmax_posteriors(logits, gold)
 
-    def _objective(self, params: np.ndarray, data: _Judgments, right_weight: np.ndarray,
+    def _objective(self, params: np.ndarray, data: Judgments, right_weight: np.ndarray,
                    wrong_weight: np.ndarray) -> tuple[float, np.ndarray]:
         """Minus the expected complete log-likelihood plus log priors, and its gradient in (alpha, b).
 
@@ -124,7 +111,7 @@ class GLAD(Aggregator):
                    gold: np.ndarray | None = None) -> Self:
         if n_levels < 2:
             raise ValueError(f"GLAD needs at least 2 levels, got {n_levels}")
-        data = _Judgments(X, n_raters, n_levels)
+        data = Judgments(X, n_raters, n_levels)
         n = data.n_responses
         if gold is not None and not (gold >= 0).any():
             gold = None
@@ -170,7 +157,7 @@ class GLAD(Aggregator):
                 "objective": float(self.objective_[-1]) if self.objective_.size else float("nan")}
 
 
-def _weights(data: _Judgments, posteriors: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _weights(data: Judgments, posteriors: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Each stored judgment's count split by the posterior probability that its level is the true one."""
     right = data.count * posteriors[data.response, data.level]
     return right, data.count - right

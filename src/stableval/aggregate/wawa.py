@@ -8,8 +8,9 @@ rater's skill = the share of their judgments equal to that majority; (3) the vot
 weighted vote shares are the reported distribution (crowd-kit's ``probas_``); a response whose raters all have
 skill 0 keeps its plain vote shares (crowd-kit would give 0/0).
 
-The judgments are read once from the response matrix as flat arrays (:class:`Judgments`), and each step is an
-``np.bincount``: a million judgments take a few tens of milliseconds.
+The judgments are read once from the response matrix as flat arrays
+(:class:`~stableval.aggregate._base.Judgments`), and each step is an ``np.bincount``: a million judgments take a
+few tens of milliseconds.
 
 >>> import pandas as pd
 >>> from stableval.data.table import AnnotationTable
@@ -26,46 +27,12 @@ from typing import TYPE_CHECKING, Self
 
 import numpy as np
 
-from stableval.aggregate._base import Aggregator, Method
+from stableval.aggregate._base import Aggregator, Judgments, Method
 
 if TYPE_CHECKING:  # pragma: no cover
     import scipy.sparse as sp
 
-__all__ = ["METHOD", "Judgments", "Wawa"]
-
-
-class Judgments:
-    """The stored judgments of a response matrix (responses × rater·K + label) as flat arrays: ``response``,
-    ``rater``, ``level`` and ``count`` (repeated identical judgments are one entry with their count).
-
-    >>> import scipy.sparse as sp
-    >>> j = Judgments(sp.csr_matrix(np.array([[1.0, 0, 0, 2]])), n_raters=2, n_levels=2)
-    >>> j.rater.tolist(), j.level.tolist(), j.count.tolist()
-    ([0, 1], [0, 1], [1.0, 2.0])
-    """
-
-    def __init__(self, X: sp.csr_matrix, n_raters: int, n_levels: int) -> None:
-        coo = X.tocoo()
-        self.response = coo.row.astype(np.int64)
-        self.rater = (coo.col // n_levels).astype(np.int64)
-        self.level = (coo.col % n_levels).astype(np.int64)
-        self.count = coo.data.astype(float)
-        self.n_responses, self.n_raters, self.n_levels = int(X.shape[0]), n_raters, n_levels
-        self.cell = self.response * n_levels + self.level
-        self.per_rater = np.bincount(self.rater, weights=self.count, minlength=n_raters)
-
-    def vote(self, weights: np.ndarray | None = None) -> np.ndarray:
-        """(N, K) summed weight per (response, level): each judgment weighs its rater's ``weights`` (R,), or 1."""
-        w = self.count if weights is None else self.count * weights[self.rater]
-        return np.bincount(self.cell, weights=w, minlength=self.n_responses * self.n_levels).reshape(
-            self.n_responses, self.n_levels)
-
-    def agreement(self, labels: np.ndarray) -> np.ndarray:
-        """(R,) each rater's share of judgments equal to ``labels`` (N,) of their responses; 0 for an unused
-        rater."""
-        agreed = np.bincount(self.rater, weights=self.count * (self.level == labels[self.response]),
-                             minlength=self.n_raters)
-        return np.asarray(agreed / np.maximum(self.per_rater, 1e-300))
+__all__ = ["METHOD", "Wawa"]
 
 
 def vote_labels(scores: np.ndarray, gold: np.ndarray | None = None) -> np.ndarray:

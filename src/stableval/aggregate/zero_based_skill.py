@@ -9,7 +9,7 @@ skill towards the rater's share of judgments equal to that vote by a gradient st
 ``lr_steps_to_reduce`` rounds. The reported distribution is the vote weighted by the final skills. These are
 crowd-kit 1.4.2's rules and defaults (it always runs all ``n_iter`` rounds), so the two agree.
 
-Each round is two ``np.bincount`` passes over the judgments (:class:`~stableval.aggregate.wawa.Judgments`).
+Each round is two ``np.bincount`` passes over the judgments (:class:`~stableval.aggregate._base.Judgments`).
 
 >>> import pandas as pd
 >>> from stableval.data.table import AnnotationTable
@@ -26,8 +26,8 @@ from typing import TYPE_CHECKING, Self
 
 import numpy as np
 
-from stableval.aggregate._base import Aggregator, Method
-from stableval.aggregate.wawa import Judgments, vote_labels, weighted_shares
+from stableval.aggregate._base import Aggregator, Judgments, Method
+from stableval.aggregate.wawa import vote_labels, weighted_shares
 
 if TYPE_CHECKING:  # pragma: no cover
     import scipy.sparse as sp
