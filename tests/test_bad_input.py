@@ -16,7 +16,7 @@ import pytest
 from typer.testing import CliRunner
 
 from stableval.cli import app
-from stableval.commands.output import make_console, styled_text, visible
+from stableval.commands.output import literal, make_console, styled_text, visible
 from stableval.data import example_path, read_pairwise
 from stableval.errors import InputError
 
@@ -92,6 +92,20 @@ def test_console_styles_only_the_projects_tags() -> None:
     buffer = io.StringIO()
     make_console(buffer, to_file=True).print("[yellow]note:[/] agent [/] \x1b[2J")
     assert buffer.getvalue() == "note: agent [/] \\x1b[2J\n"
+    assert styled_text(f"[bold]{literal('[bold]x[/] [dim]y')}[/]").plain == "[bold]x[/] [dim]y"
+
+
+
+def test_a_name_spelled_like_our_style_tags_prints_literally(tmp_path: Path) -> None:
+    (tmp_path / "[bold]d[").mkdir()
+    path = ratings(tmp_path / "[bold]d[" / "]f.csv", agent="[bold]x[/]")  # the path reads "[bold]d[/]f.csv"
+    result = runner.invoke(app, ["score", str(path), *LEVELS, "-B", "10"], terminal_width=200)
+    assert result.exit_code == 0, result.output
+    assert "[bold]d[/]f.csv:" in result.output  # the file name in the dataset line
+    assert "\n [bold]x[/] " in result.output  # the leaderboard row
+    assert "P([bold]x[/] scores above m2)" in result.output or "P(m2 scores above [bold]x[/])" in result.output
+    assert "per agent: [bold]x[/]" in result.output or ", [bold]x[/] " in result.output  # the comparison line
+    assert "\u2060" not in result.output
 
 
 # ====================================================================================== D3, D4: not UTF-8

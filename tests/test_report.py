@@ -8,6 +8,7 @@ import shutil
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
@@ -126,4 +127,50 @@ def test_report_on_ratings_with_quality_control(tmp_path: Path) -> None:
     for section in ("agreement", "reliability", "stability", "raters"):
         assert f'<section id="{section}">' in html
     assert '<section id="pairwise">' not in html  # not pairwise data
-    assert "krippendorff_alpha_ordinal" in html and "data:image/png;base64," in html
+    assert "Krippendorff's alpha (ordinal)" in html and "data:image/png;base64," in html
+
+
+@pytest.fixture(scope="module")
+def qc_report_html(tmp_path_factory: pytest.TempPathFactory) -> str:
+    from synthetic import synthetic_frame
+
+    frame, _ = synthetic_frame(n_items=30, seed=2)
+    path = tmp_path_factory.mktemp("qc") / "ratings.csv"
+    frame.to_csv(path, index=False)
+    return build_report(path, quick=True, bootstrap=10, sections=("summary", "agreement", "reliability"),
+                        options={"qc": {"consensus": True}})
+
+
+def _section(html: str, name: str) -> str:
+    start = html.index(f'<section id="{name}">')
+    return html[start:html.index("</section>", start)]
+
+
+def test_report_tables_scroll_inside_their_box_not_the_page(qc_report_html: str) -> None:
+    reliability = _section(qc_report_html, "reliability")
+    assert "<div class='table-box'><table" in reliability
+    assert re.search(r"\.table-box \{[^}]*overflow-x: auto", qc_report_html)
+    assert qc_report_html.count("<table") == qc_report_html.count("<div class='table-box'><table")
+
+
+def test_report_shows_readable_statistic_and_column_names(qc_report_html: str) -> None:
+    agreement = _section(qc_report_html, "agreement")
+    assert "Krippendorff's alpha (nominal)" in agreement and "Fleiss' kappa" in agreement
+    assert "krippendorff_alpha" not in agreement and "fleiss_kappa" not in agreement
+    headers = re.findall(r"<th>([^<]*)</th>", qc_report_html)
+    assert "CI low" in headers and "flag mismatch %" in headers
+    assert not [h for h in headers if "_" in h]
+
+
+def test_report_shows_each_note_once(qc_report_html: str) -> None:
+    # the input note ("integer labels 0..2: ...") is both a dataset note and an agreement note
+    assert qc_report_html.count("integer labels 0..2") == 1
+
+
+def test_report_counts_print_as_integers() -> None:
+    from stableval.report.html import table_html
+
+    html = table_html(pd.DataFrame({"evaluator": ["a", "b"], "ratings": [12.0, float("nan")],
+                                    "correct": [3.0, 4.0], "reliability": [1.0, 0.5]}))
+    cells = re.findall(r"<td>([^<]*)</td>", html)
+    assert cells == ["a", "12", "3", "1.000", "b", "", "4", "0.500"]

@@ -37,12 +37,13 @@ from typing import TYPE_CHECKING, Any, Protocol
 import typer
 
 from stableval._version import __version__
+from stableval.markup import LITERAL_MARK, TAG, literal
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
     from rich.console import Console
 
-__all__ = ["Appended", "Output", "OutputFormat", "Result", "check_output_path", "emit", "make_console",
+__all__ = ["Appended", "Output", "OutputFormat", "Result", "check_output_path", "emit", "literal", "make_console",
            "render_text", "save_plot", "styled_text", "visible", "write_csv", "write_output", "wrote"]
 
 
@@ -103,7 +104,10 @@ class Output:
 _CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 # the style words the project's own messages use inside [...] tags; any other bracketed text is shown as written
 _STYLE_WORDS = frozenset({"bold", "dim", "italic", "underline", "red", "green", "yellow", "blue", "magenta", "cyan"})
-_TAG = re.compile(r"\[(/?)([a-z ]*)\]")
+
+
+def _shown(text: str) -> str:
+    return visible(text.replace(LITERAL_MARK + "[", "["))
 
 
 def visible(text: str) -> str:
@@ -130,7 +134,7 @@ def styled_text(text: str, style: str = "") -> Any:
 
     opened: list[tuple[int, str]] = []  # (index of the opening tag, its style) not closed yet
     active: dict[int, str | None] = {}  # tag index → style it opens, or None for a closing tag; matched pairs only
-    tags = list(_TAG.finditer(text))
+    tags = list(TAG.finditer(text))
     for index, match in enumerate(tags):
         closing, words = match.group(1), " ".join(match.group(2).split())
         if not closing and words and set(words.split()) <= _STYLE_WORDS:
@@ -144,14 +148,14 @@ def styled_text(text: str, style: str = "") -> Any:
     for index, match in enumerate(tags):
         if index not in active:
             continue
-        out.append(visible(text[position:match.start()]), style=" ".join(stack) or None)
+        out.append(_shown(text[position:match.start()]), style=" ".join(stack) or None)
         opens = active[index]
         if opens is not None:
             stack.append(opens)
         else:
             stack.pop()
         position = match.end()
-    out.append(visible(text[position:]), style=" ".join(stack) or None)
+    out.append(_shown(text[position:]), style=" ".join(stack) or None)
     return out
 
 

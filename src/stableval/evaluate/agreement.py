@@ -358,9 +358,11 @@ class AgreementResult:
         from rich import box
         from rich.table import Table
 
+        from stableval.markup import literal
+
         data = self.dataset
         console.print(
-            f"[bold]{data['source']}[/]: {data['judgments']:,} judgments of {data['responses']:,} responses "
+            f"[bold]{literal(data['source'])}[/]: {data['judgments']:,} judgments of {data['responses']:,} responses "
             f"({data['items']:,} items × {data['agents']} agents) by {data['raters']:,} raters; "
             f"{data['mean_judgments_per_response']:.2f} judgments per response "
             f"({data['min_judgments_per_response']}–{data['max_judgments_per_response']}); "
@@ -388,14 +390,14 @@ class AgreementResult:
                 table.add_column(name, justify="left" if name.startswith("Rater") else "right")
             for row in shown.itertuples(index=False):
                 interval = "" if row.ci_low != row.ci_low else f"[{row.ci_low:.3f}, {row.ci_high:.3f}]"
-                table.add_row(str(row.rater_a), str(row.rater_b), f"{row.shared:,}", _number(row.agreement),
+                table.add_row(literal(row.rater_a), literal(row.rater_b), f"{row.shared:,}", _number(row.agreement),
                               _number(row.kappa), _number(row.kappa_linear), _number(row.kappa_quadratic), interval)
             console.print(table)
         if settings["bootstrap"]:
             console.print(f"Percentile bootstrap over responses (B={settings['bootstrap']:,}, seed "
                           f"{settings['seed']}).")
         for note in self.notes:
-            console.print(f"note: {note}")
+            console.print(f"note: {literal(note)}")
 
     def value(self, statistic: str) -> float:
         """The point estimate of one statistic, e.g. ``result.value("fleiss_kappa")``."""

@@ -206,11 +206,13 @@ class Diagnostics:
         from rich import box
         from rich.table import Table
 
+        from stableval.markup import literal
+
         data, settings = self.dataset, self.settings
-        console.print(f"[bold]{data['source']}[/]: {data['judgments']:,} judgments of {data['responses']:,} "
+        console.print(f"[bold]{literal(data['source'])}[/]: {data['judgments']:,} judgments of {data['responses']:,} "
                       f"responses by {data['raters']:,} raters; levels {' < '.join(data['levels'])}")
         for note in data["notes"]:
-            console.print(f"  note: {note}")
+            console.print(f"  note: {literal(note)}")
         priors = ", ".join(f"{level} {p:.3f}" for level, p in zip(self.levels, self.priors, strict=True))
         fit = self.fit
         if fit:
@@ -234,9 +236,10 @@ class Diagnostics:
         for row in self.raters.itertuples(index=False):
             flags = [text for flag, text in ((row.below_chance, "[red]at/below chance[/]"),
                                              (row.near_uniform, "[yellow]near-uniform[/]")) if flag]
-            raters.add_row(str(row.rater), f"{row.ratings:,}", f"{row.accuracy:.3f}", f"{row.weighted_accuracy:.3f}",
-                           f"{row.leniency:.3f}", f"{row.strictness:.3f}", f"{row.over_rating:.3f}",
-                           f"{row.under_rating:.3f}", f"{row.spammer_score:.3f}", ", ".join(flags))
+            raters.add_row(literal(row.rater), f"{row.ratings:,}", f"{row.accuracy:.3f}",
+                           f"{row.weighted_accuracy:.3f}", f"{row.leniency:.3f}", f"{row.strictness:.3f}",
+                           f"{row.over_rating:.3f}", f"{row.under_rating:.3f}", f"{row.spammer_score:.3f}",
+                           ", ".join(flags))
         console.print(raters)
         if "shift" in self.raters:  # the ordinal model: each rater's shift (leniency > 0, strictness < 0) and spread
             by_shift = self.raters.sort_values(["shift", "rater"], kind="stable")
@@ -267,8 +270,8 @@ class Diagnostics:
                 items.add_column(name, justify="right" if name in numbers else "left", overflow="fold")
             for row in shown.itertuples(index=False):
                 extra = (f"{row.difficulty:.3f}",) if hard else ()
-                items.add_row(str(row.item), str(row.agent), str(row.predicted), f"{row.confidence:.3f}",
-                              f"{row.ambiguity:.3f}", f"{row.entropy:.3f}", *extra, str(row.details))
+                items.add_row(literal(row.item), literal(row.agent), str(row.predicted), f"{row.confidence:.3f}",
+                              f"{row.ambiguity:.3f}", f"{row.entropy:.3f}", *extra, literal(row.details))
             console.print(items)
         if self.difficulty_source is not None and top:
             self._render_difficulty(console, top)
@@ -277,6 +280,8 @@ class Diagnostics:
         """GLAD's hardest responses beside their posterior ambiguity."""
         from rich import box
         from rich.table import Table
+
+        from stableval.markup import literal
 
         summary = self._difficulty_dict()
         together = summary["spearman_with_entropy"]
@@ -291,7 +296,7 @@ class Diagnostics:
             hard.add_column(name, justify="right" if name in ("Difficulty", "Ambiguity", "Entropy") else "left",
                             overflow="fold")
         for row in shown.itertuples(index=False):
-            hard.add_row(str(row.item), str(row.agent), str(row.predicted), f"{row.difficulty:.3f}",
+            hard.add_row(literal(row.item), literal(row.agent), str(row.predicted), f"{row.difficulty:.3f}",
                          f"{row.ambiguity:.3f}", f"{row.entropy:.3f}")
         console.print(hard)
 

@@ -87,15 +87,17 @@ def _render_leaderboard(board: PairwiseLeaderboard, console: Console) -> None:
     from rich import box
     from rich.table import Table
 
+    from stableval.markup import literal
+
     settings = board.settings
-    console.print(f"[bold]{settings['source']}[/]: {settings['votes']:,} pairwise votes; Bradley–Terry, ties "
+    console.print(f"[bold]{literal(settings['source'])}[/]: {settings['votes']:,} pairwise votes; Bradley–Terry, ties "
                   f"{'as half wins' if settings['ties'] == 'half' else 'by the Davidson model'}"
                   + (f", prior {settings['prior']:g} virtual ties per pair" if settings["prior"] else ""))
     for note in settings["notes"]:
-        console.print(f"  note: {note}")
+        console.print(f"  note: {literal(note)}")
     confidence = round(settings["confidence"] * 100)
     for criterion, part in board.ratings.groupby("criterion", sort=False):
-        table = Table(box=box.SIMPLE_HEAVY, title=f"Leaderboard — {criterion}", title_justify="left",
+        table = Table(box=box.SIMPLE_HEAVY, title=f"Leaderboard — {literal(criterion)}", title_justify="left",
                       show_edge=False)
         for name in ("Agent", "Rating", f"{confidence}% CI", "Rank", "Games", "W / L / T"):
             table.add_column(name, justify="left" if name == "Agent" else "right")
@@ -103,7 +105,7 @@ def _render_leaderboard(board: PairwiseLeaderboard, console: Console) -> None:
         for row in part.itertuples(index=False):
             interval = f"[{row.ci_low:.0f}, {row.ci_high:.0f}]" if row.ci_low == row.ci_low else ""
             rank = f"{row.rank}" + (f" ({row.rank_low}–{row.rank_high})" if row.rank_low != row.rank_high else "")
-            table.add_row(str(row.agent), f"{row.rating:.0f}", interval, rank, f"{row.games:g}",
+            table.add_row(literal(row.agent), f"{row.rating:.0f}", interval, rank, f"{row.games:g}",
                           f"{row.wins:g} / {row.losses:g} / {row.ties:g}")
         console.print(table)
         rate = board.win_rate[str(criterion)]
@@ -111,10 +113,10 @@ def _render_leaderboard(board: PairwiseLeaderboard, console: Console) -> None:
         matrix_table = Table(box=box.MINIMAL, title="Win rate of row vs column (ties = ½)", title_justify="left")
         matrix_table.add_column("")
         for agent in order:
-            matrix_table.add_column(agent, justify="right", overflow="fold")
+            matrix_table.add_column(literal(agent), justify="right", overflow="fold")
         for agent in order:
             cells = [float(rate.loc[agent, a]) for a in order]
-            matrix_table.add_row(agent, *[("—" if a == agent else (f"{v:.2f}" if v == v else ""))
+            matrix_table.add_row(literal(agent), *[("—" if a == agent else (f"{v:.2f}" if v == v else ""))
                                           for a, v in zip(order, cells, strict=True)])
         console.print(matrix_table)
         bias = board.position_bias.set_index("criterion").loc[criterion].to_dict()

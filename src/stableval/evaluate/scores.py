@@ -175,33 +175,37 @@ class AgentScores:
         from rich import box
         from rich.table import Table
 
+        from stableval.markup import literal
+
         data = self.dataset
         credit = credit_text(data["credit"])
         console.print(
-            f"[bold]{data['source']}[/]: {_count(data['judgments'], 'judgment')} of "
+            f"[bold]{literal(data['source'])}[/]: {_count(data['judgments'], 'judgment')} of "
             f"{_count(data['responses'], 'response')} ({_count(data['items'], 'item')} × "
             f"{_count(data['agents'], 'agent')}) by {_count(data['raters'], 'rater')}; "
             f"{data['mean_judgments_per_response']:.2f} judgments per response; levels "
             f"{' < '.join(data['levels'])} (credit {credit})"
         )
         for note in data["notes"]:
-            console.print(f"  note: {note}")
+            console.print(f"  note: {literal(note)}")
         table = Table(box=box.SIMPLE_HEAVY, title="Leaderboard (best first)", title_justify="left", show_edge=False)
         display = self.display_frame()
         for k, column in enumerate(display.columns):
             table.add_column("rank" if column.endswith(" rank") else column, justify="left" if k == 0 else "right",
                              style="bold" if k == 0 else None)
         for row in display.itertuples(index=False):
-            table.add_row(*row)
+            table.add_row(*(literal(cell) for cell in row))
         console.print(table)
         comparison = self.comparison()
         if comparison is not None:
             for line in comparison.lines():
-                console.print(line)
+                console.print(literal(line))
         for line in self._footnotes():
             console.print(line)
 
     def _footnotes(self) -> list[str]:
+        from stableval.markup import literal
+
         settings = self.settings
         lines = []
         if settings["bootstrap"]:
@@ -217,7 +221,8 @@ class AgentScores:
             if len(board) >= 2:
                 first, second = str(board["agent"].iloc[0]), str(board["agent"].iloc[1])
                 p = float(self.win_probability[main].loc[[first], [second]].to_numpy(dtype=float)[0, 0])
-                lines.append(f"P({first} scores above {second}) = {p:.2f} under {method_label(main)}.")
+                lines.append(f"P({literal(first)} scores above {literal(second)}) = {p:.2f} under "
+                             f"{method_label(main)}.")
         for method, fit in self.fits.items():
             state = "converged" if fit["converged"] else "[bold red]did NOT converge[/] (raise --max-iter)"
             lines.append(f"{method_label(method)}: EM {state} in {fit['n_iter']} iterations, "

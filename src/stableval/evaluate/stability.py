@@ -242,11 +242,13 @@ class StabilityResult:
         from rich import box
         from rich.table import Table
 
+        from stableval.markup import literal
+
         data, settings = self.dataset, self.settings
-        console.print(f"[bold]{data['source']}[/]: {data['judgments']:,} judgments of {data['responses']:,} "
+        console.print(f"[bold]{literal(data['source'])}[/]: {data['judgments']:,} judgments of {data['responses']:,} "
                       f"responses ({data['agents']} agents) by {data['raters']:,} raters")
         for note in data["notes"]:
-            console.print(f"  note: {note}")
+            console.print(f"  note: {literal(note)}")
         level = round(settings["confidence"] * 100)
         table = Table(box=box.SIMPLE_HEAVY, show_edge=False, title_justify="left",
                       title=f"Ranking stability: Kendall tau-b against all {data['raters']:,} raters "

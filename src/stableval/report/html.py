@@ -13,7 +13,7 @@ import hashlib
 import html as html_lib
 import platform
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -28,6 +28,7 @@ from stableval.aggregate.registry import (
     primary_method,
     resolve_methods,
 )
+from stableval.data.labels import credit_text
 from stableval.progress import progress_bar
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -45,10 +46,52 @@ class Section:
     body: str
 
 
+#: columns that hold counts: printed as integers even when a missing value made them float
+COUNT_COLUMNS = frozenset({
+    "judgments", "responses", "items", "agents", "raters", "ratings", "units", "votes", "compared", "correct",
+    "applicable", "flag_mismatches", "flag_compared", "total_items", "skipped", "excluded", "qc_items", "qc_flagged",
+    "evaluators", "wins", "losses", "ties", "decisive", "shared",
+})
+
+#: words of a snake_case column name that read better spelled otherwise
+_HEADER_WORDS = {"ci": "CI", "pct": "%", "sd": "SD", "mv": "MV", "ds": "DS"}
+
+
+def readable_header(name: object) -> str:
+    """A column name for a reader: snake_case keys become words.
+
+    >>> readable_header("flag_mismatch_pct"), readable_header("ci_low"), readable_header("agent")
+    ('flag mismatch %', 'CI low', 'agent')
+    """
+    text = str(name)
+    if "_" not in text:
+        return text
+    return " ".join(_HEADER_WORDS.get(word, word) for word in text.split("_") if word)
+
+
+def _is_count(column: object, values: pd.Series) -> bool:
+    if column not in COUNT_COLUMNS and not str(column).startswith("n_"):
+        return False
+    if not pd.api.types.is_float_dtype(values):
+        return False
+    finite = values.dropna()
+    return bool((finite == finite.round()).all())
+
+
 def table_html(frame: pd.DataFrame, *, digits: int = 3) -> str:
-    """A DataFrame as an escaped HTML table."""
-    return frame.to_html(index=False, escape=True, border=0, na_rep="",
-                         float_format=lambda v: f"{v:.{digits}f}")
+    """A DataFrame as an escaped HTML table inside a box that scrolls sideways when the table is wider than the
+    page; counts print as integers and snake_case column names as words.
+
+    >>> print(table_html(pd.DataFrame({"ratings": [12.0, None], "ci_low": [0.5, 0.25]})).count("12.0"))
+    0
+    """
+    shown = frame.copy()
+    for column in shown.columns:
+        if _is_count(column, shown[column]):
+            shown[column] = shown[column].map(lambda v: "" if pd.isna(v) else str(int(v)))
+    shown.columns = [readable_header(c) for c in shown.columns]
+    table = shown.to_html(index=False, escape=True, border=0, na_rep="", float_format=lambda v: f"{v:.{digits}f}")
+    return f"<div class='table-box'>{table}</div>"
 
 
 def figure_html(fig: Any, caption: str) -> str:
@@ -81,6 +124,13 @@ class ReportContext:
     command: str
     options: dict[str, Any]
     cache: dict[str, Any]
+    shown_notes: set[str] = field(default_factory=set)
+
+    def notes_html(self, notes: Iterable[str], css: str = "note") -> str:
+        """``notes`` as escaped paragraphs, leaving out any already shown earlier in the report."""
+        fresh = [n for n in dict.fromkeys(notes) if n not in self.shown_notes]
+        self.shown_notes.update(fresh)
+        return "".join(f"<p class='{css}'>{html_lib.escape(n)}</p>" for n in fresh)
 
     def scores(self) -> Any:
         if "scores" not in self.cache:
@@ -101,22 +151,24 @@ def _summary(ctx: ReportContext) -> Section:
                      "mean judgments per response", "levels (worst → best)", "credit per level"],
         "value": [f"{data['judgments']:,}", f"{data['responses']:,}", f"{data['items']:,}", str(data["agents"]),
                   f"{data['raters']:,}", f"{data['mean_judgments_per_response']:.2f}", " < ".join(data["levels"]),
-                  ", ".join(f"{c:g}" for c in data["credit"])],
+                  credit_text(data["credit"])],
     })
-    notes = "".join(f"<li>{html_lib.escape(n)}</li>" for n in data["notes"])
+    fresh = [n for n in dict.fromkeys(data["notes"]) if n not in ctx.shown_notes]
+    ctx.shown_notes.update(fresh)
+    notes = "".join(f"<li>{html_lib.escape(n)}</li>" for n in fresh)
     body = table_html(rows) + (f"<p class='note'>Input notes:</p><ul class='note'>{notes}</ul>" if notes else "")
     return Section("summary", "Dataset", "What was rated, by whom, and how often: the size of the evidence behind "
                    "every number below.", body)
 
 
 def _agreement(ctx: ReportContext) -> Section:
-    from stableval.evaluate.agreement import agreement
+    from stableval.evaluate.agreement import STATISTIC_LABELS, agreement
 
     result = agreement(ctx.table, bootstrap=min(ctx.bootstrap, 500), seed=ctx.seed)
-    stats = result.statistics
+    stats = result.statistics.assign(statistic=lambda f: f["statistic"].map(lambda s: STATISTIC_LABELS.get(s, s)))
     keep = [c for c in ("statistic", "value", "ci_low", "ci_high", "note") if c in stats.columns]
     body = table_html(stats[keep])
-    body += "".join(f"<p class='note'>{html_lib.escape(n)}</p>" for n in result.notes)
+    body += ctx.notes_html(result.notes)
     return Section("agreement", "How much do raters agree?", "Chance-corrected agreement between raters on the same "
                    "response: 1 is perfect agreement, 0 is what random labels would give. Low agreement is why a "
                    "model of each rater (Dawid–Skene, STABLEVAL) matters.", body)
@@ -141,7 +193,7 @@ def _reliability(ctx: ReportContext) -> Section:
             f"src='data:image/png;base64,{image}'><figcaption class='note'>Share of applicable items on which each "
             "evaluator matched QC, flag mismatches and item counts (N in each cell).</figcaption></figure>")
     body += table_html(result.table())
-    body += "".join(f"<p class='note'>{html_lib.escape(n)}</p>" for n in result.notes)
+    body += ctx.notes_html(result.notes)
     return Section("reliability", "Reliability against quality control", "How often each evaluator gave the same "
                    "label as the quality-control reference, on the items both could rate. The interval is a Wilson "
                    "95% interval; evaluators marked * rated few items.", body)
@@ -294,7 +346,7 @@ def _rater_kinds(ctx: ReportContext) -> Section:
                                "self_preference_ci_high", "length_slope", "length_corr", "left_share")
                    if judges.judges[c].notna().any()]
         body += "<h3>LLM judges against the human consensus</h3>" + table_html(judges.judges[columns])
-        body += "".join(f"<p class='note'>{html_lib.escape(n)}</p>" for n in judges.notes)
+        body += ctx.notes_html(judges.notes)
     return Section("rater-kinds", "People and LLM judges", "The leaderboard from the people only and from the LLM "
                    "judges only, side by side: a positive rank change means the judges rank the agent higher than "
                    "the people do. Below, each judge against the people's consensus: leniency is the credit it "
