@@ -102,6 +102,19 @@ def invite_tokens(db: Database, n: int) -> list[str]:
     return [invite.token for invite in create_invites(db, [f"rater{i}@example.org" for i in range(n)])]
 
 
+def profiled_raters(db: Database, n: int) -> list[int]:
+    """``n`` new raters (invited, profile filled in as cardiologists), by id."""
+    from sqlalchemy import select
+
+    from stableval.portal.models import Rater, utcnow
+
+    ids = [invite.rater_id for invite in create_invites(db, [f"r{i}" for i in range(n)])]
+    with db.writing() as session:
+        for rater in session.scalars(select(Rater).where(Rater.id.in_(ids))):
+            rater.specialty, rater.profile_at = "cardiology", utcnow()
+    return ids
+
+
 def seed_and_invite(db: Database, tmp_path: Path, frame: pd.DataFrame | None = None) -> str:
     """Seed track 'main' (default questions: :func:`questions_frame`) and invite one rater; their invite token."""
     seed_track(db, tmp_path, frame=frame)

