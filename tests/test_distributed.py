@@ -192,6 +192,50 @@ def test_unsupported_methods_are_refused(tables: tuple[PartitionedTable, Any]) -
         fit_distributed(table, "glad")
 
 
+def test_keep_raters_equals_the_in_memory_subset(tables: tuple[PartitionedTable, Any]) -> None:
+    """A rater subset filtered on the workers is the in-memory ``subset`` of those raters' judgments: the same
+    responses, raters and items (re-coded), response matrix and first-seen rows (majority vote's ties='first')."""
+    from stableval.aggregate.majority_vote import first_seen
+
+    table, memory = tables
+    keep = np.zeros(table.n_raters, dtype=bool)
+    keep[[0, 3, 4, 17, 39]] = True
+    ours, theirs = table.keep_raters(keep), memory.subset(keep[memory.rater])
+    assert ours.n_responses == theirs.n_responses < memory.n_responses  # some responses dropped out
+    for name in ("response_item", "response_agent"):
+        np.testing.assert_array_equal(getattr(ours, name), getattr(theirs, name))
+    np.testing.assert_array_equal(ours.judgments, theirs.judgments_per_response())
+    assert list(ours.raters) == list(theirs.raters) and list(ours.items) == list(theirs.items)
+    gathered = table.gather([table.client.submit(lambda part: part.X.toarray(), part) for part in ours.partitions])
+    np.testing.assert_array_equal(np.concatenate(gathered), theirs.response_matrix().toarray())
+    never = np.iinfo(np.int64).max
+    firsts = np.concatenate(table.gather(ours.map(lambda part: part.first_seen)))
+    positions = first_seen(theirs)
+    positions[positions == theirs.n_judgments] = never
+    np.testing.assert_array_equal(firsts == never, positions == never)
+    np.testing.assert_array_equal(np.argsort(firsts, axis=1, kind="stable"),  # the same level is seen first
+                                  np.argsort(positions, axis=1, kind="stable"))
+    with pytest.raises(ValueError, match="one entry per rater"):
+        table.keep_raters(keep[:-1])
+
+
+def test_stability_equal_in_memory(tables: tuple[PartitionedTable, Any]) -> None:
+    """Ranking stability on the cluster (every subset filtered and refit there) gives the in-memory tables."""
+    from stableval.evaluate.stability import ranking_stability
+
+    table, memory = tables
+    kwargs: dict[str, Any] = {"params": {"mv": {"ties": "first"}, "ds": {"max_iter": 30},
+                                         "stableval": {"max_iter": 30}}, "sizes": [3, 0.5], "repetitions": 2,
+                              "seed": 5}
+    ours = ranking_stability(table, ["mv", "ds", "stableval"], **kwargs)
+    theirs = ranking_stability(memory, ["mv", "ds", "stableval"], **kwargs)
+    for name in ("summary", "agents", "repetitions", "subsets", "full_scores"):
+        pd.testing.assert_frame_equal(getattr(ours, name), getattr(theirs, name), rtol=TOL, atol=TOL)
+    assert (ours.summary["responses_dropped_max"] > 0).any()  # the 3-rater subsets lose responses
+    with pytest.raises(StableValError, match="not supported by the Dask executor"):
+        ranking_stability(table, ["glad"], sizes=[0.5], repetitions=1)
+
+
 def test_processes_cluster(dataset: tuple[Path, Path]) -> None:
     """Worker processes (partitions and parameters pickled across processes) give the same fit."""
     with distributed.LocalCluster(n_workers=2, processes=True, **CLUSTER) as cluster, \

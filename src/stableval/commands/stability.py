@@ -23,6 +23,7 @@ from stableval.commands.common import (
     method_options,
     output_options,
     read_chosen_raters,
+    read_partitioned,
 )
 from stableval.commands.output import save_plot
 
@@ -88,25 +89,29 @@ def stability(
 
     Every method is refit on each random subset of raters (drawn without replacement, seeded). --raters human
     or --raters llm keeps one kind of rater (kinds from --rater-info or a rater_kind column). --executor dask
-    runs the repetitions on a Dask cluster (the table is read here and sent to the workers).
+    reads the Parquet dataset onto a Dask cluster and keeps the judgments there: each subset is filtered on the
+    workers and each refit is spread over the partitions (for data larger than this machine's memory).
 
     Per method and subset size: mean tau-b with a 95% CI, per-agent rank SD and range, P(top agent changes).
     """
     from stableval.errors import StableValError
     from stableval.evaluate.stability import ranking_stability
-    from stableval.parallel import dask_for_jobs
 
     size_list = _parse_sizes(sizes)
     _check_plot(plot)
+    if cluster.dask:
+        if rater_info is not None or raters is not RaterKinds.ALL:
+            cluster.refuse("--rater-info/--raters", "select the raters' judgments before (e.g. filter the Parquet "
+                                                    "files)")
+        cluster.check_methods(methods.names)
     with bad_input_exits():
-        table = read_chosen_raters(file, inputs, rater_info, raters)
         try:
-            with (cluster.session() if cluster.dask else nullcontext()) as dask, \
-                    (dask_for_jobs(dask.client) if dask is not None else nullcontext()):
+            with (cluster.session() if cluster.dask else nullcontext()) as dask:
+                table = (read_partitioned(file, inputs, dask.client) if dask is not None
+                         else read_chosen_raters(file, inputs, rater_info, raters))
                 result = ranking_stability(table, methods.chosen(seed=seed), sizes=size_list,
-                                           repetitions=repetitions, seed=seed,
-                                           jobs=jobs if dask is None else max(2, dask.workers),
-                                           confidence=confidence, progress=True)
+                                           repetitions=repetitions, seed=seed, jobs=jobs, confidence=confidence,
+                                           progress=True)
         except ValueError as error:
             if isinstance(error, StableValError):
                 raise

@@ -45,7 +45,7 @@ from stableval.errors import InputError
 if TYPE_CHECKING:  # pragma: no cover
     from stableval.data.loader import InputOptions
 
-__all__ = ["Partition", "PartitionedTable", "Piece", "list_pieces"]
+__all__ = ["Partition", "PartitionedTable", "Piece", "list_pieces", "subset_partition"]
 
 #: the suffixes of the Parquet files a directory is read for
 PARQUET_SUFFIXES = (".parquet", ".pq")
@@ -232,12 +232,16 @@ class Partition:
             int64 where it never got that level), for majority vote's ``ties="first"``.
         repeats: judgments that repeated an (item, agent, rater) of an earlier row (kept or dropped as the policy
             says).
+        cell_first: (nnz,) aligned with ``X.data``: the dataset-wide row number of the first judgment in each
+            (response, rater, level) cell, so a subset of raters (:func:`subset_partition`) gets its own
+            ``first_seen``.
     """
 
     pairs: np.ndarray
     X: sp.csr_matrix
     first_seen: np.ndarray
     repeats: int
+    cell_first: np.ndarray
 
     @property
     def n_responses(self) -> int:
@@ -271,13 +275,54 @@ def build_partition(parts: Sequence[tuple[np.ndarray, ...]], n_agents: int, n_ra
     if repeats and duplicates in ("first", "last"):
         keep = ~pd.Series(key).duplicated(keep="first" if duplicates == "first" else "last").to_numpy()
         response, rater, label, order = response[keep], rater[keep], label[keep], order[keep]
+    return _partition(pairs, response, rater.astype(np.int64) * n_levels + label, order, n_raters, n_levels,
+                      repeats)
+
+
+def _partition(pairs: np.ndarray, response: np.ndarray, column: np.ndarray, order: np.ndarray, n_raters: int,
+               n_levels: int, repeats: int, counts: np.ndarray | None = None) -> Partition:
+    """A partition from its judgments (or cells, with ``counts``) in row order: response row, column r·K + level,
+    dataset row number. Each (response, column) cell is counted once in ``X`` with the row of its first judgment."""
     k = n_levels
-    X = sp.csr_matrix((np.ones(response.size), (response, rater.astype(np.int64) * k + label)),
-                      shape=(pairs.size, n_raters * k))
-    X.sum_duplicates()
+    cell = response.astype(np.int64) * max(n_raters * k, 1) + column
+    by_cell = np.argsort(cell, kind="stable")  # within a cell, row order: the first is the earliest judgment
+    cell, order = cell[by_cell], order[by_cell]
+    weight = np.ones(cell.size) if counts is None else np.asarray(counts, dtype=float)[by_cell]
+    starts = np.flatnonzero(np.r_[True, cell[1:] != cell[:-1]]) if cell.size else np.zeros(0, dtype=np.int64)
+    unique = cell[starts]
+    rows, columns = np.divmod(unique, max(n_raters * k, 1))
+    data = np.add.reduceat(weight, starts) if cell.size else np.zeros(0)
+    indptr = np.searchsorted(rows, np.arange(pairs.size + 1))
+    X = sp.csr_matrix((data, columns.astype(np.int32), indptr), shape=(pairs.size, n_raters * k))
+    cell_first = order[starts]
     first_seen = np.full(pairs.size * k, np.iinfo(np.int64).max, dtype=np.int64)
-    np.minimum.at(first_seen, response.astype(np.int64) * k + label, order)
-    return Partition(pairs=pairs, X=X, first_seen=first_seen.reshape(pairs.size, k), repeats=repeats)
+    np.minimum.at(first_seen, rows * k + columns % k, cell_first)
+    return Partition(pairs=pairs, X=X, first_seen=first_seen.reshape(pairs.size, k), repeats=repeats,
+                     cell_first=cell_first)
+
+
+def subset_partition(partition: Partition, rater_code: np.ndarray, n_levels: int) -> Partition:
+    """The partition with only the judgments of the raters whose ``rater_code`` (R,) is >= 0, re-coded to those
+    codes (increasing, as :meth:`~stableval.data.table.AnnotationTable.subset` re-codes them); responses left
+    without a judgment drop out (on the partition's worker).
+
+    >>> part = _partition(np.array([3, 7]), np.array([0, 0, 1]), np.array([1, 2, 3]), np.array([5, 9, 2]), 2, 2, 0)
+    >>> sub = subset_partition(part, np.array([-1, 0]), 2)
+    >>> sub.pairs.tolist(), sub.X.toarray().tolist(), sub.first_seen.tolist()
+    ([3, 7], [[1.0, 0.0], [0.0, 1.0]], [[9, 9223372036854775807], [9223372036854775807, 2]])
+    """
+    X = partition.X
+    k = n_levels
+    rows = np.repeat(np.arange(X.shape[0]), np.diff(X.indptr))
+    rater, level = np.divmod(X.indices.astype(np.int64), k)
+    code = rater_code[rater]
+    keep = code >= 0
+    rows, used = rows[keep], np.unique(rows[keep])
+    new_rows = np.searchsorted(used, rows)
+    n_new_raters = int(rater_code.max(initial=-1)) + 1
+    sub = _partition(partition.pairs[used], new_rows, code[keep] * k + level[keep], partition.cell_first[keep],
+                     n_new_raters, k, 0, counts=X.data[keep])
+    return sub
 
 
 def partition_summary(partition: Partition) -> tuple[np.ndarray, np.ndarray, int]:
@@ -355,6 +400,31 @@ class PartitionedTable(TableSizes):
     @property
     def n_judgments(self) -> int:
         return int(self.judgments.sum())
+
+    def keep_raters(self, keep: np.ndarray) -> PartitionedTable:
+        """The table of the judgments by the raters where ``keep`` (R,) is true, as
+        :meth:`AnnotationTable.subset <stableval.data.table.AnnotationTable.subset>` of those judgments gives it:
+        raters, responses and items left without judgments drop out and are re-coded. The judgments stay on the
+        workers (each partition is filtered where it lives); the client gets the new per-response arrays."""
+        keep = np.asarray(keep, dtype=bool)
+        if keep.shape != (self.n_raters,):
+            raise ValueError(f"keep must have one entry per rater ({self.n_raters}), got shape {keep.shape}")
+        rater_code = np.where(keep, np.cumsum(keep) - 1, -1).astype(np.int64)
+        code = self.client.scatter(rater_code, broadcast=True)
+        built = [self.client.submit(subset_partition, part, code, self.n_levels, pure=False)
+                 for part in self.partitions]
+        summaries = self.gather([self.client.submit(partition_summary, part, pure=False) for part in built])
+        pairs = np.concatenate([s[0] for s in summaries]) if summaries else np.zeros(0, dtype=np.int64)
+        width = max(self.n_agents, 1)
+        items_used, item_code = np.unique(pairs // width, return_inverse=True)
+        return PartitionedTable(
+            client=self.client, partitions=built,
+            offsets=np.concatenate([[0], np.cumsum([s[0].size for s in summaries])]).astype(np.int64),
+            items=self.items[items_used], agents=self.agents, raters=self.raters[np.flatnonzero(keep)],
+            levels=self.levels, credit=self.credit, response_item=item_code.astype(np.int32),
+            response_agent=(pairs % width).astype(np.int32),
+            judgments=np.concatenate([s[1] for s in summaries]) if summaries else np.zeros(0, dtype=np.int64),
+            source=self.source, notes=self.notes)
 
     def map(self, fn: Any, *args: Any) -> list[Any]:
         """Futures of ``fn(partition, *args)`` for every partition (arguments shared by all: scatter big ones)."""

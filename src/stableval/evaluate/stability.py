@@ -44,6 +44,8 @@ from stableval.wording import plural
 if TYPE_CHECKING:  # pragma: no cover
     from rich.console import Console
 
+    from stableval.data.partitioned import PartitionedTable
+
 #: default subset sizes, as fractions of the raters
 DEFAULT_SIZES: tuple[float, ...] = (0.25, 0.5, 0.75)
 
@@ -122,9 +124,15 @@ def _subset_seed(entropy: int | Sequence[int], raters: int, repetition: int) -> 
     return np.random.SeedSequence(entropy, spawn_key=(raters, repetition))
 
 
-def _agent_scores(table: AnnotationTable, methods: Sequence[Chosen]) -> np.ndarray:
-    """(A, methods) mean item credit per agent, every method fit on ``table``; NaN for agents without responses."""
-    fitted = {chosen.key: chosen.build().fit(table) for chosen in methods}
+def _agent_scores(table: AnnotationTable | PartitionedTable, methods: Sequence[Chosen]) -> np.ndarray:
+    """(A, methods) mean item credit per agent, every method fit on ``table`` (on its Dask cluster for a
+    partitioned table); NaN for agents without responses."""
+    if isinstance(table, AnnotationTable):
+        fitted = {chosen.key: chosen.build().fit(table) for chosen in methods}
+    else:
+        from stableval.aggregate.distributed import fit_distributed
+
+        fitted = {chosen.key: fit_distributed(table, chosen.build()) for chosen in methods}
     credits = credits_by_method(fitted, table.credit)
     return np.round(agent_means(credits, table.response_agent, table.n_agents), SCORE_DECIMALS)
 
@@ -149,12 +157,33 @@ def _run_subsets(task: _SubsetTask) -> list[Outcome]:
     table = task.table
     out: list[Outcome] = []
     for repetition in task.repetitions:
-        rng = np.random.default_rng(_subset_seed(task.entropy, task.raters, repetition))
-        drawn = np.sort(rng.choice(table.n_raters, size=task.raters, replace=False))
-        chosen = np.zeros(table.n_raters, dtype=bool)
-        chosen[drawn] = True
-        sub = table.subset(chosen[table.rater])
-        out.append((drawn, _agent_scores(sub, task.methods), sub.n_responses))
+        out.append(_one_subset(table, task.methods, task.entropy, task.raters, repetition))
+    return out
+
+
+def _one_subset(table: AnnotationTable | PartitionedTable, methods: Sequence[Chosen], entropy: int | Sequence[int],
+                raters: int, repetition: int) -> Outcome:
+    """Draw the m raters of one repetition and refit every method on their judgments."""
+    rng = np.random.default_rng(_subset_seed(entropy, raters, repetition))
+    drawn = np.sort(rng.choice(table.n_raters, size=raters, replace=False))
+    chosen = np.zeros(table.n_raters, dtype=bool)
+    chosen[drawn] = True
+    sub = table.subset(chosen[table.rater]) if isinstance(table, AnnotationTable) else table.keep_raters(chosen)
+    return drawn, _agent_scores(sub, methods), sub.n_responses
+
+
+def _partitioned_subsets(table: PartitionedTable, methods: Sequence[Chosen], sizes: Sequence[SubsetSize],
+                         repetitions: int, entropy: int | Sequence[int], progress: bool) -> list[list[Outcome]]:
+    """Every repetition of every size on a partitioned table, one after another: each subset is filtered on the
+    workers and each fit is spread over the partitions (the judgments never come to this process)."""
+    out: list[list[Outcome]] = []
+    with progress_bar("rater subsets (dask)", total=len(sizes) * repetitions, enabled=progress) as bar:
+        for size in sizes:
+            block = []
+            for repetition in range(repetitions):
+                block.append(_one_subset(table, methods, entropy, size.raters, repetition))
+                bar.advance()
+            out.append(block)
     return out
 
 
@@ -343,7 +372,7 @@ def _nanmean(values: np.ndarray) -> float:
 
 # ====================================================================================== the analysis
 def ranking_stability(
-    table: AnnotationTable,
+    table: AnnotationTable | PartitionedTable,
     methods: Iterable[str | Aggregator | Chosen] | None = None,
     *,
     params: Mapping[str, Mapping[str, Any]] | None = None,
@@ -357,7 +386,9 @@ def ranking_stability(
     """Expected Kendall tau-b between the full-data ranking and rankings from random rater subsets.
 
     Args:
-        table: the annotation table.
+        table: the annotation table, or a :class:`~stableval.data.partitioned.PartitionedTable` whose judgments
+            stay on a Dask cluster (every subset is filtered and refit there, one after another; majority vote,
+            Dawid–Skene and STABLEVAL only; ``jobs`` is not used).
         methods: method names and/or estimator instances (default: the registry's default methods); each is
             refit on every subset.
         params: hyper-parameters per method name, e.g. ``{"stableval": {"alpha_pi": 2.0}}``.
@@ -383,8 +414,17 @@ def ranking_stability(
     resolved = resolve_sizes(sizes, table.n_raters)
     entropy: int | Sequence[int] = np.random.SeedSequence(seed).entropy  # type: ignore[assignment]
     jobs = jobs if jobs > 0 else (os.cpu_count() or 1)
-    full = _agent_scores(table, chosen)  # (A, methods)
-    outcomes = _all_subsets(table, chosen, resolved, repetitions, entropy, jobs, progress)
+    if isinstance(table, AnnotationTable):
+        full = _agent_scores(table, chosen)  # (A, methods)
+        outcomes = _all_subsets(table, chosen, resolved, repetitions, entropy, jobs, progress)
+    else:
+        from stableval.aggregate.distributed import refuse_distributed
+
+        for method in chosen:
+            refuse_distributed(method.method.name)
+        full = _agent_scores(table, chosen)
+        outcomes = _partitioned_subsets(table, chosen, resolved, repetitions, entropy, progress)
+        jobs = 1
     agents = [str(a) for a in table.agents]
     raters = np.asarray(table.raters, dtype=object)
     summary_rows: list[dict[str, Any]] = []
