@@ -109,7 +109,14 @@ def test_leave_one_out_equals_scoring_each_document_as_an_answer() -> None:
         assert row.nrp_bm25 == pytest.approx(scored["nrp"])  # nrp:bm25
         assert row.score_bm25 == pytest.approx(scored["score"])  # score:bm25
         assert row.nrp_rel_bm25 == pytest.approx(scored["nrp_relevant"])  # nrp-rel:bm25
-    assert list(frame.columns) == ["qid", "docno", "grade", "length", "nrp:bm25", "score:bm25", "nrp-rel:bm25"]
+    assert list(frame.columns) == ["qid", "docno", "grade", "length", "nrp:bm25", "score:bm25", "nrp-rel:bm25",
+                                   "combo:bm25"]
+    # combined: the mean of NRP and the share of the other held-out documents' scores below (ties 1/2)
+    scores = frame["score:bm25"].to_numpy()
+    for j in (0, 7, 23):
+        others = np.delete(scores, j)
+        share = stats.percentileofscore(others, scores[j], kind="mean") / 100
+        assert frame["combo:bm25"].iloc[j] == pytest.approx((frame["nrp:bm25"].iloc[j] + share) / 2)
 
 
 def test_nrp_among_relevant_documents_by_hand() -> None:
@@ -134,14 +141,20 @@ def test_answer_signals_and_cli(tmp_path) -> None:
     answers = pool.assign(model="m", answer_id=pool["docno"])[["qid", "model", "answer_id", "text", "grade"]]
     answers.to_csv(tmp_path / "graded.csv", index=False)
     frame = answer_signals(collection, answers, {"bm25": BM25Ranker()}, relevant=2)
-    assert {"nrp:bm25", "score:bm25", "nrp-rel:bm25", "length", "grade"} <= set(frame.columns)
+    assert {"nrp:bm25", "score:bm25", "nrp-rel:bm25", "combo:bm25", "length", "grade"} <= set(frame.columns)
+    # combined: the answer's percentile among every judged document's score against its own question
+    docs, _ = BM25Ranker().score(collection.queries["query"].tolist(),
+                                 [pool.loc[pool["qid"] == q, "text"].tolist() for q in collection.queries["qid"]])
+    reference = np.concatenate(docs)
+    share = np.array([stats.percentileofscore(reference, v, kind="mean") / 100 for v in frame["score:bm25"]])
+    np.testing.assert_allclose(frame["combo:bm25"], (frame["nrp:bm25"] + share) / 2)
     runner = CliRunner()
     result = runner.invoke(app, ["nrp", "validate", str(directory), str(tmp_path / "graded.csv"), "-r", "bm25",
                                  "-B", "50", "--format", "json", "--signals-out", str(tmp_path / "s.csv")])
     assert result.exit_code == 0, result.output
     payload = json.loads(result.stdout)
     signals = {r["signal"] for r in payload["rows"]}
-    assert signals == {"nrp:bm25", "score:bm25", "nrp-rel:bm25", "length"}
+    assert signals == {"nrp:bm25", "score:bm25", "nrp-rel:bm25", "combo:bm25", "length"}
     auc = {r["signal"]: r["value"] for r in payload["rows"] if r["measure"] == "auc"}
     assert auc["score:bm25"] > 0.6  # the synthetic grades follow the query words
     assert len(pd.read_csv(tmp_path / "s.csv")) == len(answers)
@@ -149,7 +162,7 @@ def test_answer_signals_and_cli(tmp_path) -> None:
                                  "--format", "csv"])
     assert result.exit_code == 0, result.output
     table = pd.read_csv(pd.io.common.StringIO(result.stdout))
-    assert set(table["signal"]) >= {"nrp:bm25", "nrp:bm25-pool", "length"} and len(table) == 7 * 5
+    assert set(table["signal"]) >= {"nrp:bm25", "nrp:bm25-pool", "combo:bm25", "length"} and len(table) == 9 * 5
     result = runner.invoke(app, ["nrp", "validate", str(directory), str(tmp_path / "graded.csv"),
                                  "--grade-column", "stars"])
     assert result.exit_code == 1 and "stars" in result.output

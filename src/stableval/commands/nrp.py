@@ -321,7 +321,7 @@ def score(
     """Score generated answers by NRP: each answer is ranked alone among its question's judged documents.
     Prints mean NRP per model x prompt with a bootstrap interval over questions and the share ranked first."""
     from stableval.nrp.collection import read_answers
-    from stableval.nrp.leakage import find_copies
+    from stableval.nrp.leakage import copies_note, find_copies
     from stableval.nrp.score import N_CHOICES, TIE_POLICIES, score_answers
 
     if n not in N_CHOICES:
@@ -336,11 +336,7 @@ def score(
                              notes=read_notes)
         copies = find_copies(data, table)
         if len(copies):
-            read_notes.append(f"warning: {len(copies)} answer(s) identical ({int(copies['identical'].sum())}) or "
-                              f"near-identical to a judged document of their own question, e.g. "
-                              f"{copies['answer_id'].iloc[0]} ~ {copies['docno'].iloc[0]}"
-                              + ("; left out (--exclude-copies)" if exclude_copies else "; --exclude-copies "
-                                 "leaves them out"))
+            read_notes.append(copies_note(copies, excluded=exclude_copies))
             if exclude_copies:
                 table = table[~table["answer_id"].isin(set(copies["answer_id"]))].reset_index(drop=True)
         if size_map:
@@ -399,6 +395,13 @@ def validate(
                                            "questions (0 = no intervals).")] = 1000,
     confidence: Annotated[float, typer.Option("--confidence", min=0.5, max=0.999,
                                               help="Confidence level of the intervals.")] = 0.95,
+    exclude_copies: Annotated[bool, typer.Option("--exclude-copies", help="With ANSWERS: leave out answers "
+                                                 "identical or near-identical (word-count cosine >= 0.95) to a "
+                                                 "judged document of their own question; they are always "
+                                                 "counted.")] = False,
+    skip_unknown: Annotated[bool, typer.Option("--skip-unknown-questions", help="With ANSWERS: skip (and count) "
+                                               "answers to questions that are not in the collection instead of "
+                                               "failing.")] = False,
     seed: SeedOpt = 0,
     signals_out: Annotated[Path | None, typer.Option("--signals-out", help="Write every answer's grade and "
                                                      "signals to this CSV file.", rich_help_panel="Output")] = None,
@@ -406,8 +409,9 @@ def validate(
     out: Output = Output(),
 ) -> None:
     """How far NRP agrees with human grades: AUC (correct vs incorrect), pooled and per-question Spearman and
-    Kendall tau-b of NRP, NRP among relevant documents, the ranker score and answer length, with bootstrap
-    intervals over questions and paired differences from a reference signal."""
+    Kendall tau-b of NRP, NRP among relevant documents, the ranker score, the combined signal (mean of NRP and
+    the score's collection percentile) and answer length, with bootstrap intervals over questions and paired
+    differences from a reference signal."""
     from stableval.nrp.collection import read_answers_table
     from stableval.nrp.score import N_CHOICES, TIE_POLICIES
     from stableval.nrp.validate import agreement_with_grades, answer_signals, leave_one_out_signals
@@ -417,6 +421,10 @@ def validate(
     if ties not in TIE_POLICIES:
         raise typer.BadParameter(f"{ties!r}; choose from {', '.join(TIE_POLICIES)}", param_hint="--ties")
     relevant = correct if relevant is None else relevant
+    if answers is None and (exclude_copies or skip_unknown):
+        raise typer.BadParameter("only with ANSWERS (the leave-one-out ranks the judged documents themselves)",
+                                 param_hint="--exclude-copies" if exclude_copies else "--skip-unknown-questions")
+    read_notes: list[str] = []
     with bad_input_exits():
         data = options.collection(collection)
         rankers = options.rankers(ranker)
@@ -426,15 +434,18 @@ def validate(
             what = f"leave-one-out over the judged documents of {data.name} ({dimension})"
         else:
             frame = answer_signals(data, read_answers_table(answers), rankers, grade=grade_column,
-                                   dimension=dimension, relevant=relevant, n=n, ties=ties, progress=True)
+                                   dimension=dimension, relevant=relevant, n=n, ties=ties, progress=True,
+                                   unknown="skip" if skip_unknown else "error", exclude_copies=exclude_copies,
+                                   file=str(answers), notes=read_notes)
             what = f"graded answers {answers.name}"
-        signals = [c for c in frame.columns if c.partition(":")[0] in ("nrp", "nrp-rel", "score")] + ["length"]
+        signals = [c for c in frame.columns if c.partition(":")[0] in ("nrp", "nrp-rel", "score", "combo")] + [
+            "length"]
         table = agreement_with_grades(frame, signals, correct=correct, reference=reference, bootstrap=bootstrap,
                                       confidence=confidence, seed=seed)
     if signals_out is not None:
         write_csv(frame, signals_out)
     first = table.iloc[0]
-    notes = [*data.notes, f"{what}: {plural(int(first['answers']), 'answer')} to "
+    notes = [*data.notes, *read_notes, f"{what}: {plural(int(first['answers']), 'answer')} to "
              f"{plural(int(first['questions']), 'question')} "
              f"({int(first['graded_questions'])} with two or more grades); correct = grade >= {correct:g}; "
              f"nrp-rel: among documents of grade >= {relevant:g}",

@@ -509,13 +509,13 @@ def read_liveqa_references(path: str | Path) -> pd.DataFrame:
 # ================================================================================== answers
 def answers_from_frame(frame: pd.DataFrame, *, collection: TestCollection | None = None,
                        file: str | None = None, unknown: str = "error", notes: list[str] | None = None,
-                       ) -> pd.DataFrame:
+                       extra: Sequence[str] = ()) -> pd.DataFrame:
     """Validate generated answers: ``qid, text`` required; ``model`` (default ``-``, one system), ``prompt``
     (default ``-``), ``answer_id`` (default ``<row>``), ``params`` (model size, a number; default NaN) optional.
 
     Empty texts, duplicate ``answer_id`` and, given ``collection``, questions without judged documents are errors
     naming the first offending row; ``unknown="skip"`` drops the answers to such questions instead and appends
-    their count to ``notes``.
+    their count to ``notes``. ``extra``: further columns kept, unchecked, on the same rows (e.g. a human grade).
 
     >>> import pandas as pd
     >>> answers_from_frame(pd.DataFrame({"qid": ["1"], "model": ["m"], "text": ["hi"]}))[["answer_id", "prompt"]]
@@ -582,7 +582,8 @@ def answers_from_frame(frame: pd.DataFrame, *, collection: TestCollection | None
                              row=row + 1, column="qid", value=frame["qid"].iloc[row],
                              allowed=f"a qid with judged documents in {collection.name} (or "
                                      "--skip-unknown-questions)")
-    return frame[list(ANSWER_COLUMNS)].reset_index(drop=True)
+    kept = [*ANSWER_COLUMNS, *(c for c in dict.fromkeys(extra) if c not in ANSWER_COLUMNS)]
+    return frame[kept].reset_index(drop=True)
 
 
 def read_answers_table(path: str | Path) -> pd.DataFrame:

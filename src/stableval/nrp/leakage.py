@@ -25,7 +25,7 @@ import scipy.sparse as sp
 
 from stableval.nrp.collection import TestCollection
 
-__all__ = ["find_copies"]
+__all__ = ["copies_note", "find_copies"]
 
 
 def _normal(texts: pd.Series) -> pd.Series:
@@ -69,3 +69,15 @@ def find_copies(collection: TestCollection, answers: pd.DataFrame, *, threshold:
                         "similarity": best[flagged], "identical": identical[flagged],
                         "near": best[flagged] >= threshold})
     return out.reset_index(drop=True)
+
+
+def copies_note(copies: pd.DataFrame, *, excluded: bool) -> str:
+    """The warning printed for the answers :func:`find_copies` flagged: how many, one example, and what happened.
+
+    >>> copies_note(pd.DataFrame({"answer_id": ["x"], "docno": ["a"], "identical": [True]}), excluded=True)
+    'warning: 1 answer(s) identical (1) or near-identical to a judged document of their own question, e.g. x ~ a; \
+left out (--exclude-copies)'
+    """
+    return (f"warning: {len(copies)} answer(s) identical ({int(copies['identical'].sum())}) or near-identical to a "
+            f"judged document of their own question, e.g. {copies['answer_id'].iloc[0]} ~ {copies['docno'].iloc[0]}"
+            + ("; left out (--exclude-copies)" if excluded else "; --exclude-copies leaves them out"))

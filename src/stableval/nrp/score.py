@@ -107,12 +107,15 @@ class NRPResult:
     ``tied`` (documents scored above / equal), ``n_documents`` (|D_q|), ``list_length`` (|D_q| + 1), ``rank``
     (1-based position under the tie policy, ``r + 1``), ``nrp``, ``first`` (r == 0).
     ``summary``: one row per model x prompt (see :func:`summarize`). ``settings``: ranker, n, ties, bootstrap.
+    ``documents``: the judged documents of the answered questions, ``qid, docno, score`` (the ranker's score of
+    each against its own question).
     """
 
     answers: pd.DataFrame
     summary: pd.DataFrame
     settings: dict[str, Any]
     notes: tuple[str, ...] = field(default=())
+    documents: pd.DataFrame | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready: settings, notes and the summary rows (NaN bounds become None)."""
@@ -186,7 +189,9 @@ def score_answers(collection: TestCollection, answers: pd.DataFrame, ranker: Ran
     summary = summarize(frame, bootstrap=bootstrap, confidence=confidence, seed=seed)
     notes = (f"{collection.n_questions - len(qids)} question(s) of the collection have no answer",) if len(
         qids) < collection.n_questions else ()
-    return NRPResult(frame, summary, settings, notes)
+    documents = pd.DataFrame({"qid": pool["qid"].to_numpy()[doc_order], "docno": pool["docno"].to_numpy()[doc_order],
+                              "score": np.concatenate(doc_scores) if doc_scores else np.zeros(0)})
+    return NRPResult(frame, summary, settings, notes, documents)
 
 
 def bootstrap_means(values: np.ndarray, group: np.ndarray, cluster: np.ndarray, *, bootstrap: int,

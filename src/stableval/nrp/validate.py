@@ -2,7 +2,7 @@
 
 For answers with a human grade (a ``grade`` column, or the judged documents themselves in a leave-one-out
 simulation), each **signal** (NRP under a ranker, NRP among relevant documents only, the ranker's score of the
-answer against the question alone, answer length) is compared with the grades by
+answer against the question alone, the combined signal, answer length) is compared with the grades by
 
 * ``auc``: correct (grade >= ``correct``) vs incorrect answers, pooled over questions (Mann-Whitney, ties 1/2;
   Hanley & McNeil 1982);
@@ -17,6 +17,12 @@ pooled measures, a weight matrix times per-question values for the per-question 
 minus the reference signal on the same replicates (paired), with its interval. The pooled tau-b's interval is
 computed by a (replicates x answers) x (answers x answers) product, so it is only given up to
 ``MAX_PAIRWISE`` answers (the value itself always).
+
+The **combined signal** ``combo:R`` is the mean of two percentiles of the answer in [0, 1]: its NRP (its place
+among the documents of its own question: relative) and the share of the judged documents of all validated
+questions whose score against their own question is below the answer's score (ties 1/2;
+:func:`collection_percentile`: absolute, comparable across questions). It is a candidate for a headline that keeps
+NRP's document ranking but is not lifted or sunk by the quality of one question's pool.
 
 Leave-one-out validation (:func:`leave_one_out_signals`): every judged document of a question is in turn treated
 as a generated answer and ranked among the other documents of its question (held out of every statistic the
@@ -43,15 +49,17 @@ from stableval.errors import InputError
 from stableval.evaluate.intervals import percentile_interval
 from stableval.nrp.collection import TestCollection
 from stableval.nrp.rankers import Ranker
-from stableval.nrp.score import normalized_rank_position
+from stableval.nrp.score import normalized_rank_position, rank_counts
 
-__all__ = ["MAX_PAIRWISE", "MEASURES", "agreement_with_grades", "answer_signals", "leave_one_out_signals",
-           "weighted_midranks"]
+__all__ = ["MAX_PAIRWISE", "MEASURES", "agreement_with_grades", "answer_signals", "collection_percentile",
+           "leave_one_out_signals", "weighted_midranks"]
 
 #: Measures of :func:`agreement_with_grades`, in output order.
 MEASURES = ("auc", "spearman", "tau_b", "spearman_q", "tau_b_q")
 #: Largest number of answers for which the pooled tau-b gets a bootstrap interval.
 MAX_PAIRWISE = 6000
+#: The human grade's column while answers are checked (a name no input file can hold, so it clashes with none).
+_GRADE_KEY = "\0grade"
 
 
 def weighted_midranks(values: np.ndarray, weights: np.ndarray) -> np.ndarray:
@@ -197,6 +205,31 @@ def _word_count(texts: pd.Series) -> np.ndarray:
     return np.asarray(texts.str.count(r"\S+").to_numpy(dtype=float))
 
 
+def collection_percentile(values: np.ndarray, reference: np.ndarray, *, own: bool = False) -> np.ndarray:
+    """Share of ``reference`` scores below each value, ties counting one half (``percentileofscore(kind="mean")``
+    / 100); ``own``: each value is itself one of the reference scores and is left out of its own reference.
+
+    >>> collection_percentile(np.array([2.0, 5.0]), np.array([1.0, 2.0, 3.0, 4.0]))
+    array([0.375, 1.   ])
+    >>> collection_percentile(np.array([1.0, 2.0, 2.0]), np.array([1.0, 2.0, 2.0]), own=True)
+    array([0.  , 0.75, 0.75])
+    """
+    values = np.asarray(values, dtype=float)
+    zeros = np.zeros(len(values), dtype=np.int64)
+    above, tied, size = rank_counts(np.asarray(reference, dtype=float), np.zeros(len(reference), dtype=np.int64),
+                                    values, zeros)
+    if own:
+        tied, size = tied - 1, size - 1
+    below = size - above - tied + 0.5 * tied
+    return np.asarray(np.divide(below, size, out=np.full(len(values), 0.5), where=size > 0), dtype=float)
+
+
+def _combined(nrp: np.ndarray, percentile: np.ndarray) -> np.ndarray:
+    """The combined signal: mean of NRP (relative to the question's pool) and the collection percentile of the
+    answer's score (absolute: comparable across questions)."""
+    return np.asarray((np.asarray(nrp, dtype=float) + percentile) / 2.0, dtype=float)
+
+
 def _relevant_counts(scores: np.ndarray, own: np.ndarray, keep: np.ndarray) -> tuple[np.ndarray, np.ndarray,
                                                                                            np.ndarray]:
     """Per row j: documents (i != j, ``keep``) scored above / equal to ``own[j]``, and how many there are."""
@@ -213,7 +246,8 @@ def leave_one_out_signals(collection: TestCollection, rankers: Mapping[str, Rank
     """Every judged document of ``dimension`` as an answer ranked among the other documents of its question.
 
     Columns: ``qid, docno, grade, length`` (words) and per ranker R: ``nrp:R`` (its NRP among the other
-    documents), ``score:R`` (R's score of it against the question) and, given ``relevant``, ``nrp-rel:R`` (NRP
+    documents), ``score:R`` (R's score of it against the question), ``combo:R`` (the combined signal; the
+    percentile among the ``score:R`` of all other held-out documents) and, given ``relevant``, ``nrp-rel:R`` (NRP
     among the other documents of grade >= ``relevant`` only). Questions with a single judged document are left
     out (nothing to rank against).
     """
@@ -243,30 +277,62 @@ def leave_one_out_signals(collection: TestCollection, rankers: Mapping[str, Rank
         for kind, parts in columns.items():
             if parts:
                 out[f"{kind}:{name}"] = np.concatenate(parts)
+        own_scores = out[f"score:{name}"].to_numpy()
+        out[f"combo:{name}"] = _combined(out[f"nrp:{name}"].to_numpy(),
+                                         collection_percentile(own_scores, own_scores, own=True))
     return out
 
 
 def answer_signals(collection: TestCollection, answers: pd.DataFrame, rankers: Mapping[str, Ranker], *,
                    grade: str = "grade", dimension: str = "relevance", relevant: float | None = None,
-                   n: str = "documents", ties: str = "mid", progress: bool = False) -> pd.DataFrame:
+                   n: str = "documents", ties: str = "mid", progress: bool = False, unknown: str = "error",
+                   exclude_copies: bool = False, file: str | None = None, notes: list[str] | None = None,
+                   ) -> pd.DataFrame:
     """The same signals as :func:`leave_one_out_signals` for graded generated answers (``answers`` has the
     answer columns and ``grade``): ``qid, answer_id, model, grade, length`` and ``nrp:R``, ``score:R``,
-    ``nrp-rel:R`` per ranker."""
+    ``nrp-rel:R``, ``combo:R`` per ranker (``combo``'s percentile among the scores of the judged documents of the
+    answered questions).
+
+    ``unknown="skip"`` leaves out answers to questions not in the collection, ``exclude_copies`` answers that copy
+    a judged document of their own question (:func:`stableval.nrp.leakage.find_copies`; flagged copies are always
+    counted); the counts go to ``notes``. Grades travel with their rows, so skipping never misaligns them.
+    """
     from stableval.nrp.collection import answers_from_frame
+    from stableval.nrp.leakage import copies_note, find_copies
     from stableval.nrp.score import score_answers
 
     if grade not in answers.columns:
-        raise InputError(f"answers have no {grade!r} column", column=grade, value=list(map(str, answers.columns)),
+        raise InputError(f"answers have no {grade!r} column", file=file, column=grade,
+                         value=list(map(str, answers.columns)),
                          allowed="a column of human grades (--grade-column)")
-    table = answers_from_frame(answers.drop(columns=[grade]), collection=collection)
-    out = table[["qid", "answer_id", "model"]].assign(
-        grade=pd.to_numeric(answers[grade], errors="coerce").to_numpy(dtype=float),
-        length=_word_count(table["text"]))
+    grades = pd.to_numeric(answers[grade], errors="coerce")
+    if not np.isfinite(grades.to_numpy(dtype=float)).all():
+        row = int(np.flatnonzero(~np.isfinite(grades.to_numpy(dtype=float)))[0])
+        raise InputError("grade is not a number", file=file, row=row + 1, column=grade,
+                         value=answers[grade].iloc[row], allowed="a numeric human grade for every answer")
+    notes = notes if notes is not None else []
+    graded = answers.drop(columns=[grade]).assign(**{_GRADE_KEY: grades.to_numpy(dtype=float)})
+    table = answers_from_frame(graded, collection=collection, file=file, unknown=unknown, notes=notes,
+                               extra=[_GRADE_KEY])
+    copies = find_copies(collection, table)
+    if len(copies):
+        notes.append(copies_note(copies, excluded=exclude_copies))
+        if exclude_copies:
+            table = table[~table["answer_id"].isin(set(copies["answer_id"]))].reset_index(drop=True)
+    if table.empty:
+        raise InputError("no graded answer left to validate", file=file,
+                         allowed="answers to questions of the collection that do not copy a judged document")
+    out = table[["qid", "answer_id", "model"]].assign(grade=table[_GRADE_KEY].to_numpy(dtype=float),
+                                                       length=_word_count(table["text"]))
+    answer_table = table.drop(columns=[_GRADE_KEY])
     for name, ranker in rankers.items():
-        result = score_answers(collection, table, ranker, n=n, ties=ties, bootstrap=0, progress=progress,
+        result = score_answers(collection, answer_table, ranker, n=n, ties=ties, bootstrap=0, progress=progress,
                                relevant=relevant, dimension=dimension)
         out[f"nrp:{name}"] = result.answers["nrp"].to_numpy()
         out[f"score:{name}"] = result.answers["score"].to_numpy()
         if relevant is not None:
             out[f"nrp-rel:{name}"] = result.answers["nrp_relevant"].to_numpy()
+        assert result.documents is not None
+        out[f"combo:{name}"] = _combined(result.answers["nrp"].to_numpy(), collection_percentile(
+            result.answers["score"].to_numpy(), result.documents["score"].to_numpy()))
     return out

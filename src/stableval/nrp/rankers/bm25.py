@@ -179,12 +179,14 @@ class BM25Ranker(CollectionStatsRanker):
         """Per question an (n x n) matrix: row j = scores of every document with document j held out of the
         statistics (N - 1, df and the total length without it), so ``[j, j]`` scores j as a new answer.
 
-        With collection statistics from the collection itself the held-out document is removed from them too;
-        with an explicit ``background`` it is not (it was never part of it).
+        With collection statistics from the collection itself the held-out document is removed from them too
+        (when its text is in the prepared corpus); with an explicit ``background`` it is not (it was never part of
+        it).
         """
         counts_rows, lengths, doc_start, _, n_bg = self._matrices(queries, documents, [[] for _ in queries])
         counts = counts_rows.tocsc()
-        own = self.stats == "pool" or self._corpus(documents)[1]
+        corpus, own = self._corpus(documents)
+        in_corpus = set(corpus) if self.stats == "collection" and own else set()
         if self.stats == "collection":
             bg_df = np.asarray((counts_rows[:n_bg] > 0).sum(axis=0)).ravel()
             bg_total = float(lengths[:n_bg].sum())
@@ -199,12 +201,13 @@ class BM25Ranker(CollectionStatsRanker):
                 n_stats, df, total = float(len(docs)), (tf > 0).sum(axis=0), float(length.sum())
             else:
                 n_stats, df, total = float(n_bg), bg_df[terms], bg_total
-            drop = 1.0 if own else 0.0
-            n_j = n_stats - drop                                                     # (scalar)
-            df_j = df[None, :] - drop * (tf > 0)                                     # (n_j, t)
-            avgdl_j = (total - drop * length) / max(n_j, 1.0)                        # (n_j,)
+            drop = np.ones(len(docs)) if self.stats == "pool" else np.fromiter(
+                (t in in_corpus for t in docs), dtype=float, count=len(docs))      # j in the statistics?
+            n_j = n_stats - drop                                                     # (n_j,)
+            df_j = df[None, :] - drop[:, None] * (tf > 0)                            # (n_j, t)
+            avgdl_j = (total - drop * length) / np.maximum(n_j, 1.0)                 # (n_j,)
             avgdl_j = np.where(avgdl_j > 0, avgdl_j, 1.0)
-            idf_j = lucene_idf(n_j, df_j) * query_tf                                 # (n_j, t)
+            idf_j = lucene_idf(n_j[:, None], df_j) * query_tf                        # (n_j, t)
             norm = self.k1 * (1 - self.b + self.b * length[None, :] / avgdl_j[:, None])  # (n_j, n_i)
             frac = tf[None, :, :] / (tf[None, :, :] + norm[:, :, None])               # (n_j, n_i, t)
             out.append(np.einsum("jit,jt->ji", frac, idf_j))

@@ -11,7 +11,8 @@ length ``avgdl``::
 
 summed over query terms with ``tf > 0`` (``qtf``: occurrences in the query; a text made of the term only, f = 1,
 gets 0). N, F and avgdl come from the collection's judged documents (:meth:`DPHRanker.prepare`), never from the
-answers; tokens from ``bm25s.tokenize`` as for BM25.
+answers; tokens from ``bm25s.tokenize`` as for BM25. Leave-one-out (:meth:`DPHRanker.leave_one_out`) is exact:
+the held-out document leaves N, F and the total length (its own term counts and length subtracted).
 
 >>> ranker = DPHRanker()
 >>> ranker.prepare(["flu fever cough", "tax forms", "fever rest"])
@@ -42,17 +43,23 @@ def dph_weights(tf: np.ndarray, dl: np.ndarray, collection_freq: np.ndarray, n_d
     >>> round(float(dph_weights(np.array([[1.0]]), np.array([3.0]), np.array([1.0]), 3, 7 / 3)[0, 0]), 6)
     0.501258
     """
-    tf = np.asarray(tf, dtype=float)
-    dl = np.asarray(dl, dtype=float)[:, None]
-    f = np.divide(tf, dl, out=np.zeros_like(tf), where=dl > 0)
-    ok = (tf > 0) & (f < 1) & (np.asarray(collection_freq, dtype=float)[None, :] > 0)
+    return _dph(np.asarray(tf, dtype=float), np.asarray(dl, dtype=float)[:, None],
+                np.asarray(collection_freq, dtype=float)[None, :], np.asarray(n_docs, dtype=float),
+                np.asarray(avgdl, dtype=float))
+
+
+def _dph(tf: np.ndarray, dl: np.ndarray, collection_freq: np.ndarray, n_docs: np.ndarray,
+         avgdl: np.ndarray) -> np.ndarray:
+    """The DPH weight elementwise; every argument broadcast against ``tf`` (so N, F and avgdl may vary per row)."""
+    f = np.divide(tf, dl, out=np.zeros(np.broadcast_shapes(tf.shape, dl.shape)), where=dl > 0)
+    ok = (tf > 0) & (f < 1) & (collection_freq > 0)
     safe_tf = np.where(ok, tf, 1.0)
     safe_dl = np.where(dl > 0, dl, 1.0)
-    freq = np.where(np.asarray(collection_freq, dtype=float) > 0, collection_freq, 1.0)[None, :]
+    freq = np.where(collection_freq > 0, collection_freq, 1.0)
     norm = (1 - f) ** 2 / (tf + 1)
     safe_f = np.where(ok, f, 0.0)
-    gain = safe_tf * np.log2(safe_tf * avgdl / safe_dl * n_docs / freq) + 0.5 * np.log2(
-        2 * np.pi * safe_tf * (1 - safe_f))
+    ratio = np.where(ok, safe_tf * avgdl / safe_dl * n_docs / freq, 1.0)
+    gain = safe_tf * np.log2(ratio) + 0.5 * np.log2(2 * np.pi * safe_tf * (1 - safe_f))
     return np.asarray(np.where(ok, norm * gain, 0.0), dtype=float)
 
 
@@ -93,3 +100,44 @@ class DPHRanker(CollectionStatsRanker):
             doc_scores.append(scores[:len(docs)])
             answer_scores.append(scores[len(docs):])
         return doc_scores, answer_scores
+
+    def leave_one_out(self, queries: Sequence[str], documents: Sequence[Sequence[str]], *,
+                      progress: bool = False) -> list[np.ndarray]:
+        """Per question an (n x n) matrix: row j = DPH of every document with document j held out of N, the
+        collection frequencies F and the total length (when it is in the statistics corpus), so ``[j, j]`` scores
+        j as a new answer; vectorised over (j, i, query term).
+
+        >>> loo = DPHRanker().leave_one_out(["flu"], [["flu fever cough", "tax forms", "flu rest"]])[0]
+        >>> ranker = DPHRanker()
+        >>> ranker.prepare(["tax forms", "flu rest"])  # the statistics without document 0
+        >>> docs, (own,) = ranker.score(["flu"], [["tax forms", "flu rest"]], [["flu fever cough"]])
+        >>> bool(np.allclose(loo[0], [own[0], *docs[0]]))
+        True
+        """
+        corpus = self.statistics_corpus(documents)
+        in_corpus = set(corpus)
+        texts = [*corpus, *queries, *(t for docs in documents for t in docs)]
+        counts = _tokenize(texts)[0]
+        lengths = np.asarray(counts.sum(axis=1)).ravel().astype(float)
+        n_bg = len(corpus)
+        collection_freq = np.asarray(counts[:n_bg].sum(axis=0)).ravel()
+        total = float(lengths[:n_bg].sum())
+        columns = counts.tocsc()
+        out = []
+        start = n_bg + len(queries)
+        for i, docs in enumerate(documents):
+            row = n_bg + i
+            terms = counts.indices[counts.indptr[row]:counts.indptr[row + 1]]
+            qtf = counts.data[counts.indptr[row]:counts.indptr[row + 1]]
+            block = slice(start, start + len(docs))
+            tf = columns[:, terms].tocsr()[block].toarray()                           # (n, t)
+            dl = lengths[block]                                                        # (n,)
+            drop = np.fromiter((t in in_corpus for t in docs), dtype=float, count=len(docs))
+            n_j = n_bg - drop                                                          # (n_j,)
+            freq_j = collection_freq[terms][None, :] - drop[:, None] * tf              # (n_j, t)
+            avgdl_j = np.divide(total - drop * dl, n_j, out=np.ones(len(docs)), where=n_j > 0)
+            weights = _dph(tf[None, :, :], dl[None, :, None], freq_j[:, None, :], n_j[:, None, None],
+                           avgdl_j[:, None, None])                                     # (n_j, n_i, t)
+            out.append(weights @ qtf)
+            start += len(docs)
+        return out
