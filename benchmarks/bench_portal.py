@@ -3,6 +3,7 @@
     python benchmarks/bench_portal.py                         # 100 raters, 4 questions each, 0-4 s between pages
     python benchmarks/bench_portal.py --think 0               # no pause at all: a closed loop at saturation
     python benchmarks/bench_portal.py --database-url postgresql+psycopg://... --workers 2
+    python benchmarks/bench_portal.py --cpu --raters 30 --items 2   # CPU ms per page, in process, load-independent
 
 A fresh SQLite file (or the given database, which must be empty) gets one track (k = 3, the five default
 criteria) with enough questions for every rater, and one invite per rater. The portal runs as a real ``stableval
@@ -16,8 +17,10 @@ Printed: requests and submissions per second, p50/p90/p99/max latency per page (
 CPU time per request (user + system time of the server process and its workers, from /proc, over the timed run),
 and the database check: every acknowledged submission (a 303 to ``/progress?saved=1``) is stored exactly once
 with its five judgments, nothing is stored that was not acknowledged, and no question has more than k confirmed
-ratings. Exit status 1 if the database check fails. Goal (issue 15): p99 under 100 ms at 100 concurrent raters
-with think time, on a 2-core machine.
+ratings. Exit status 1 if the database check fails or a rater met an error (a transport error names the page and
+how long the connection had been idle). The clients reuse an idle connection for at most
+:data:`CLIENT_KEEPALIVE_SECONDS`, below the server's keep-alive timeout, as a well-behaved client or proxy must.
+Goal (issue 15): p99 under 100 ms at 100 concurrent raters with think time, on a 2-core machine.
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ import time
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import httpx
 import numpy as np
@@ -62,12 +66,29 @@ def route(method: str, url: str) -> str:
     return f"{method} " + ROUTE_IDS.sub(lambda m: f"/{m[1]}/{{{'id' if m[1] == 'a' else 'token'}}}", path)
 
 
+#: When each client last received a response (to report how long a connection had been idle when it failed).
+LAST_RESPONSE: dict[int, float] = {}
+
+
+async def send(client: httpx.AsyncClient, method: str, url: str,
+               data: dict[str, str] | None = None) -> httpx.Response:
+    """One request; a transport error names the page and how long this client's connection had been idle."""
+    try:
+        response = await client.request(method, url, data=data)
+    except httpx.TransportError as error:
+        idle = time.perf_counter() - LAST_RESPONSE.get(id(client), time.perf_counter())
+        raise RuntimeError(f"{error.__class__.__name__} on {route(method, url)} after {idle:.2f} s idle: "
+                           f"{error!r}") from error
+    LAST_RESPONSE[id(client)] = time.perf_counter()
+    return response
+
+
 async def call(client: httpx.AsyncClient, stats: Stats, method: str, url: str,
                data: dict[str, str] | None = None) -> httpx.Response:
     """One request, timed; redirects are followed one request at a time (each timed under its own route)."""
     while True:
         start = time.perf_counter()
-        response = await client.request(method, url, data=data)
+        response = await send(client, method, url, data)
         stats.latency[route(method, url)].append(time.perf_counter() - start)
         if response.status_code != 303:
             return response
@@ -97,10 +118,18 @@ def rating_form(csrf: str, choices: dict[str, str], rng: random.Random) -> dict[
     return form
 
 
+#: How long a rater's client reuses an idle connection (s). It must stay well below the server's keep-alive timeout
+#: (uvicorn's default, 5 s): with httpx's default, also 5 s, a client that paused ~4 s and ran ~1 s late on the
+#: loaded machine reused its connection just as the server closed it for being idle, and the server, closing a
+#: socket with the new request unread, reset it (httpx ``ReadError`` after 5.1-6.0 s idle; 4-48 per 100-rater run).
+CLIENT_KEEPALIVE_SECONDS = 1.0
+
+
 def new_client(base: str) -> httpx.AsyncClient:
     """One rater's browser: its own cookies. Made before the clock starts (an httpx client builds an SSL context,
     ~30 ms of CPU, which would otherwise stall the shared event loop and inflate the first requests' latency)."""
-    return httpx.AsyncClient(base_url=base, follow_redirects=False, timeout=60.0)
+    return httpx.AsyncClient(base_url=base, follow_redirects=False, timeout=60.0,
+                             limits=httpx.Limits(keepalive_expiry=CLIENT_KEEPALIVE_SECONDS))
 
 
 async def rater(client: httpx.AsyncClient, token: str, criteria: list[str], stats: Stats, items: int,
@@ -141,7 +170,7 @@ async def rater(client: httpx.AsyncClient, token: str, criteria: list[str], stat
                     break
                 await pause()
                 start = time.perf_counter()
-                response = await client.post(f"/a/{assignment}/submit", data={
+                response = await send(client, "POST", f"/a/{assignment}/submit", {
                     "csrf": csrf_of(page.text), "form_token": token_match.group(1)})
                 stats.latency["POST /a/{id}/submit"].append(time.perf_counter() - start)
                 if response.status_code == 303 and response.headers["location"].startswith("/progress?saved=1"):
@@ -283,6 +312,70 @@ def report(stats: Stats, wall: float) -> pd.DataFrame:
     return pd.concat([frame, total], ignore_index=True)
 
 
+def _inline_threadpool() -> None:
+    """Run the portal's sync handlers in the calling thread (no worker threads), so the CPU time of a request can be
+    read off one thread's clock. For the in-process measurement only."""
+    async def inline(func: Any, *args: Any, **kwargs: Any) -> Any:
+        return func(*args, **kwargs)
+
+    for name, module in list(sys.modules.items()):
+        if name.split(".")[0] in ("starlette", "fastapi", "stableval") and hasattr(module, "run_in_threadpool"):
+            module.run_in_threadpool = inline  # type: ignore[attr-defined]
+
+
+def cpu_in_process(raters: int, items: int, k: int, admin_pages: int = 20) -> pd.DataFrame:
+    """CPU milliseconds per page measured inside one process, independent of the machine's load.
+
+    The portal app (SQLite file) is called through ASGI without a socket, one request at a time, with its sync
+    handlers run inline; each request's CPU is the thread CPU time (``time.thread_time``) spent inside the app,
+    so neither the client nor other processes count. ``raters`` raters each complete ``items`` questions along
+    the whole rater path (after one warm-up question), then the admin opens the track page and the start page
+    ``admin_pages`` times each.
+    """
+    from stableval.portal.app import create_app
+
+    folder = tempfile.TemporaryDirectory(prefix="bench-portal-cpu-")
+    url = f"sqlite:///{Path(folder.name) / 'portal.db'}"
+    tokens, criteria = seed_database(url, raters + 1, -(-(raters + 1) * items // k) + raters + 1, k)
+    portal = create_app(url, ADMIN, invite_rate=10 * (raters + 1))
+    _inline_threadpool()
+    cpu: dict[str, list[float]] = defaultdict(list)
+
+    async def timed(scope: Any, receive: Any, send_: Any) -> None:
+        start = time.thread_time()
+        await portal(scope, receive, send_)
+        cpu[route(scope["method"], scope["path"])].append(time.thread_time() - start)
+
+    async def run() -> None:
+        transport = httpx.ASGITransport(app=timed)
+        stats = Stats()
+        await rater(httpx.AsyncClient(transport=transport, base_url="http://portal"), tokens.pop(), criteria,
+                    stats, 1, time.monotonic() + 600, 0.0, -1)  # warm-up: templates compiled, statements cached
+        cpu.clear()
+        for i, token in enumerate(tokens):
+            await rater(httpx.AsyncClient(transport=transport, base_url="http://portal"), token, criteria, stats,
+                        items, time.monotonic() + 600, 0.0, i)
+        admin = httpx.AsyncClient(transport=transport, base_url="http://portal")
+        login = await admin.get("/admin/login")
+        await admin.post("/admin/login", data={"csrf": csrf_of(login.text), "token": ADMIN})
+        for _ in range(admin_pages):
+            await admin.get("/admin/tracks/main")
+            await admin.get("/admin")
+        if stats.errors:
+            raise RuntimeError(f"in-process run failed: {stats.errors[:3]}")
+
+    asyncio.run(run())
+    folder.cleanup()
+    rows = [{"page": page, "requests": len(v), "cpu_median_ms": 1000 * float(np.median(v)),
+             "cpu_mean_ms": 1000 * float(np.mean(v))} for page, v in cpu.items() if not page.endswith("/login")]
+    frame = pd.DataFrame(rows).sort_values("page", kind="stable").reset_index(drop=True)
+    rater_pages = np.concatenate([v for page, v in cpu.items() if " /admin" not in page])
+    total = pd.DataFrame([{"page": "ALL rater pages", "requests": rater_pages.size,
+                           "cpu_median_ms": 1000 * float(np.median(rater_pages)),
+                           "cpu_mean_ms": 1000 * float(np.mean(rater_pages))}])
+    return pd.concat([frame, total], ignore_index=True)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
     parser.add_argument("--raters", type=int, default=100, help="concurrent simulated raters (default 100)")
@@ -298,7 +391,15 @@ def main(argv: list[str] | None = None) -> int:
                         help="an EMPTY database to use (default: a fresh SQLite file in a temporary folder)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--log", type=Path, default=None, help="keep the server's log in this file")
+    parser.add_argument("--cpu", action="store_true",
+                        help="instead of the load run: CPU ms per page measured in this process (no server, no "
+                             "socket, one request at a time; independent of the machine's load), --raters raters "
+                             "× --items questions on SQLite")
     args = parser.parse_args(argv)
+    if args.cpu:
+        with pd.option_context("display.width", 200, "display.float_format", "{:.2f}".format):
+            print(cpu_in_process(args.raters, args.items, args.k).to_string(index=False))
+        return 0
     folder = tempfile.TemporaryDirectory(prefix="bench-portal-")
     url = args.database_url or f"sqlite:///{Path(folder.name) / 'portal.db'}"
     questions = -(-args.raters * args.items // args.k) + args.raters  # enough for everyone, with a margin

@@ -66,8 +66,8 @@ def drop_schemas() -> None:
     from sqlalchemy import create_engine, text
 
     engine = create_engine(url)
-    with engine.begin() as connection:
-        for schema in CREATED_SCHEMAS:
+    for schema in CREATED_SCHEMAS:  # one transaction each: all at once runs out of max_locks_per_transaction
+        with engine.begin() as connection:
             connection.execute(text(f"DROP SCHEMA IF EXISTS {schema} CASCADE"))
     engine.dispose()
     CREATED_SCHEMAS.clear()

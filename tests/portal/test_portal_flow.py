@@ -25,7 +25,7 @@ from stableval.portal.models import Assignment, Draft, Judgment, Question, Submi
 def test_complete_flow_records_everything(portal: tuple[Any, Any], tmp_path: Path) -> None:
     client, db = signed_in_rater(portal, tmp_path, questions_frame(2))
     page = client.get("/progress")
-    assert "2</strong> questions remaining in track <strong>Main" in page.text
+    assert "2</strong> questions remaining in track <strong><bdi>Main" in page.text
     assignment, html = claim(client)
     assert "Step 1 of 2" in html and 'role="radiogroup"' in html and "Question <strong>" in html
     answer = client.post(f"/a/{assignment}/pairwise", data=pairwise_form(csrf_of(html), "b",

@@ -66,6 +66,20 @@ def test_serve_trusts_forwarded_headers_only_when_told(captured: dict[str, Any],
     captured["app"].state.portal.db.dispose()
 
 
+def test_serve_keeps_idle_connections_longer_than_clients(captured: dict[str, Any], tmp_path: Path) -> None:
+    """uvicorn's 5 s keep-alive reset requests sent just as it closed an idle connection (the dropped connections
+    of the 2-worker benchmark): serve keeps idle connections 75 s unless told otherwise."""
+    url = f"sqlite:///{tmp_path / 'portal.db'}"
+    env = {"STABLEVAL_PORTAL_ADMIN_TOKEN": "admin-token-for-tests"}
+    assert runner.invoke(cli, ["serve", "--database-url", url], env=env).exit_code == 0
+    assert captured["timeout_keep_alive"] == 75
+    captured["app"].state.portal.db.dispose()
+    result = runner.invoke(cli, ["serve", "--database-url", url, "--timeout-keep-alive", "20"], env=env)
+    assert result.exit_code == 0, result.output
+    assert captured["timeout_keep_alive"] == 20
+    captured["app"].state.portal.db.dispose()
+
+
 def test_access_log_config_redacts_invite_tokens() -> None:
     from stableval.commands.serve import access_log_config
 

@@ -70,7 +70,8 @@ def test_ddx_form_validation_groups_and_confirm(portal: tuple[Any, Any], tmp_pat
     assert nothing.status_code == 422 and "Choose at least one condition" in nothing.text
     confirm = client.post(f"/a/{assignment}/task/ddx", data=_form(first.text, "psoriasis", ("Tinea corporis", True),
                                                                   "", "Eczema"))
-    assert confirm.status_code == 200 and "<li>Psoriasis = Tinea corporis</li><li>Eczema</li>" in confirm.text
+    assert confirm.status_code == 200 and \
+        "<li><bdi>Psoriasis</bdi> = <bdi>Tinea corporis</bdi></li><li><bdi>Eczema</bdi></li>" in confirm.text
     assert submit_confirm(client, assignment, confirm.text).status_code == 200
     from stableval.portal.task_export import export_task
 
@@ -97,7 +98,7 @@ def test_ddx_export_feeds_stableval_ddx(tmp_path: Path) -> None:
         start_rater(client, token)
         for _ in range(3):
             assignment, page = claim_task(client)
-            case = re.search(r"item (case\d)\)", page.text)
+            case = re.search(r"item <bdi>(case\d)</bdi>\)", page.text)
             assert assignment and case
             confirm = client.post(f"/a/{assignment}/task/ddx", data=_form(page.text, *plan[case[1]][r]))
             assert submit_confirm(client, assignment, confirm.text).status_code == 200

@@ -138,7 +138,7 @@ def test_mcq_export_feeds_stableval_medqa(tmp_path: Path) -> None:
         start_rater(client, token)
         for _ in range(3):
             assignment, page = claim_task(client)
-            qid = re.search(r"item (\d)\)", page.text)
+            qid = re.search(r"item <bdi>(\d)</bdi>\)", page.text)
             assert assignment and qid
             blind, verdict, seen, missing = plan[qid[1]]
             missing = "important" if (r == 2 and qid[1] == "3") else missing

@@ -120,7 +120,7 @@ def test_rank_export_feeds_nrp_agree(tmp_path: Path) -> None:
     for number, client in enumerate(clients):
         for _ in range(2):
             assignment, page = claim_task(client)
-            qid = re.search(r"item (nrp\d)\)", page.text)
+            qid = re.search(r"item <bdi>(nrp\d)</bdi>\)", page.text)
             assert assignment and qid
             order = [f"{qid[1]}-{item}" for item in expert[qid[1]]]
             order = order if number == 0 else list(reversed(order))

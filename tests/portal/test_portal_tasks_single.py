@@ -166,7 +166,7 @@ def test_single_answer_flow_validation_draft_and_idempotent_submit(portal: tuple
     confirm = client.post(f"/a/{assignment}/task/single", data=_level_form(saved.text, "correct",
                                                                            **{"why-accuracy": "half right"}))
     assert confirm.status_code == 200 and "Check and submit" in confirm.text
-    assert "<td>correct</td><td>half right</td>" in confirm.text
+    assert "<td><bdi>correct</bdi></td><td><bdi>half right</bdi></td>" in confirm.text
     first_submit = submit_confirm(client, assignment, confirm.text)
     again = submit_confirm(client, assignment, confirm.text)  # double click / resubmitted POST
     assert first_submit.status_code == 200 and again.status_code == 200 and "saved" in str(again.url)
@@ -211,7 +211,7 @@ def test_single_export_feeds_stableval_score(tmp_path: Path) -> None:
         start_rater(client, token)
         for _ in range(3):
             assignment, page = claim_task(client)
-            item = re.search(r"item (s\d)\)", page.text)
+            item = re.search(r"item <bdi>(s\d)</bdi>\)", page.text)
             assert assignment and item
             confirm = client.post(f"/a/{assignment}/task/single", data=_level_form(page.text, levels[item[1]][r]))
             assert submit_confirm(client, assignment, confirm.text).status_code == 200

@@ -89,6 +89,11 @@ def access_log_config() -> dict[str, Any]:
     return config
 
 
+#: Idle keep-alive seconds (nginx's default client keep-alive; longer than the idle reuse of common clients and
+#: proxies, so the client, not the server, closes an idle connection and no request meets a closing socket)
+KEEP_ALIVE_SECONDS = 75
+
+
 def serve(
     database_url: DatabaseOpt = DEFAULT_DB,
     host: Annotated[str, typer.Option("--host", help="Address to listen on (0.0.0.0 for all interfaces; put a "
@@ -109,6 +114,11 @@ def serve(
              "ignored and the connecting address is the client (rate limits key on it).")] = None,
     workers: Annotated[int, typer.Option("--workers", min=1, max=64, help="Server processes (uvicorn workers). "
                                          "More than 1 needs PostgreSQL: SQLite takes one writer at a time.")] = 1,
+    keep_alive: Annotated[int, typer.Option(
+        "--timeout-keep-alive", min=1, max=3600,
+        help="Seconds an idle keep-alive connection stays open. Keep it longer than the idle timeout of the "
+             "clients or proxy in front (uvicorn's 5 s made requests sent just as the server closed an idle "
+             "connection fail with a reset; see docs/portal.md).")] = KEEP_ALIVE_SECONDS,
 ) -> None:
     """Run the evaluation portal: experts compare and rate two models' answers per question."""
     generated = not admin_token
@@ -146,7 +156,7 @@ def serve(
                    f"Sign in at http://{shown}:{port}/admin/login with it.", err=True)
     common: dict[str, Any] = dict(host=host, port=port, log_level="info", log_config=access_log_config(),
                                   proxy_headers=forwarded_allow_ips is not None,
-                                  forwarded_allow_ips=forwarded_allow_ips)
+                                  forwarded_allow_ips=forwarded_allow_ips, timeout_keep_alive=keep_alive)
     if workers == 1:
         uvicorn.run(app, **common)
         return
@@ -253,6 +263,35 @@ def track(
     typer.echo(f"created track {slug}", err=True)
 
 
+@portal_app.command("routing")
+def routing(
+    slug: Annotated[str, typer.Argument(help="Track name.")],
+    specialties: Annotated[str | None, typer.Option("--specialties", help="The new comma-separated specialty list "
+                                                    "(refused if it leaves out a specialty still used by the "
+                                                    "track's questions, pending proposals or raters).")] = None,
+    no_list: Annotated[bool, typer.Option("--no-specialty-list", help="Drop the specialty list: free text "
+                                          "again.")] = False,
+    fallback: Annotated[str | None, typer.Option("--fallback", help="specialty, general or any (see "
+                                                 "stableval portal track --help).")] = None,
+    database_url: DatabaseOpt = DEFAULT_DB,
+) -> None:
+    """Show or change a track's specialty list and fallback (no option: show them)."""
+    from stableval.portal.scope import routing_of, set_routing
+
+    if no_list and specialties is not None:
+        raise typer.BadParameter("give --specialties or --no-specialty-list, not both", param_hint="--specialties")
+    require_existing(database_url)
+    db = open_database(database_url)
+    with bad_input_exits():
+        now = routing_of(db, slug)
+        if no_list or specialties is not None or fallback is not None:
+            now = set_routing(db, slug, specialties=None if no_list else now.specialties if specialties is None
+                              else specialties, fallback=now.fallback if fallback is None else fallback)
+            typer.echo(f"changed the routing of track {slug}", err=True)
+    sys.stdout.write(f"specialties: {', '.join(now.specialties) if now.specialties else '(no list: free text)'}\n"
+                     f"fallback: {now.fallback}\n")
+
+
 @portal_app.command("import")
 def import_(
     slug: Annotated[str, typer.Argument(help="Track name.")],
@@ -356,16 +395,30 @@ def diagnostics(
     slug: Annotated[str, typer.Argument(help="Track name.")],
     database_url: DatabaseOpt = DEFAULT_DB,
 ) -> None:
-    """Live rater diagnostics of a track (CSV): a STABLEVAL fit of its ratings, as on the admin track page."""
+    """Live rater diagnostics of a track (CSV), as on the admin track page: a STABLEVAL fit of its ratings
+    (pairwise, single, mcq tracks), or each rater's agreement with the others' consensus order (ddx: top-1
+    agreement; rank-documents: mean Kendall tau-b)."""
+    import pandas as pd
+
     from stableval.portal.live_diagnostics import track_diagnostics
+    from stableval.portal.order_agreement import track_order_agreement
 
     require_existing(database_url)
     db = open_database(database_url)
     with bad_input_exits():
+        order = track_order_agreement(db, slug, cache=False)
+        if order.measure:  # a ranking track
+            if order.message:
+                typer.echo(order.message, err=True)
+            typer.echo(f"measure: {order.measure}", err=True)
+            table = pd.DataFrame([{"rater": r.rater, "answers": r.answers, "compared": r.compared, "score": r.score,
+                                   "flags": "; ".join(r.flags)} for r in order.raters],
+                                 columns=["rater", "answers", "compared", "score", "flags"])
+            sys.stdout.write(table.round(4).to_csv(index=False))
+            return
         live = track_diagnostics(db, slug, cache=False)
     if live.message:
         typer.echo(live.message, err=True)
-    import pandas as pd
 
     frame = pd.DataFrame([{"rater": d.rater, "ratings": d.ratings, "accuracy": d.accuracy, "consensus": d.consensus,
                            "leniency": d.leniency, "strictness": d.strictness, "over_rating": d.over_rating,

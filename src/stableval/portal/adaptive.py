@@ -21,6 +21,11 @@ refresh is a cold fit again: fits on the first few judgments are poorly identifi
 get identical confusion rows, which EM can never separate again), and this costs O(log n) cold fits in all. The
 last fit's parameters are kept per process (each worker process keeps its own; the quotas live in the database).
 
+The same model runs on the other task types whose answers are categorical ratings
+(:mod:`stableval.portal.task_ratings`): a ``single`` track's levels per criterion (responses (question,
+criterion), the track's scale as levels) and an ``mcq`` track's blind answers (one response per question; levels
+A-D, several, none). ``ddx`` and ``rank-documents`` answers are rankings: those tracks have no adaptive assignment.
+
 >>> import numpy as np
 >>> quotas(np.array([3, 3, 2, 5, 4]), np.array([0.95, 0.5, 0.4, 0.5, 0.9]), k=3, max_k=5, threshold=0.8).tolist()
 [0, 1, 0, 2, 1]
@@ -42,11 +47,14 @@ from stableval.errors import InputError
 from stableval.portal.db import Database
 from stableval.portal.models import Judgment, Question, QuestionQuota, Submission, Track, utcnow
 
-__all__ = ["ALPHA_PI", "LEVELS", "REFRESH_SECONDS", "AdaptiveFit", "choice_table", "clear_state", "fit_choices",
-           "quotas", "refresh", "refresh_after_submission", "track_quotas"]
+__all__ = ["ADAPTIVE_TASKS", "ALPHA_PI", "LEVELS", "REFRESH_SECONDS", "AdaptiveFit", "choice_table", "clear_state",
+           "fit_choices", "quotas", "refresh", "refresh_after_submission", "task_choice_table", "track_quotas"]
 
 #: Step-1 choices about the file's models (counterbalancing undone): the levels of the adaptive model.
 LEVELS = ("a", "b", "tie", "neither")
+#: Task types with adaptive assignment: their answers are categorical ratings (ddx and rank-documents rankings
+#: are not; :func:`stableval.portal.manage.create_track` refuses a ``max_k`` on such a track).
+ADAPTIVE_TASKS = ("pairwise", "single", "mcq")
 #: A refresh also happens when this many seconds have passed since the last one and a submission arrived.
 REFRESH_SECONDS = 300.0
 #: Dirichlet concentration on each confusion row: with a flat prior (1) unanimous early judgments are unidentified
@@ -106,6 +114,25 @@ def choice_table(db: Database, track_id: int) -> tuple[AnnotationTable, np.ndarr
             np.asarray(table.raters, dtype=object).astype(np.int64))
 
 
+def task_choice_table(db: Database, slug: str) -> tuple[AnnotationTable, np.ndarray, np.ndarray]:
+    """The same for a ``single`` track (items question ids, agents criteria, labels the scale's levels) or an
+    ``mcq`` track (one response per question, the blind answer's nominal label): see
+    :mod:`stableval.portal.task_ratings`. Only the levels used so far are levels of the table."""
+    from stableval.portal.task_ratings import categorical_ratings
+
+    frame, levels, _ = categorical_ratings(db, slug)
+    # levels nobody has used are left out: an unused level is a latent class free to explain any disagreement
+    # (every rater's row for it is the prior), so a split question would look certain
+    used = [level for level in levels if level in set(frame["label"])]
+    levels = tuple(used) if len(used) >= 2 else levels
+    code = pd.Categorical(frame["label"], categories=list(levels)).codes
+    frame = pd.DataFrame({"item": frame["question_id"].astype(np.int64), "agent": frame["criterion"],
+                          "rater": frame["rater_id"].astype(np.int64), "label": code})
+    table = AnnotationTable.from_frame(frame, levels=levels, source=f"adaptive {slug} ratings")
+    return (table, np.asarray(table.items, dtype=object).astype(np.int64),
+            np.asarray(table.raters, dtype=object).astype(np.int64))
+
+
 def fit_choices(table: AnnotationTable, rater_ids: np.ndarray, previous: AdaptiveFit | None = None
                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, int, bool]:
     """STABLEVAL on the choice table: (posteriors (N, K), priors, confusion, EM iterations, converged).
@@ -156,8 +183,8 @@ def refresh(db: Database, slug: str, *, force: bool = False, now: float | None =
         if track is None:
             raise InputError("no such track", column="track", value=slug)
         track_id, k, max_k = track.id, track.k, track.max_k
-        threshold, every = track.adaptive_threshold, track.adaptive_every
-    if max_k <= k:
+        threshold, every, task = track.adaptive_threshold, track.adaptive_every, track.task_type
+    if max_k <= k or task not in ADAPTIVE_TASKS:
         return None
     key = (db.url, slug)
     clock = time.monotonic() if now is None else now
@@ -171,10 +198,12 @@ def refresh(db: Database, slug: str, *, force: bool = False, now: float | None =
     if not lock.acquire(blocking=force):
         return state  # another request is refreshing this track now
     try:
-        table, question_ids, rater_ids = choice_table(db, track_id)
+        table, question_ids, rater_ids = choice_table(db, track_id) if task == "pairwise" else \
+            task_choice_table(db, slug)
         if table.n_judgments == 0:
             return state
-        warm = state if state is not None and count < 2 * state.cold_at else None
+        warm = state if state is not None and count < 2 * state.cold_at and \
+            state.confusion.shape[-1] == table.n_levels else None  # a level used for the first time: cold fit
         posteriors, priors, confusion, n_iter, converged = fit_choices(table, rater_ids, warm)
         best = posteriors.max(axis=1)
         per_item = np.bincount(table.response_item, weights=best, minlength=table.n_items) / np.maximum(

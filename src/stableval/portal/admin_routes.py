@@ -113,29 +113,43 @@ def index(request: Request) -> Response:
     _require_admin(request)
     overview = admin_overview(portal_of(request).db)
     return page(request, "admin_index.html", rows=overview.tracks, raters=overview.raters,
-                message=request.query_params.get("m"))
+                message=request.query_params.get("m"), task_types=_task_types())
+
+
+@router.get("/new-track")
+def new_track_page(request: Request) -> Response:
+    """The "New track" form on a page of its own (the admin page has it too)."""
+    _require_admin(request)
+    return page(request, "admin_track_new.html", task_types=_task_types(), values=None, errors=[])
+
+
+def _task_types() -> list[tuple[str, str]]:
+    from stableval.portal.tasks import TASKS
+
+    return [(name, task.title) for name, task in TASKS.items()]
 
 
 @router.post("/tracks")
 async def new_track(request: Request) -> Response:
-    form = await _admin_form(request)
-    criteria = [c for c in str(form.get("criteria") or "").split(",") if c.strip()]
-    try:
-        create_track(portal_of(request).db, str(form.get("slug") or "").strip(), str(form.get("title") or ""),
-                     criteria=criteria or None, k=int(str(form.get("k") or 3)),
-                     flag_limit=int(str(form.get("flag_limit") or 2)),
-                     lease_hours=float(str(form.get("lease_hours") or 24)),
-                     gold_rate=float(str(form.get("gold_rate") or 0)),
-                     qc_threshold=float(str(form.get("qc_threshold") or 0.7)),
-                     qc_min_gold=int(str(form.get("qc_min_gold") or 3)),
-                     qualification=int(str(form.get("qualification") or 0)),
-                     max_k=int(str(form.get("max_k") or 0)),
-                     adaptive_threshold=float(str(form.get("adaptive_threshold") or 0.8)),
-                     adaptive_every=int(str(form.get("adaptive_every") or 10)),
-                     specialties=str(form.get("specialties") or "") or None,
-                     fallback=str(form.get("fallback") or "general"))
-    except (StableValError, ValueError) as error:
-        raise HTTPException(status_code=422, detail=f"Track not created: {error}") from None
+    """Create a track from the form: the fields are read by :mod:`stableval.portal.track_form` and checked by
+    :func:`create_track` (as ``stableval portal track``); problems re-show the form (422) with the error summary."""
+    from stableval.errors import InputError
+    from stableval.portal.track_form import field_error, form_problems
+
+    form = await _admin_form(request, files=True)
+    upload = form.get("conditions_file")
+    uploaded = (Path(upload.filename).name, await upload.read()) \
+        if upload is not None and hasattr(upload, "read") and upload.filename else None
+    values = {name: str(value) for name, value in form.items() if isinstance(value, str) and name != "csrf"}
+    arguments, errors = form_problems(values, conditions_file=uploaded)  # every problem at once
+    if not errors:  # what only storing can find: a track of that name exists
+        try:
+            create_track(portal_of(request).db, **arguments)
+        except InputError as error:
+            errors = [field_error(error)]
+    if errors:
+        return page(request, "admin_track_new.html", status_code=422, task_types=_task_types(), values=values,
+                    errors=[(e.field, e.message) for e in errors])
     return _see_other("/admin?m=Track+created")
 
 
@@ -149,7 +163,64 @@ def track_page(request: Request, slug: str) -> Response:
                 kinds=EXPORT_KINDS, formats=EXPORT_FORMATS, message=request.query_params.get("m"),
                 quality=track_quality(portal_of(request).db, slug),
                 diagnostics=track_diagnostics(portal_of(request).db, slug),
-                quotas=track_quotas(portal_of(request).db, slug))
+                quotas=track_quotas(portal_of(request).db, slug), **_task_track_context(request, detail.track))
+
+
+def _task_track_context(request: Request, track: Any) -> dict[str, Any]:
+    """What the track page shows beyond the pairwise sections: per-rater progress, the known answers of gold
+    questions, and for ddx / rank-documents tracks the agreement with the consensus order."""
+    from stableval.portal.order_agreement import track_order_agreement
+    from stableval.portal.task_gold import question_gold_text
+    from stableval.portal.track_raters import track_raters
+
+    db = portal_of(request).db
+    order = track_order_agreement(db, track.slug) if track.task_type in ("ddx", "rank-documents") else None
+    from stableval.portal.order_agreement import MIN_COMPARED, TAU_FLAG, TOP1_FLAG
+
+    return {"raters": track_raters(db, track.slug), "order_agreement": order, "order_min": MIN_COMPARED,
+            "order_threshold": TAU_FLAG if track.task_type == "rank-documents" else TOP1_FLAG,
+            "gold_text": lambda question: question_gold_text(track, question)}
+
+
+def _routing_page(request: Request, slug: str, *, status_code: int = 200, values: dict[str, str] | None = None,
+                  errors: list[tuple[str, str]] | None = None) -> Response:
+    from stableval.portal.scope import routing_of
+
+    try:
+        routing = routing_of(portal_of(request).db, slug)
+    except StableValError:
+        raise HTTPException(status_code=404, detail="No such track.") from None
+    return page(request, "admin_track_routing.html", status_code=status_code, routing=routing, values=values,
+                errors=errors or [], message=request.query_params.get("m"))
+
+
+@router.get("/tracks/{slug}/routing")
+def routing_page(request: Request, slug: str) -> Response:
+    """A track's specialty list and fallback, editable (see :func:`stableval.portal.scope.set_routing`)."""
+    _require_admin(request)
+    return _routing_page(request, slug)
+
+
+@router.post("/tracks/{slug}/routing")
+async def change_routing(request: Request, slug: str) -> Response:
+    """Save the routing form; a refused change re-shows it (422) with the error beside its field."""
+    from stableval.errors import InputError
+    from stableval.portal.scope import set_routing
+
+    form = await _admin_form(request)
+    values = {"specialties": str(form.get("specialties") or ""), "fallback": str(form.get("fallback") or "")}
+    try:
+        set_routing(portal_of(request).db, slug, specialties=values["specialties"] or None,
+                    fallback=values["fallback"])
+    except InputError as error:
+        if error.column == "track":
+            raise HTTPException(status_code=404, detail="No such track.") from None
+        from stableval.portal.track_form import field_error
+
+        problem = field_error(error, "fallback" if error.column == "fallback" else "specialties")
+        return _routing_page(request, slug, status_code=422, values=values,
+                             errors=[(problem.field, problem.message)])
+    return _see_other(f"/admin/tracks/{slug}/routing?m=Routing+saved")
 
 
 @router.post("/tracks/{slug}/quality/{rater_id}/{state}")
@@ -170,8 +241,12 @@ def results_page(request: Request, slug: str, criterion: str | None = None) -> R
     """Live agreement and leaderboards of one track and criterion (see :mod:`stableval.portal.results`)."""
     _require_admin(request)
     from stableval.portal.results import display_tables, track_results
+    from stableval.portal.task_export import task_of
+    from stableval.portal.task_results import task_summary
 
     try:
+        if task_of(portal_of(request).db, slug) != "pairwise":  # the other task types: a per-type summary
+            return page(request, "task_results.html", summary=task_summary(portal_of(request).db, slug))
         res = track_results(portal_of(request).db, slug, criterion or None)
     except StableValError as error:
         raise HTTPException(status_code=404, detail=str(error)) from None

@@ -25,6 +25,8 @@ from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
 from markupsafe import Markup
 from starlette.exceptions import HTTPException
+from starlette.requests import cookie_parser
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from stableval.portal.admin_routes import router as admin_router
 from stableval.portal.db import Database
@@ -40,6 +42,52 @@ __all__ = ["COOKIE", "Portal", "create_app", "page", "portal_of", "read_form"]
 
 HERE = Path(__file__).resolve().parent
 MIN_ADMIN_TOKEN = 12
+#: Headers every response gets (unless the route set its own).
+SECURITY_HEADERS = (
+    (b"x-content-type-options", b"nosniff"), (b"x-frame-options", b"DENY"), (b"referrer-policy", b"no-referrer"),
+    (b"content-security-policy", b"default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+                                 b"form-action 'self'; frame-ancestors 'none'"))
+
+
+class SignedSession:
+    """ASGI middleware: the signed session cookie into ``request.state.session`` (a new session with a fresh nonce
+    when the cookie is missing or forged), the cookie re-sent when the session changed, and the security headers.
+
+    A plain ASGI wrapper rather than Starlette's ``BaseHTTPMiddleware``, which runs every request through an extra
+    task and memory streams (about a third of a millisecond of CPU per request).
+    """
+
+    def __init__(self, app: ASGIApp, portal: Portal) -> None:
+        self.app = app
+        self.portal = portal
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        cookies = cookie_parser(next((v.decode("latin-1") for k, v in scope["headers"] if k == b"cookie"), ""))
+        payload = self.portal.signer.loads(cookies.get(COOKIE))
+        state = scope.setdefault("state", {})
+        state["session_changed"] = payload is None
+        state["session"] = payload or {"nonce": secrets.token_hex(16)}
+
+        async def send_with_session(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                headers = list(message.get("headers", ()))
+                present = {name.lower() for name, _ in headers}
+                headers += [(name, value) for name, value in SECURITY_HEADERS if name not in present]
+                if state["session_changed"]:
+                    headers.append((b"set-cookie", self._cookie(state["session"])))
+                message = {**message, "headers": headers}
+            await send(message)
+
+        await self.app(scope, receive, send_with_session)
+
+    def _cookie(self, session: dict[str, Any]) -> bytes:
+        carrier = Response()
+        carrier.set_cookie(COOKIE, self.portal.signer.dumps(session), httponly=True, samesite="lax",
+                           secure=self.portal.secure_cookies, max_age=90 * 24 * 3600)
+        return carrier.raw_headers[-1][1]
 
 
 def create_app(database_url: str, admin_token: str, *, migrate: bool = True, secure_cookies: bool = False,
@@ -72,22 +120,7 @@ def create_app(database_url: str, admin_token: str, *, migrate: bool = True, sec
     app.state.portal = portal
     app.mount("/static", StaticFiles(directory=str(HERE / "static")), name="static")
 
-    @app.middleware("http")
-    async def signed_session(request: Request, call_next: Any) -> Response:
-        payload = portal.signer.loads(request.cookies.get(COOKIE))
-        request.state.session_changed = payload is None
-        request.state.session = payload or {"nonce": secrets.token_hex(16)}
-        response: Response = await call_next(request)
-        if request.state.session_changed:
-            response.set_cookie(COOKIE, portal.signer.dumps(request.state.session), httponly=True,
-                                samesite="lax", secure=portal.secure_cookies, max_age=90 * 24 * 3600)
-        response.headers.setdefault("X-Content-Type-Options", "nosniff")
-        response.headers.setdefault("X-Frame-Options", "DENY")
-        response.headers.setdefault("Referrer-Policy", "no-referrer")
-        response.headers.setdefault("Content-Security-Policy", "default-src 'self'; script-src 'self'; "
-                                    "style-src 'self'; img-src 'self' data:; form-action 'self'; "
-                                    "frame-ancestors 'none'")
-        return response
+    app.add_middleware(SignedSession, portal=portal)
 
     @app.exception_handler(HTTPException)  # Starlette's: also unknown paths (404) and unreadable forms (400)
     async def http_error(request: Request, error: HTTPException) -> Response:

@@ -31,9 +31,11 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from functools import lru_cache
 
-from sqlalchemy import ColumnElement, and_, case, func, or_, select
+from sqlalchemy import ColumnElement, DateTime, Integer, Select, String, and_, bindparam, case, func, or_, select
 from sqlalchemy.orm import InstrumentedAttribute, Session
+from sqlalchemy.sql.elements import BindParameter
 
 from stableval.portal.db import Database
 from stableval.portal.models import Assignment, Question, QuestionQuota, Rater, Submission, Track, utcnow
@@ -87,11 +89,16 @@ def _flags(question_id: ColumnElement[int] | InstrumentedAttribute[int]) -> Colu
             .scalar_subquery())
 
 
-def _active(question_id: ColumnElement[int] | InstrumentedAttribute[int], now: datetime) -> ColumnElement[int]:
+def _active(question_id: ColumnElement[int] | InstrumentedAttribute[int],
+            now: datetime | BindParameter[datetime]) -> ColumnElement[int]:
     return (select(func.count(Assignment.id))
             .where(Assignment.question_id == question_id, Assignment.status == "open",
                    Assignment.expires_at > now)
             .scalar_subquery())
+
+
+#: The claim's time as a bind parameter ("now" in :func:`_bound`).
+_NOW: BindParameter[datetime] = bindparam("now", type_=DateTime)
 
 
 def _extra(question_id: ColumnElement[int] | InstrumentedAttribute[int]) -> ColumnElement[int]:
@@ -109,42 +116,57 @@ def capacity(session: Session, track: Track, question_id: int) -> int:
 
 def _routing(rater: Rater, track: Track) -> tuple[ColumnElement[bool], ColumnElement[int]]:
     """(eligible, priority) expressions for this rater's profile and the track's fallback
-    (:mod:`stableval.portal.scope`); priority 0 = subspecialty match, 1 specialty, 2 general pool, 3 any other."""
-    sub = and_(Question.subspecialty != "", Question.subspecialty == rater.subspecialty)
-    spec = and_(Question.specialty != "", Question.specialty == rater.specialty)
+    (:mod:`stableval.portal.scope`); priority 0 = subspecialty match, 1 specialty, 2 general pool, 3 any other.
+    The rater's (sub)specialty are bind parameters (:func:`_bound`): the expressions are built once per shape."""
+    return _routing_shape(bool(rater.subspecialty), bool(rater.specialty), track.fallback or "general")
+
+
+@lru_cache(maxsize=32)
+def _routing_shape(has_sub: bool, has_spec: bool, fallback: str) -> tuple[ColumnElement[bool], ColumnElement[int]]:
+    sub = and_(Question.subspecialty != "", Question.subspecialty == bindparam("subspecialty", type_=String))
+    spec = and_(Question.specialty != "", Question.specialty == bindparam("specialty", type_=String))
     general = and_(Question.specialty == "", Question.subspecialty == "")
-    if not rater.subspecialty:
+    if not has_sub:
         sub = and_(sub, False)  # type: ignore[arg-type]
-    if not rater.specialty:
+    if not has_spec:
         spec = and_(spec, False)  # type: ignore[arg-type]
-    fallback = track.fallback or "general"
-    pool = general if fallback != "specialty" or not rater.specialty else and_(general, False)  # type: ignore[arg-type]
+    pool = general if fallback != "specialty" or not has_spec else and_(general, False)  # type: ignore[arg-type]
     eligible = or_(sub, spec, pool, Question.id.is_not(None)) if fallback == "any" else or_(sub, spec, pool)
     priority = case((sub, 0), (spec, 1), (general, 2), else_=3)
     return eligible, priority
 
 
-def _available(rater: Rater, track: Track, now: datetime) -> ColumnElement[bool]:
-    """Questions of the track this rater may still be offered."""
-    eligible, _ = _routing(rater, track)
-    seen = select(Assignment.question_id).where(Assignment.rater_id == rater.id)
-    return and_(Question.track_id == track.id, Question.retired.is_(False), Question.gold == "", eligible,
-                Question.id.not_in(seen), _flags(Question.id) < track.flag_limit,
-                _confirmed(Question.id) + _active(Question.id, now) < track.k + _extra(Question.id))
+def _bound(rater: Rater, track: Track, now: datetime) -> dict[str, object]:
+    """The bind parameters of :func:`_routing`, :func:`_available_shape` and :func:`_gold_available`."""
+    return {"rater_id": rater.id, "specialty": rater.specialty, "subspecialty": rater.subspecialty,
+            "track_id": track.id, "k": track.k, "flag_limit": track.flag_limit, "now": now}
+
+
+@lru_cache(maxsize=32)
+def _available_shape(has_sub: bool, has_spec: bool, fallback: str) -> ColumnElement[bool]:
+    """Questions of the track a rater of this shape may still be offered (bind parameters: :func:`_bound`)."""
+    eligible, _ = _routing_shape(has_sub, has_spec, fallback)
+    seen = select(Assignment.question_id).where(Assignment.rater_id == bindparam("rater_id", type_=Integer))
+    return and_(Question.track_id == bindparam("track_id", type_=Integer), Question.retired.is_(False),
+                Question.gold == "", eligible, Question.id.not_in(seen),
+                _flags(Question.id) < bindparam("flag_limit", type_=Integer),
+                _confirmed(Question.id) + _active(Question.id, _NOW) < bindparam("k", type_=Integer)
+                + _extra(Question.id))
 
 
 def _gold_available(rater: Rater, track: Track) -> ColumnElement[bool]:
-    """Gold questions of the track this rater has not had (no k: every rater may get each one)."""
+    """Gold questions of the track this rater has not had (no k: every rater may get each one; bind parameters:
+    :func:`_bound`)."""
     eligible, _ = _routing(rater, track)
-    seen = select(Assignment.question_id).where(Assignment.rater_id == rater.id)
-    return and_(Question.track_id == track.id, Question.retired.is_(False), Question.gold != "", eligible,
-                Question.id.not_in(seen))
+    seen = select(Assignment.question_id).where(Assignment.rater_id == bindparam("rater_id", type_=Integer))
+    return and_(Question.track_id == bindparam("track_id", type_=Integer), Question.retired.is_(False),
+                Question.gold != "", eligible, Question.id.not_in(seen))
 
 
 def _claim_gold(session: Session, rater: Rater, track: Track, now: datetime) -> int | None:
     _, priority = _routing(rater, track)
     question_id = session.scalar(select(Question.id).where(_gold_available(rater, track))
-                                 .order_by(priority, Question.id).limit(1))
+                                 .order_by(priority, Question.id).limit(1), _bound(rater, track, now))
     if question_id is None:
         return None
     assignment = Assignment(question_id=question_id, rater_id=rater.id, status="open",
@@ -185,13 +207,23 @@ def progress_for(session: Session, rater: Rater, now: datetime | None = None) ->
     for track in session.scalars(select(Track).order_by(Track.id)):
         if not in_scope(rater.tracks, track.id):
             continue
-        available = session.scalar(select(func.count(Question.id)).where(_available(rater, track, now))) or 0
-        own_open = session.scalar(select(func.count(Assignment.id)).join(Question).where(
-            Question.track_id == track.id, Assignment.rater_id == rater.id, Assignment.status == "open")) or 0
-        submitted = session.scalar(select(func.count(Submission.id)).join(Question).where(
-            Question.track_id == track.id, Submission.rater_id == rater.id)) or 0
-        out.append(TrackProgress(track.slug, track.title, int(available) + int(own_open), int(submitted)))
+        counts = session.execute(_progress_counts(bool(rater.subspecialty), bool(rater.specialty),
+                                                  track.fallback or "general"), _bound(rater, track, now)).one()
+        available, own_open, submitted = (int(n or 0) for n in counts)
+        out.append(TrackProgress(track.slug, track.title, available + own_open, submitted))
     return out
+
+
+@lru_cache(maxsize=32)
+def _progress_counts(has_sub: bool, has_spec: bool, fallback: str) -> Select[int, int, int]:
+    """One statement for a rater's line of one track: questions available, own open leases, own submissions."""
+    rater_id, track_id = bindparam("rater_id", type_=Integer), bindparam("track_id", type_=Integer)
+    available = select(func.count(Question.id)).where(_available_shape(has_sub, has_spec, fallback))
+    own_open = select(func.count(Assignment.id)).join(Question).where(
+        Question.track_id == track_id, Assignment.rater_id == rater_id, Assignment.status == "open")
+    submitted = select(func.count(Submission.id)).join(Question).where(
+        Question.track_id == track_id, Submission.rater_id == rater_id)
+    return select(available.scalar_subquery(), own_open.scalar_subquery(), submitted.scalar_subquery())
 
 
 def claim_next(db: Database, rater_id: int, slug: str, now: datetime | None = None) -> Claim:
@@ -234,20 +266,19 @@ def claim_next(db: Database, rater_id: int, slug: str, now: datetime | None = No
             gold_id = _claim_gold(session, rater, track, now)
             if gold_id is not None or qualifying:
                 return Claim(gold_id, "" if gold_id is not None else "none")
-        _, priority = _routing(rater, track)
         skipped: list[int] = []
+        bound = _bound(rater, track, now)
         for _attempt in range(50):
-            query = (select(Question.id).where(_available(rater, track, now))
-                     .order_by(priority, (_confirmed(Question.id) + _active(Question.id, now)).desc(), Question.id)
-                     .limit(1))
+            query = _candidate(bool(rater.subspecialty), bool(rater.specialty), track.fallback or "general",
+                               db.is_sqlite)
             if skipped:
                 query = query.where(Question.id.not_in(skipped))
-            if not db.is_sqlite:
-                query = query.with_for_update(skip_locked=True, of=Question)
-            question_id = session.scalar(query)
+            question_id = session.scalar(query, bound)
             if question_id is None:
                 return Claim(None, "none")
-            if slots_taken(session, question_id, now) >= capacity(session, track, question_id):  # after the lock
+            # recount after the row lock (PostgreSQL); SQLite's write lock was held since the transaction began,
+            # so the candidate query's own count is current
+            if not db.is_sqlite and slots_taken(session, question_id, now) >= capacity(session, track, question_id):
                 skipped.append(question_id)
                 continue
             assignment = Assignment(question_id=question_id, rater_id=rater_id, status="open",
@@ -257,6 +288,17 @@ def claim_next(db: Database, rater_id: int, slug: str, now: datetime | None = No
             session.flush()
             return Claim(assignment.id)
         return Claim(None, "none")
+
+
+@lru_cache(maxsize=64)
+def _candidate(has_sub: bool, has_spec: bool, fallback: str, sqlite: bool) -> Select[int]:
+    """The next question to offer: best routing priority, then the one closest to completion (bind parameters:
+    :func:`_bound`); on PostgreSQL its row is locked, skipping rows other claims hold."""
+    _, priority = _routing_shape(has_sub, has_spec, fallback)
+    query = (select(Question.id).where(_available_shape(has_sub, has_spec, fallback))
+             .order_by(priority, (_confirmed(Question.id) + _active(Question.id, _NOW)).desc(), Question.id)
+             .limit(1))
+    return query if sqlite else query.with_for_update(skip_locked=True, of=Question)
 
 
 def _lock_question(session: Session, question_id: int, db: Database) -> None:

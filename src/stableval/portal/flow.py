@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import func, select
+from sqlalchemy import JSON, bindparam, delete, func, insert, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
@@ -80,17 +80,24 @@ class Opened:
     draft: dict[str, Any]
 
 
+#: One statement for every assignment page: the rater's assignment, its question, its track and its draft.
+_OPEN = (select(Assignment, Question, Track, Draft.data)
+         .join(Question, Question.id == Assignment.question_id)
+         .join(Track, Track.id == Question.track_id)
+         .outerjoin(Draft, Draft.assignment_id == Assignment.id)
+         .where(Assignment.id == bindparam("assignment_id"), Assignment.rater_id == bindparam("rater_id")))
+
+
 def open_assignment(db: Database, assignment_id: int, rater_id: int) -> Opened | None:
     """The assignment with its question, track and draft, or None when it is not this rater's (raters see only
-    their own work)."""
+    their own work). One query."""
     with db.reading() as session:
-        assignment = session.get(Assignment, assignment_id)
-        if assignment is None or assignment.rater_id != rater_id:
-            return None
-        question = session.get(Question, assignment.question_id)
-        track = session.get(Track, question.track_id) if question else None
-        assert question is not None and track is not None
-        return Opened(assignment, question, track, load_draft(session, assignment_id))
+        row = session.execute(_OPEN, {"assignment_id": assignment_id, "rater_id": rater_id}).first()
+    if row is None:
+        return None
+    draft = empty_draft()
+    draft.update(row[3] or {})
+    return Opened(row[0], row[1], row[2], draft)
 
 
 def save_draft(session: Session, assignment_id: int, data: dict[str, Any]) -> None:
@@ -108,13 +115,26 @@ def update_draft(db: Database, assignment_id: int,
     holds the write lock); ``change`` returns the new draft, or None to leave it. Returns the draft as stored."""
     with db.writing() as session:
         if not db.is_sqlite:
-            session.execute(select(Assignment.id).where(Assignment.id == assignment_id).with_for_update())
-        draft = load_draft(session, assignment_id)
+            session.execute(_LOCK_ASSIGNMENT, {"assignment_id": assignment_id})
+        stored = session.execute(_DRAFT_DATA, {"assignment_id": assignment_id}).first()
+        draft = empty_draft()
+        if stored is not None:
+            draft.update(stored[0])
         changed = change(draft)
         if changed is None:
             return draft
-        save_draft(session, assignment_id, changed)
+        session.execute(_INSERT_DRAFT if stored is None else _UPDATE_DRAFT,
+                        {"id": assignment_id, "new_data": dict(changed), "now": utcnow()})
         return changed
+
+
+_LOCK_ASSIGNMENT = select(Assignment.id).where(Assignment.id == bindparam("assignment_id")).with_for_update()
+_DRAFT_DATA = select(Draft.data).where(Draft.assignment_id == bindparam("assignment_id"))
+_DRAFTS = Draft.metadata.tables["drafts"]
+_INSERT_DRAFT = insert(_DRAFTS).values(assignment_id=bindparam("id"), data=bindparam("new_data", type_=JSON),
+                                       updated_at=bindparam("now"))
+_UPDATE_DRAFT = (update(_DRAFTS).where(_DRAFTS.c.assignment_id == bindparam("id"))
+                 .values(data=bindparam("new_data", type_=JSON), updated_at=bindparam("now")))
 
 
 def mark_opened(draft: dict[str, Any], step: str, now: datetime | None = None) -> bool:
@@ -194,11 +214,13 @@ class SubmitResult:
     """``status``: "created", "duplicate" (already submitted: nothing new), "full" (the item already has its k
     ratings), "expired" (the lease ran out and the slot went to another rater), "retired" (the question was
     withdrawn), "changed" (the draft differs from what the confirm page showed), "invalid" (form token wrong or
-    the form incomplete: see ``problems``)."""
+    the form incomplete: see ``problems``). ``adaptive``: the track has adaptive assignment on (``max_k`` above
+    ``k``), so a new submission may be due to refresh its model."""
 
     status: str
     submission_id: int | None = None
     problems: tuple[Violation, ...] = ()
+    adaptive: bool = False
 
 
 def submit(db: Database, rater_id: int, assignment_id: int, form_token: str, now: datetime | None = None, *,
@@ -208,20 +230,15 @@ def submit(db: Database, rater_id: int, assignment_id: int, form_token: str, now
     now = now or utcnow()
     try:
         with db.writing() as session:
-            assignment = session.get(Assignment, assignment_id)
-            if assignment is None or assignment.rater_id != rater_id:
+            loaded = _load_for_submit(session, db, assignment_id, rater_id)
+            if loaded is None:
                 return SubmitResult("invalid")
-            _lock_question(session, assignment.question_id, db)
-            session.refresh(assignment)
+            assignment, question, track, draft = loaded
             if assignment.status == "done":
                 existing = session.scalar(select(Submission.id).where(Submission.assignment_id == assignment_id))
                 return SubmitResult("duplicate", existing)
             if form_token != assignment.form_token:
                 return SubmitResult("invalid")
-            question = session.get(Question, assignment.question_id)
-            assert question is not None  # foreign key
-            track = session.get(Track, question.track_id)
-            assert track is not None
             if question.retired:
                 assignment.status = "released"
                 return SubmitResult("retired")
@@ -231,7 +248,6 @@ def submit(db: Database, rater_id: int, assignment_id: int, form_token: str, now
                 assignment.status = "released"
                 full = _confirmed_count(session, question.id) >= capacity(session, track, question.id)
                 return SubmitResult("full" if full else "expired")
-            draft = load_draft(session, assignment_id)
             if digest is not None and digest != draft_digest(draft):
                 return SubmitResult("changed")
             if track.task_type != "pairwise":  # the other task types: stableval.portal.task_forms
@@ -265,20 +281,41 @@ def submit(db: Database, rater_id: int, assignment_id: int, form_token: str, now
             session.add(submission)
             session.flush()
             if not draft["flag"] and track.task_type == "pairwise":
-                session.add_all([Judgment(
+                session.execute(insert(Judgment.metadata.tables["judgments"]), [dict(
                     submission_id=submission.id, criterion=c["key"], choice=draft["pairwise"][c["key"]],
                     reason=draft["reasons"].get(c["key"], ""),
                     rating_a=_rating(draft["ratings_a"][c["key"]]), rating_b=_rating(draft["ratings_b"][c["key"]]),
                 ) for c in track.criteria])
             assignment.status = "done"
-            found = session.get(Draft, assignment_id)
-            if found is not None:
-                session.delete(found)
-            return SubmitResult("created", submission.id)
+            session.execute(delete(_DRAFTS).where(_DRAFTS.c.assignment_id == assignment_id))
+            return SubmitResult("created", submission.id, adaptive=track.max_k > track.k)
     except IntegrityError:
         with db.reading() as session:
             existing = session.scalar(select(Submission.id).where(Submission.assignment_id == assignment_id))
         return SubmitResult("duplicate", existing)
+
+
+def _load_for_submit(session: Session, db: Database, assignment_id: int, rater_id: int
+                     ) -> tuple[Assignment, Question, Track, dict[str, Any]] | None:
+    """The rater's assignment, its question, track and draft, read inside the submit's write transaction: on SQLite
+    (the write lock is already held) in one query; on PostgreSQL after locking the question's row."""
+    if db.is_sqlite:
+        row = session.execute(_OPEN, {"assignment_id": assignment_id, "rater_id": rater_id}).first()
+        if row is None:
+            return None
+        draft = empty_draft()
+        draft.update(row[3] or {})
+        return row[0], row[1], row[2], draft
+    assignment = session.get(Assignment, assignment_id)
+    if assignment is None or assignment.rater_id != rater_id:
+        return None
+    _lock_question(session, assignment.question_id, db)
+    session.refresh(assignment)
+    question = session.get(Question, assignment.question_id)
+    assert question is not None  # foreign key
+    track = session.get(Track, question.track_id)
+    assert track is not None
+    return assignment, question, track, load_draft(session, assignment_id)
 
 
 def _confirmed_count(session: Session, question_id: int) -> int:

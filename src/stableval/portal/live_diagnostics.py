@@ -1,7 +1,12 @@
 """Live rater diagnostics of one track: the project's own ``diagnose`` (a STABLEVAL fit) on the track's ratings.
 
-The track's confirmed 1-5 ratings (the annotation export, gold questions and "unable to judge" left out) become
-an annotation table whose responses are (question, model · criterion); :func:`stableval.evaluate.diagnostics.
+The track's confirmed ratings (gold questions and "unable to judge" left out) become an annotation table: for a
+pairwise track the 1-5 ratings (the annotation export; responses are (question, model · criterion)), for a
+``single`` track the levels of the track's scale (responses (question, model · criterion)), for an ``mcq`` track
+the blind answers as nominal labels (one response per question; leniency, strictness and over/under-rating need
+ordered levels and are left empty); see :mod:`stableval.portal.task_ratings`. ``ddx`` and ``rank-documents``
+answers are rankings, outside the model: their raters are compared with the others' consensus by
+:mod:`stableval.portal.order_agreement`. :func:`stableval.evaluate.diagnostics.
 diagnose` fits STABLEVAL (Bonagiri et al. 2026, arXiv:2605.02122) and reads each rater's confusion matrix:
 class-balanced ``accuracy``, ``leniency`` (how often the top level is given, whatever the truth) and
 ``strictness`` (the bottom level), ``over_rating`` / ``under_rating`` (P(rating above / below the truth)) and
@@ -28,12 +33,14 @@ again without a new submission costs two counting queries.
 
 from __future__ import annotations
 
+import math
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+import pandas as pd
 from sqlalchemy import func, select
 
 from stableval.errors import InputError
@@ -41,10 +48,13 @@ from stableval.portal.db import Database
 from stableval.portal.export import RATING_LEVELS, export
 from stableval.portal.models import Question, Submission, Track
 
-__all__ = ["MIN_RATINGS", "LiveDiagnostics", "RaterDiagnostics", "clear_cache", "track_diagnostics"]
+__all__ = ["MIN_RATINGS", "ORDER_MESSAGE", "LiveDiagnostics", "RaterDiagnostics", "clear_cache", "track_diagnostics"]
 
 #: Ratings a rater needs before the page flags them (fewer: "too few ratings").
 MIN_RATINGS = 20
+#: Why a ddx or rank-documents track has no STABLEVAL diagnostics (see :mod:`stableval.portal.order_agreement`).
+ORDER_MESSAGE = ("STABLEVAL's rater model reads categorical ratings; rankings are not, so this track's raters are "
+                 "compared with the consensus of the others instead (agreement with the consensus order).")
 _CACHE_SIZE = 16
 
 
@@ -74,6 +84,7 @@ class LiveDiagnostics:
     raters: tuple[RaterDiagnostics, ...] = ()
     fit: dict[str, Any] = field(default_factory=dict)
     message: str = ""
+    task: str = "pairwise"  # the track's task type (which ratings were fitted)
 
 
 _cache: OrderedDict[tuple[Any, ...], LiveDiagnostics] = OrderedDict()
@@ -120,21 +131,44 @@ def track_diagnostics(db: Database, slug: str, *, cache: bool = True) -> LiveDia
     return result
 
 
+def _ratings(db: Database, slug: str) -> tuple[pd.DataFrame, tuple[str, ...], str]:
+    """(ratings ``item, agent, rater, label``, their levels, the task type) of the track."""
+    from stableval.portal.task_ratings import categorical_ratings
+
+    with db.reading() as session:
+        task = str(session.scalar(select(Track.task_type).where(Track.slug == slug)))
+    if task == "pairwise":
+        frame = export(db, "annotations", track=slug).frame
+        if not frame.empty:
+            frame = frame.assign(agent=frame["agent"].astype(str) + " · " + frame["criterion"].astype(str))
+        return frame, RATING_LEVELS, task
+    if task in ("ddx", "rank-documents"):
+        return pd.DataFrame(), (), task
+    return categorical_ratings(db, slug)
+
+
 def _compute(db: Database, slug: str, submissions: int) -> LiveDiagnostics:
     from stableval.data import annotations_from_frame
     from stableval.evaluate.diagnostics import diagnose
 
-    frame = export(db, "annotations", track=slug).frame
+    frame, levels, task = _ratings(db, slug)
+    if task in ("ddx", "rank-documents"):
+        return LiveDiagnostics(slug, submissions, task=task, message=ORDER_MESSAGE)
     if frame.empty or frame["rater"].nunique() < 2:
-        return LiveDiagnostics(slug, submissions, message="No confirmed ratings yet: the diagnostics appear once "
-                                                          "two raters have rated the same answers.")
-    frame = frame.assign(agent=frame["agent"].astype(str) + " · " + frame["criterion"].astype(str))
-    table = annotations_from_frame(frame[["item", "agent", "rater", "label"]], levels=list(RATING_LEVELS),
+        return LiveDiagnostics(slug, submissions, task=task, message="No confirmed ratings yet: the diagnostics "
+                                                                     "appear once two raters have rated the same "
+                                                                     "answers.")
+    if task == "mcq":  # nominal: levels nobody used (e.g. option D of three-option questions) only dilute chance
+        used = [level for level in levels if level in set(frame["label"])]
+        levels = tuple(used) if len(used) >= 2 else levels
+    table = annotations_from_frame(frame[["item", "agent", "rater", "label"]], levels=list(levels),
                                    source=f"{slug} ratings")
     result = diagnose(table, "stableval")
-    predicted = np.searchsorted(np.asarray(table.levels), result.responses["predicted"].astype(str).to_numpy())
-    # levels "1".."5" are sorted, so searchsorted gives each response's consensus level code
+    # each response's consensus level code (the most probable level of its posterior)
+    predicted = pd.Index([str(v) for v in table.levels]).get_indexer(
+        pd.Index(result.responses["predicted"].astype(str)))
     agrees = table.label == predicted[table.response]
+    ordinal = task != "mcq"  # leniency, strictness, over/under-rating need ordered levels
     consensus = np.bincount(table.rater, weights=agrees, minlength=table.n_raters) / np.maximum(
         np.bincount(table.rater, minlength=table.n_raters), 1)
     position = {str(name): index for index, name in enumerate(table.raters)}
@@ -152,8 +186,10 @@ def _compute(db: Database, slug: str, submissions: int) -> LiveDiagnostics:
         rows.append(RaterDiagnostics(
             rater=name, rater_id=int(name.removeprefix("rater-")), ratings=int(row["ratings"]),
             accuracy=float(row["accuracy"]), consensus=float(consensus[position[name]]),
-            leniency=float(row["leniency"]), strictness=float(row["strictness"]),
-            over_rating=float(row["over_rating"]), under_rating=float(row["under_rating"]),
+            leniency=float(row["leniency"]) if ordinal else math.nan,
+            strictness=float(row["strictness"]) if ordinal else math.nan,
+            over_rating=float(row["over_rating"]) if ordinal else math.nan,
+            under_rating=float(row["under_rating"]) if ordinal else math.nan,
             spammer_score=float(row["spammer_score"]), flags=tuple(flags)))
     rows.sort(key=lambda r: (not any(not f.startswith("too few") for f in r.flags), -r.accuracy, r.rater_id))
-    return LiveDiagnostics(slug, submissions, tuple(rows), dict(result.fit))
+    return LiveDiagnostics(slug, submissions, tuple(rows), dict(result.fit), task=task)

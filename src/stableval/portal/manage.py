@@ -28,7 +28,7 @@ from stableval.portal.security import hash_token, new_token
 __all__ = ["MAX_IMPORT_TEXT", "MAX_K", "MAX_LEASE_HOURS", "QUESTION_COLUMNS", "Invite", "create_invites",
            "create_track", "end_rater_sessions", "find_rater", "import_questions", "normalise_group", "rater_access",
            "rater_for_invite", "read_invite_notes", "reissue_invite", "revoke_invite", "revoke_session", "save_profile",
-           "session_revoked", "set_rater_disabled", "set_retired"]
+           "session_revoked", "set_rater_disabled", "set_retired", "track_problems"]
 
 #: Question file columns: required first, then optional (matched case-insensitively).
 QUESTION_COLUMNS: dict[str, bool] = {"id": True, "prompt": True, "model_a": True, "answer_a": True,
@@ -80,51 +80,92 @@ def create_track(db: Database, slug: str, title: str = "", *, criteria: Sequence
     :mod:`stableval.portal.quality`; ``task`` (and its ``scale``, ``conditions``, ``max_conditions``) see
     :mod:`stableval.portal.tasks`; adaptive assignment (``max_k`` > k: up to that many raters for uncertain
     questions; 0: off) see :mod:`stableval.portal.adaptive`; ``specialties`` (the track's controlled list) and
-    ``fallback`` (specialty, general or any) see :mod:`stableval.portal.scope`."""
-    from stableval.portal.scope import check_fallback, parse_specialties
-
-    specialty_list, fallback = parse_specialties(specialties), check_fallback(fallback)
-    from stableval.portal.tasks import task_options
-
-    task_scale, options = task_options(task, scale=scale, conditions=conditions, max_conditions=max_conditions)
-    if not _SLUG.match(slug):
-        raise InputError("bad track name", column="slug", value=slug,
-                         allowed="1-64 lower-case letters, digits, '-' or '_', starting with a letter or digit")
-    for name, value in (("k", k), ("flag_limit", flag_limit)):
-        if not 1 <= int(value) <= MAX_K:
-            raise InputError(f"{name} out of range", column=name, value=value, allowed=f"a whole number from 1 to "
-                                                                                     f"{MAX_K}")
-    if not 1 / 3600 <= lease_hours <= MAX_LEASE_HOURS or round(lease_hours * 3600) < 1:  # NaN fails too
-        raise InputError("lease out of range", column="lease_hours", value=lease_hours,
-                         allowed=f"from 1 second (0.0003 hours) to {MAX_LEASE_HOURS} hours")
-    for name, fraction in (("gold_rate", gold_rate), ("qc_threshold", qc_threshold)):
-        if not 0 <= fraction <= 1:
-            raise InputError(f"{name} out of range", column=name, value=fraction, allowed="a share from 0 to 1")
-    for name, value in (("qc_min_gold", qc_min_gold), ("qualification", qualification)):
-        if not 0 <= int(value) <= MAX_K:
-            raise InputError(f"{name} out of range", column=name, value=value, allowed=f"0 to {MAX_K}")
-    if int(max_k) != 0 and not int(k) < int(max_k) <= MAX_K:
-        raise InputError("max_k out of range", column="max_k", value=max_k,
-                         allowed=f"0 (no adaptive assignment) or a whole number from k + 1 = {int(k) + 1} to {MAX_K}")
-    if not 0 < adaptive_threshold <= 1:
-        raise InputError("adaptive_threshold out of range", column="adaptive_threshold", value=adaptive_threshold,
-                         allowed="a share above 0, at most 1")
-    if not 1 <= int(adaptive_every) <= 1_000_000:
-        raise InputError("adaptive_every out of range", column="adaptive_every", value=adaptive_every,
-                         allowed="a whole number from 1 to 1,000,000")
-    track = Track(slug=slug, title=title.strip() or slug, max_k=int(max_k), specialties=specialty_list,
-                  fallback=fallback,
-                  adaptive_threshold=float(adaptive_threshold), adaptive_every=int(adaptive_every),
-                  criteria=_criteria(criteria), rules=validate_rules(rules),
-                  gold_rate=float(gold_rate), qc_threshold=float(qc_threshold), qc_min_gold=int(qc_min_gold),
-                  qualification=int(qualification), task_type=task, scale=task_scale, task_options=options,
-                  k=int(k), flag_limit=int(flag_limit), lease_seconds=round(lease_hours * 3600))
+    ``fallback`` (specialty, general or any) see :mod:`stableval.portal.scope`. The settings are checked by
+    :func:`track_problems`; the first problem is raised."""
+    track, problems = track_problems(slug, title, criteria=criteria, rules=rules, k=k, flag_limit=flag_limit,
+                                     lease_hours=lease_hours, gold_rate=gold_rate, qc_threshold=qc_threshold,
+                                     qc_min_gold=qc_min_gold, qualification=qualification, task=task, scale=scale,
+                                     conditions=conditions, max_conditions=max_conditions, max_k=max_k,
+                                     adaptive_threshold=adaptive_threshold, adaptive_every=adaptive_every,
+                                     specialties=specialties, fallback=fallback)
+    if problems or track is None:
+        raise problems[0]
     with db.writing() as session:
         if session.scalar(select(Track.id).where(Track.slug == slug)) is not None:
             raise InputError("a track of that name exists", column="slug", value=slug, allowed="a new name")
         session.add(track)
         session.flush()
         return track.id
+
+
+def track_problems(slug: str, title: str = "", *, criteria: Sequence[str] | None = None,
+                   rules: dict[str, Any] | None = None, k: int = 3, flag_limit: int = 2,
+                   lease_hours: float = 24.0, gold_rate: float = 0.0, qc_threshold: float = 0.7,
+                   qc_min_gold: int = 3, qualification: int = 0, task: str = "pairwise",
+                   scale: str | Sequence[str] | None = None, conditions: Sequence[str] | None = None,
+                   max_conditions: int = 5, max_k: int = 0, adaptive_threshold: float = 0.8,
+                   adaptive_every: int = 10, specialties: str | Sequence[str] | None = None,
+                   fallback: str = "general") -> tuple[Track | None, list[InputError]]:
+    """The track :func:`create_track` would store (not yet stored; None when there are problems) and every
+    problem with its settings, in the order of the checks (the admin's form shows them all at once).
+
+    >>> [e.column for e in track_problems("Bad name", k=0, task="mcq", scale="a,b")[1]]
+    ['scale', 'slug', 'k']
+    """
+    from stableval.portal.scope import check_fallback, parse_specialties
+    from stableval.portal.tasks import task_options
+
+    problems: list[InputError] = []
+
+    def checked(check: Any, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return check(*args, **kwargs)
+        except InputError as error:
+            problems.append(error)
+            return None
+
+    specialty_list, fallback = checked(parse_specialties, specialties), checked(check_fallback, fallback)
+    task_scale, options = checked(task_options, task, scale=scale, conditions=conditions,
+                                  max_conditions=max_conditions) or (None, None)
+    if not _SLUG.match(slug):
+        problems.append(InputError("bad track name", column="slug", value=slug, allowed="1-64 lower-case letters, "
+                                   "digits, '-' or '_', starting with a letter or digit"))
+    for name, value in (("k", k), ("flag_limit", flag_limit)):
+        if not 1 <= int(value) <= MAX_K:
+            problems.append(InputError(f"{name} out of range", column=name, value=value,
+                                       allowed=f"a whole number from 1 to {MAX_K}"))
+    if not 1 / 3600 <= lease_hours <= MAX_LEASE_HOURS or round(lease_hours * 3600) < 1:  # NaN fails too
+        problems.append(InputError("lease out of range", column="lease_hours", value=lease_hours,
+                                   allowed=f"from 1 second (0.0003 hours) to {MAX_LEASE_HOURS} hours"))
+    for name, fraction in (("gold_rate", gold_rate), ("qc_threshold", qc_threshold)):
+        if not 0 <= fraction <= 1:
+            problems.append(InputError(f"{name} out of range", column=name, value=fraction,
+                                       allowed="a share from 0 to 1"))
+    for name, value in (("qc_min_gold", qc_min_gold), ("qualification", qualification)):
+        if not 0 <= int(value) <= MAX_K:
+            problems.append(InputError(f"{name} out of range", column=name, value=value, allowed=f"0 to {MAX_K}"))
+    if int(max_k) != 0 and not int(k) < int(max_k) <= MAX_K:
+        problems.append(InputError("max_k out of range", column="max_k", value=max_k, allowed=f"0 (no adaptive "
+                                   f"assignment) or a whole number from k + 1 = {int(k) + 1} to {MAX_K}"))
+    elif int(max_k) != 0 and task in ("ddx", "rank-documents"):  # stableval.portal.adaptive.ADAPTIVE_TASKS
+        problems.append(InputError(f"no adaptive assignment for {task} tracks (rankings are outside the rater "
+                                   "model)", column="max_k", value=max_k,
+                                   allowed="0 (pairwise, single and mcq tracks can be adaptive)"))
+    if not 0 < adaptive_threshold <= 1:
+        problems.append(InputError("adaptive_threshold out of range", column="adaptive_threshold",
+                                   value=adaptive_threshold, allowed="a share above 0, at most 1"))
+    if not 1 <= int(adaptive_every) <= 1_000_000:
+        problems.append(InputError("adaptive_every out of range", column="adaptive_every", value=adaptive_every,
+                                   allowed="a whole number from 1 to 1,000,000"))
+    track_criteria, track_rules = checked(_criteria, criteria), checked(validate_rules, rules)
+    if problems:
+        return None, problems
+    return Track(slug=slug, title=title.strip() or slug, max_k=int(max_k), specialties=specialty_list,
+                 fallback=fallback, adaptive_threshold=float(adaptive_threshold), adaptive_every=int(adaptive_every),
+                 criteria=track_criteria, rules=track_rules, gold_rate=float(gold_rate),
+                 qc_threshold=float(qc_threshold), qc_min_gold=int(qc_min_gold), qualification=int(qualification),
+                 task_type=task, scale=task_scale, task_options=options, k=int(k), flag_limit=int(flag_limit),
+                 lease_seconds=round(lease_hours * 3600)), []
 
 
 def _read_table(path: str | Path, source: str) -> pd.DataFrame:

@@ -2,7 +2,10 @@
 an automatic pause of raters below a threshold (the admin can override either way).
 
 A gold question is imported like any other, with a ``gold`` column naming its known answer in terms of the
-file's models: ``a`` (``model_a``'s answer is better), ``b``, ``tie`` or ``neither``. Raters are never told which
+file's models: ``a`` (``model_a``'s answer is better), ``b``, ``tie`` or ``neither``; a question of another task
+type (single, mcq, ddx, rank-documents) names its known answer in that task's terms, and is judged by
+:mod:`stableval.portal.task_gold` (one gold judgment per checked criterion of a single-answer question, one per
+answer otherwise). Raters are never told which
 questions are gold; gold questions do not count toward k and are left out of the exports. Each of a rater's
 claims in a track is a gold question with probability ``gold_rate`` (a fixed hash of rater and claim number, so
 the sequence is reproducible), and, when the track has a qualification set of size ``qualification``, their first
@@ -80,27 +83,53 @@ class RaterQuality:
         return "paused (below threshold)" if self.paused else "ok"
 
 
-def rater_quality(session: Session, track: Track, rater_ids: list[int] | None = None) -> dict[int, RaterQuality]:
-    """Gold accuracy and pause state per rater in the track (raters with gold answers or an override)."""
+def _pairwise_gold(session: Session, track: Track, rater_ids: list[int] | None
+                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(rater, submission, judged, correct) per gold judgment of a pairwise track (one per criterion)."""
     query = (select(Submission.rater_id, Submission.id, Judgment.choice, Submission.shown_a == Question.model_a,
                     Question.gold)
              .join(Submission, Judgment.submission_id == Submission.id)
              .join(Question, Submission.question_id == Question.id)
              .where(Question.track_id == track.id, Question.gold != "", Submission.flagged.is_(False)))
-    overrides_query = select(QcOverride.rater_id, QcOverride.state).where(QcOverride.track_id == track.id)
     if rater_ids is not None:
         query = query.where(Submission.rater_id.in_(rater_ids))
-        overrides_query = overrides_query.where(QcOverride.rater_id.in_(rater_ids))
     rows = session.execute(query).all()
-    overrides: dict[int, str] = {int(r[0]): str(r[1]) for r in session.execute(overrides_query)}
-    raters = np.array([r[0] for r in rows], dtype=np.int64)
-    submissions = np.array([r[1] for r in rows], dtype=np.int64)
     correct = gold_matches(np.array([r[2] for r in rows], dtype=object), np.array([bool(r[3]) for r in rows]),
                            np.array([r[4] for r in rows], dtype=object))
+    return (np.array([r[0] for r in rows], dtype=np.int64), np.array([r[1] for r in rows], dtype=np.int64),
+            np.ones(len(rows), dtype=np.int64), correct.astype(np.int64))
+
+
+def _task_gold(session: Session, track: Track, rater_ids: list[int] | None
+               ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(rater, submission, judged, correct) per gold submission of a task-type track
+    (:func:`stableval.portal.task_gold.gold_score`; only the question's gold answer is read, not its texts)."""
+    from stableval.portal.task_gold import gold_score
+
+    query = (select(Submission.rater_id, Submission.id, Submission.payload, Question.payload["gold"])
+             .join(Question, Submission.question_id == Question.id)
+             .where(Question.track_id == track.id, Question.gold != "", Submission.flagged.is_(False)))
+    if rater_ids is not None:
+        query = query.where(Submission.rater_id.in_(rater_ids))
+    rows = session.execute(query).all()
+    keys = [c["key"] for c in track.criteria]
+    scores = np.array([gold_score(track.task_type, r[3], r[2], keys) for r in rows], dtype=np.int64).reshape(-1, 2)
+    return (np.array([r[0] for r in rows], dtype=np.int64), np.array([r[1] for r in rows], dtype=np.int64),
+            scores[:, 0], scores[:, 1])
+
+
+def rater_quality(session: Session, track: Track, rater_ids: list[int] | None = None) -> dict[int, RaterQuality]:
+    """Gold accuracy and pause state per rater in the track (raters with gold answers or an override)."""
+    overrides_query = select(QcOverride.rater_id, QcOverride.state).where(QcOverride.track_id == track.id)
+    if rater_ids is not None:
+        overrides_query = overrides_query.where(QcOverride.rater_id.in_(rater_ids))
+    raters, submissions, judgments, correct = (_pairwise_gold if track.task_type == "pairwise" else _task_gold)(
+        session, track, rater_ids)
+    overrides: dict[int, str] = {int(r[0]): str(r[1]) for r in session.execute(overrides_query)}
     ids, codes = np.unique(raters, return_inverse=True)
-    judged = np.bincount(codes, minlength=len(ids))
+    judged = np.bincount(codes, weights=judgments, minlength=len(ids)).astype(np.int64)
     right = np.bincount(codes, weights=correct, minlength=len(ids))
-    items = np.bincount(np.unique(np.stack([codes, submissions]), axis=1)[0], minlength=len(ids)) if len(rows) \
+    items = np.bincount(np.unique(np.stack([codes, submissions]), axis=1)[0], minlength=len(ids)) if len(raters) \
         else judged
     needed = track.qc_min_gold if track.qualification <= 0 else min(track.qc_min_gold, track.qualification)
     out = {}

@@ -17,6 +17,7 @@ from starlette.background import BackgroundTask
 from starlette.concurrency import run_in_threadpool
 
 from stableval.errors import InputError
+from stableval.portal.access import session_access
 from stableval.portal.adaptive import refresh_after_submission
 from stableval.portal.assignment import claim_next
 from stableval.portal.flow import (
@@ -28,7 +29,7 @@ from stableval.portal.flow import (
     submit,
     update_draft,
 )
-from stableval.portal.manage import find_rater, normalise_group, rater_access, rater_for_invite, save_profile
+from stableval.portal.manage import find_rater, normalise_group, rater_for_invite, save_profile
 from stableval.portal.models import Assignment, Question, Track
 from stableval.portal.progress import rater_progress
 from stableval.portal.question_queue import MAX_PROMPT, proposal_tracks, propose
@@ -51,7 +52,7 @@ def _rater_id(request: Request) -> int:
     if not isinstance(rater, int):
         raise HTTPException(status_code=401, detail="Open the invite link you were sent to start.")
     issued = session.get("iat")
-    access = rater_access(portal_of(request).db, rater, issued if isinstance(issued, int) else 0)
+    access = session_access(portal_of(request).db, rater, issued if isinstance(issued, int) else 0)
     if access == "disabled":
         raise HTTPException(status_code=403, detail="Your access to this study has ended. Contact the study team "
                                                     "if you think this is a mistake.")
@@ -210,9 +211,12 @@ def task_first_step(track: Track) -> str:
     return TASKS[track.task_type].first_step
 
 
-def _load(request: Request, assignment_id: int) -> tuple[Assignment, Question, Track, dict[str, Any]]:
-    """The rater's own open assignment (404 for anyone else's: raters see only their own work)."""
-    opened = open_assignment(portal_of(request).db, assignment_id, _rater_id(request))
+def _load(request: Request, assignment_id: int, rater_id: int | None = None
+          ) -> tuple[Assignment, Question, Track, dict[str, Any]]:
+    """The rater's own open assignment (404 for anyone else's: raters see only their own work). ``rater_id``: the
+    rater this request already checked with :func:`_rater_id` (else it is checked here)."""
+    opened = open_assignment(portal_of(request).db, assignment_id,
+                             _rater_id(request) if rater_id is None else rater_id)
     if opened is None:
         raise HTTPException(status_code=404, detail="No such question in your list.")
     return opened.assignment, opened.question, opened.track, opened.draft
@@ -236,8 +240,9 @@ def _refuse_retired(question: Question) -> None:
                                                     "not needed. Go to your progress page for the next one.")
 
 
-def _step_page(request: Request, assignment_id: int, step: str, template: str) -> Response:
-    assignment, question, track, draft = _load(request, assignment_id)
+def _step_page(request: Request, assignment_id: int, step: str, template: str,
+               loaded: tuple[Assignment, Question, Track, dict[str, Any]] | None = None) -> Response:
+    assignment, question, track, draft = loaded or _load(request, assignment_id)
     if track.task_type != "pairwise":  # another task type: its own pages (stableval.portal.task_routes)
         return _see_other(f"/a/{assignment_id}/task/{task_first_step(track)}")
     if assignment.status == "done":
@@ -260,20 +265,21 @@ def pairwise_page(request: Request, assignment_id: int) -> Response:
 
 @router.get("/a/{assignment_id}/rating")
 def rating_page(request: Request, assignment_id: int) -> Response:
-    _, _, track, draft = _load(request, assignment_id)
+    loaded = _load(request, assignment_id)
+    _, _, track, draft = loaded
     if step_problems(draft, track, "pairwise") or draft["flag"]:
         return _see_other(f"/a/{assignment_id}/pairwise")
-    return _step_page(request, assignment_id, "rating", "rating.html")
+    return _step_page(request, assignment_id, "rating", "rating.html", loaded)
 
 
 async def _post_step(request: Request, assignment_id: int, step: str) -> Response:
-    _rater_id(request)  # signed in (and not revoked) before the body is read
+    rater_id = _rater_id(request)  # signed in (and not revoked) before the body is read
     form = await read_form(request)
-    return await run_in_threadpool(_save_step, request, assignment_id, step, form)
+    return await run_in_threadpool(_save_step, request, assignment_id, step, form, rater_id)
 
 
-def _save_step(request: Request, assignment_id: int, step: str, form: Any) -> Response:
-    assignment, question, track, _ = _load(request, assignment_id)
+def _save_step(request: Request, assignment_id: int, step: str, form: Any, rater_id: int) -> Response:
+    assignment, question, track, _ = _load(request, assignment_id, rater_id)
     if assignment.status != "open":
         return _see_other("/progress?saved=1" if assignment.status == "done" else "/progress")
     action = str(form.get("action") or "next")
@@ -313,13 +319,13 @@ async def rating_post(request: Request, assignment_id: int) -> Response:
 @router.post("/a/{assignment_id}/draft")
 async def autosave(request: Request, assignment_id: int) -> Response:
     """Progressive enhancement: the page script saves the form here on every change (no step change)."""
-    _rater_id(request)
+    rater_id = _rater_id(request)
     form = await read_form(request)
-    return await run_in_threadpool(_autosave, request, assignment_id, form)
+    return await run_in_threadpool(_autosave, request, assignment_id, form, rater_id)
 
 
-def _autosave(request: Request, assignment_id: int, form: Any) -> Response:
-    assignment, _, track, _ = _load(request, assignment_id)
+def _autosave(request: Request, assignment_id: int, form: Any, rater_id: int) -> Response:
+    assignment, _, track, _ = _load(request, assignment_id, rater_id)
     step = str(form.get("step") or "")
     if assignment.status != "open" or step not in ("pairwise", "rating"):
         return Response(status_code=409)
@@ -361,7 +367,7 @@ async def submit_post(request: Request, assignment_id: int) -> Response:
                                      digest=None if form.get("digest") is None else str(form.get("digest")))
     if result.status in ("created", "duplicate"):
         done = _see_other("/progress?saved=1")
-        if result.status == "created":  # adaptive assignment: refresh the track's model when due, after replying
+        if result.adaptive:  # adaptive assignment: refresh the track's model when due, after replying
             done.background = BackgroundTask(refresh_after_submission, portal_of(request).db, result.submission_id)
         return done
     if result.status == "changed":

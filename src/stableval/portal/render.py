@@ -73,7 +73,11 @@ def defang(html: str) -> str:
 
 
 def escape_text(value: Any) -> Any:
-    """Jinja ``finalize`` hook: plain strings are HTML-escaped and defanged; safe markup and numbers pass."""
+    """Jinja ``finalize`` hook: plain strings are HTML-escaped and defanged; safe markup and numbers pass.
+
+    >>> escape_text("<b>onclick=x</b>"), escape_text(3), escape_text(Markup("<b>ok</b>"))
+    (Markup('&lt;b&gt;onclick&#61;x&lt;/b&gt;'), 3, Markup('<b>ok</b>'))
+    """
     if isinstance(value, Markup) or not isinstance(value, str):
         return value
     return Markup(defang(str(escape(value))))

@@ -11,6 +11,13 @@ when no question fits a rater's profile.
   ``specialty`` — only questions of their subspecialty or specialty (untagged questions only to raters without a
   specialty); ``general`` (default, the routing before this setting existed) — then the general pool of untagged
   questions; ``any`` — then any question of the track, other specialties' included.
+* **Editing** (:func:`set_routing`; ``stableval portal routing``, the admin's track routing page): both settings may
+  change after creation. A new fallback applies from the next claim (open leases stay). A specialty list may
+  grow, be dropped (free text again) or be introduced, but never leave out a specialty still in use in the track —
+  by a question (retired ones included: they may be restored), by a pending proposed question, or by the profile of
+  a rater who has claimed a question of the track — since those would be stranded (questions no rater can pick,
+  raters whose specialty is off the list). Such a change is refused, naming the specialty, who uses it and the
+  shortest list that would be accepted.
 
 >>> parse_specialties(" Cardiology, oncology ,cardiology")
 ['cardiology', 'oncology']
@@ -21,18 +28,21 @@ when no question fits a rater's profile.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
-from sqlalchemy import select
+from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from stableval.errors import InputError
 from stableval.portal.db import Database
-from stableval.portal.models import Rater, Track
+from stableval.portal.models import Assignment, Question, QuestionProposal, Rater, Track
 
-__all__ = ["FALLBACKS", "check_fallback", "check_question_specialties", "in_scope", "parse_specialties",
-           "profile_specialties", "specialty_choices", "track_ids"]
+__all__ = ["FALLBACKS", "Routing", "check_fallback", "check_question_specialties", "in_scope", "parse_specialties",
+           "profile_specialties", "routing_of", "set_routing", "specialties_in_use", "specialty_choices",
+           "track_ids"]
 
 #: Routing fallbacks, narrowest first (see the module docstring).
 FALLBACKS = ("specialty", "general", "any")
@@ -114,3 +124,79 @@ def check_question_specialties(track: Track, specialties: pd.Series, source: str
         raise InputError(f"specialty not on track {track.slug!r}'s list ({int(bad.sum())} row(s) in all)",
                          file=source, row=row, column="specialty", value=str(values[row - 1]),
                          allowed=", ".join(track.specialties) + " or empty (the general pool)")
+
+
+@dataclass(frozen=True)
+class Routing:
+    """A track's routing settings: its specialty list (None: free text) and its fallback; ``in_use`` are the
+    specialties a new list must keep (:func:`specialties_in_use`)."""
+
+    slug: str
+    title: str
+    specialties: list[str] | None
+    fallback: str
+    in_use: dict[str, str]
+
+
+def _track_or_fail(session: Session, slug: str) -> Track:
+    track = session.scalar(select(Track).where(Track.slug == slug))
+    if track is None:
+        known = session.scalars(select(Track.slug).order_by(Track.slug)).all()
+        raise InputError("no such track", column="track", value=slug, allowed=", ".join(known) or "none yet")
+    return track
+
+
+def routing_of(db: Database, slug: str) -> Routing:
+    """The routing settings of the track called ``slug``."""
+    with db.reading() as session:
+        track = _track_or_fail(session, slug)
+        return Routing(track.slug, track.title, list(track.specialties) if track.specialties else None,
+                       track.fallback, specialties_in_use(session, track.id))
+
+
+def specialties_in_use(session: Session, track_id: int) -> dict[str, str]:
+    """Each specialty in use in the track -> who uses it, in words ("2 questions (e.g. q3), 1 rater (rater-4)"):
+    its questions (retired included), pending proposals, and the profiles of raters who claimed one of its
+    questions. Empty specialties (the general pool, no profile yet) are not listed."""
+    users: dict[str, list[str]] = {}
+
+    def add(rows: Sequence[Any], what: str, example: str) -> None:
+        for name, count, first in rows:
+            users.setdefault(str(name), []).append(f"{count} {what}{'s' if count != 1 else ''} "
+                                                    f"({'e.g. ' if count > 1 else ''}{example.format(first)})")
+
+    add(session.execute(select(Question.specialty, func.count(), func.min(Question.external_id))
+                        .where(Question.track_id == track_id, Question.specialty != "")
+                        .group_by(Question.specialty)).all(), "question", "{}")
+    add(session.execute(select(QuestionProposal.specialty, func.count(), func.min(QuestionProposal.id))
+                        .where(QuestionProposal.track_id == track_id, QuestionProposal.status == "pending",
+                               QuestionProposal.specialty != "")
+                        .group_by(QuestionProposal.specialty)).all(), "pending proposal", "proposal {}")
+    workers = select(Assignment.rater_id).join(Question, Question.id == Assignment.question_id) \
+        .where(Question.track_id == track_id).distinct().scalar_subquery()
+    add(session.execute(select(Rater.specialty, func.count(), func.min(Rater.id))
+                        .where(Rater.id.in_(workers), Rater.specialty != "")
+                        .group_by(Rater.specialty)).all(), "rater", "rater-{}")
+    return {name: ", ".join(parts) for name, parts in sorted(users.items())}
+
+
+def set_routing(db: Database, slug: str, *, specialties: str | Sequence[str] | None, fallback: str) -> Routing:
+    """Change a track's specialty list (None or empty: no list, free text) and fallback; refuses a list that
+    leaves out a specialty still in use (see the module docstring and :func:`specialties_in_use`)."""
+    names, fallback = parse_specialties(specialties), check_fallback(fallback)
+    with db.writing() as session:
+        track = _track_or_fail(session, slug)
+        in_use = specialties_in_use(session, track.id)
+        if names is not None:
+            left_out = [name for name in in_use if name not in names]
+            if left_out:
+                keep = list(dict.fromkeys([*names, *in_use]))
+                raise InputError(
+                    f"specialty {left_out[0]!r} is still used in track {slug!r}: {in_use[left_out[0]]}"
+                    + (f" (and {len(left_out) - 1} more specialt{'y' if len(left_out) == 2 else 'ies'} in use: "
+                       f"{', '.join(left_out[1:])})" if len(left_out) > 1 else ""),
+                    column="specialties", value=left_out[0],
+                    allowed=f"a list that keeps every specialty in use, e.g. {', '.join(keep)}; or no list "
+                            "(free text)")
+        track.specialties, track.fallback = names, fallback
+        return Routing(track.slug, track.title, names, fallback, in_use)

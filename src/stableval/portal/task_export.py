@@ -15,8 +15,8 @@
   reads that column), ``position_shown`` (1-based place in the randomised order first shown), ``kind``, ``track``:
   ``stableval nrp agree FILE RANKINGS`` on one rater's export (``rater=``; CLI ``--rater``).
 
-Flagged ("does not make sense") submissions are left out and counted in the notes, as are "unable to judge"
-levels.
+Flagged ("does not make sense") submissions and those of gold (quality-control) questions are left out and counted
+in the notes, as are "unable to judge" levels.
 
 >>> medqa_row({"key": "A", "blind": ["B"], "missing": "no", "verdict": "another", "seen": ["B"],
 ...            "reason": "x", "options_shown": ["A", "B", "C", "D"]})["seen_change"]
@@ -31,15 +31,15 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from sqlalchemy import select
+from sqlalchemy import func, select
 
 from stableval.errors import InputError
 from stableval.portal.db import Database
 from stableval.portal.export import Export
 from stableval.portal.models import Question, Rater, Submission, Track
 
-__all__ = ["TaskExport", "analysis_command", "cases_path", "conditions_path", "ddx_json", "export_table", "export_task",
-           "medqa_row", "task_of"]
+__all__ = ["TaskExport", "analysis_command", "cases_path", "conditions_path", "confirmed_answers", "ddx_json",
+           "export_table", "export_task", "left_out_notes", "medqa_row", "task_of"]
 
 
 @dataclass(frozen=True)
@@ -66,12 +66,14 @@ def task_of(db: Database, slug: str) -> str:
     return str(task)
 
 
-def _submissions(db: Database, slug: str) -> tuple[Track, pd.DataFrame, int]:
+def confirmed_answers(db: Database, slug: str) -> tuple[Track, pd.DataFrame, int, int]:
     """The track, its confirmed unflagged submissions of regular questions (in submission order), and how many
-    flagged submissions were left out."""
+    flagged submissions and submissions of gold (quality-control) questions were left out."""
     with db.reading() as session:
         track = session.scalar(select(Track).where(Track.slug == slug))
         assert track is not None
+        gold = int(session.scalar(select(func.count(Submission.id)).join(Question).where(
+            Question.track_id == track.id, Question.gold != "")) or 0)
         rows = session.execute(
             select(Question.external_id, Question.id, Question.model_a, Question.payload, Submission.rater_id,
                    Rater.specialty, Submission.payload, Submission.flagged)
@@ -82,7 +84,19 @@ def _submissions(db: Database, slug: str) -> tuple[Track, pd.DataFrame, int]:
     flagged = int(frame["flagged"].sum()) if len(frame) else 0
     frame = frame.loc[~frame["flagged"].astype(bool)].reset_index(drop=True)
     frame["rater"] = "rater-" + frame["rater_id"].astype(str)
-    return track, frame, flagged
+    return track, frame, flagged, gold
+
+
+def left_out_notes(flagged: int, gold: int) -> list[str]:
+    """The export notes on what was left out: flagged submissions and those of gold questions.
+
+    >>> left_out_notes(0, 2)
+    ['2 submission(s) of gold (quality-control) questions left out']
+    """
+    notes = [f"{flagged} submission(s) flagged 'does not make sense' have no answers (left out)"] if flagged else []
+    if gold:
+        notes.append(f"{gold} submission(s) of gold (quality-control) questions left out")
+    return notes
 
 
 def medqa_row(answer: dict[str, Any]) -> dict[str, str]:
@@ -176,13 +190,13 @@ def export_task(db: Database, slug: str, *, criterion: str | None = None, rater:
     if task not in _EXPORTS:
         raise InputError(f"track {slug!r} is a pairwise track", column="track", value=slug,
                          allowed="stableval portal export --kind annotations|pairwise")
-    track, frame, flagged = _submissions(db, slug)
+    track, frame, flagged, gold = confirmed_answers(db, slug)
     if rater is not None:
         if rater not in set(frame["rater"]):
             raise InputError("no answers by this rater in the track", column="rater", value=rater,
                              allowed=", ".join(sorted(set(frame["rater"]))) or "none yet")
         frame = frame.loc[frame["rater"] == rater].reset_index(drop=True)
-    notes = [f"{flagged} submission(s) flagged 'does not make sense' have no answers (left out)"] if flagged else []
+    notes = left_out_notes(flagged, gold)
     result = _EXPORTS[task](track, frame, notes)
     if criterion is not None:
         keys = [c["key"] for c in track.criteria]

@@ -16,6 +16,9 @@ A track has one task type (``--task`` at creation; default ``pairwise``, the A-v
   question a line: ``{"id", "prompt", "items": [{"id", "text", "kind": "answer"|"document", "model"?, "grade"?}],
   "specialty"?}`` with 2-20 items of unique ids.
 
+Every type takes an optional ``gold`` column: the known answer of a gold (attention-check) question, read per task
+type by :mod:`stableval.portal.task_gold`.
+
 Answers (``answer``, pairwise ``answer_a``/``answer_b``) may be agent transcripts (:mod:`stableval.portal.transcripts`),
 validated here. Every problem is an :class:`~stableval.errors.InputError` naming the file, row, column, value and
 what is allowed; an import is all or nothing.
@@ -42,10 +45,11 @@ from stableval.datasets.medqa import LETTERS  # the option letters stableval med
 from stableval.errors import InputError
 from stableval.portal.db import Database
 from stableval.portal.models import Question, Track, utcnow
+from stableval.portal.task_gold import GOLD_MARK, parse_task_gold
 from stableval.portal.transcripts import transcript_problem
 
 __all__ = ["DEFAULT_SCALE", "LETTERS", "MAX_CONDITIONS", "MAX_ITEMS", "TASKS", "TaskType", "import_task_questions",
-           "parse_scale", "read_conditions", "task_options", "task_type_of"]
+           "parse_conditions", "parse_scale", "read_conditions", "task_options", "task_type_of"]
 
 #: Levels of a single-answer track without ``--scale`` (worst first).
 DEFAULT_SCALE = ("1", "2", "3", "4", "5")
@@ -104,11 +108,22 @@ def read_conditions(path: str | Path) -> list[str]:
     characters; the order is kept (it is the condition index of the ``stableval ddx`` export)."""
     source = str(path)
     try:
-        lines = Path(path).read_text(encoding="utf-8-sig").splitlines()
+        text = Path(path).read_text(encoding="utf-8-sig")
     except FileNotFoundError:
         raise InputError("file not found", file=source, allowed="a text file with one condition per line") from None
     except UnicodeDecodeError as error:
         raise InputError(f"file is not UTF-8 text ({error.reason})", file=source) from None
+    return parse_conditions(text, source)
+
+
+def parse_conditions(text: str, source: str) -> list[str]:
+    """The checks of :func:`read_conditions` on text already read (the admin form's text box or upload);
+    ``source`` names it in messages.
+
+    >>> parse_conditions("Eczema\\nPsoriasis\\n\\n", "list")
+    ['Eczema', 'Psoriasis']
+    """
+    lines = text.removeprefix("\ufeff").splitlines()
     while lines and not lines[-1].strip():
         lines.pop()
     names = [" ".join(line.split()) for line in lines]
@@ -309,10 +324,10 @@ def _rank_documents(record: dict[str, Any], row: int, source: str, normalise: Ca
             raise InputError(f"{where} ({item_id}): model is not text", file=source, row=row, column="items",
                              value=str(model)[:40], allowed="the answer's model name (text)")
         clean.append({"id": item_id, "text": text, "kind": kind, "model": model or "", "grade": grade})
-    unknown = set(record) - {"id", "prompt", "items", "specialty", "subspecialty", "reference"}
+    unknown = set(record) - {"id", "prompt", "items", "specialty", "subspecialty", "reference", "gold"}
     if unknown:
         raise InputError("unknown field(s)", file=source, row=row, value=sorted(unknown),
-                         allowed="id, prompt, items, specialty (and optionally subspecialty, reference)")
+                         allowed="id, prompt, items, specialty (and optionally subspecialty, reference, gold)")
     out["payload"] = {"items": clean}
     return out
 
@@ -346,10 +361,13 @@ def import_task_questions(db: Database, slug: str, path: str | Path, *, source: 
         if missing:
             raise InputError(f"missing column(s): {', '.join(missing)}", file=source, row=row, value=sorted(record),
                              allowed=f"a {track.task_type} question file (see docs/portal.md)")
-        if str(record.get("gold", "")).strip():
-            raise InputError("gold questions are for pairwise tracks only (so far)", file=source, row=row,
-                             column="gold", value=record["gold"], allowed="no gold column")
         question = reader(record, row, source, normalise)
+        gold = parse_task_gold(track.task_type, record.get("gold"), criteria=list(track.criteria),
+                               scale=track.scale, conditions=(track.task_options or {}).get("conditions"),
+                               payload=question["payload"], source=source, row=row)
+        if gold is not None:  # a gold (attention-check) question: stableval.portal.task_gold
+            question["payload"] = {**(question["payload"] or {}), "gold": gold}
+            question["gold"] = GOLD_MARK
         if question["external_id"] in ids:
             raise InputError(f"id repeats row {ids[question['external_id']]}", file=source, row=row, column="id",
                              value=question["external_id"], allowed="one row per question id")
@@ -366,5 +384,5 @@ def import_task_questions(db: Database, slug: str, path: str | Path, *, source: 
                              allowed="new ids (retire or rename the old question)")
         now = utcnow()
         session.execute(Question.__table__.insert(), [  # type: ignore[attr-defined]
-            {**q, "track_id": track.id, "retired": False, "gold": "", "created_at": now} for q in rows])
+            {"gold": "", **q, "track_id": track.id, "retired": False, "created_at": now} for q in rows])
     return len(rows)
