@@ -384,16 +384,11 @@ def set_rater_disabled(db: Database, rater_id: int, disabled: bool, now: datetim
 
 def rater_access(db: Database, rater_id: int, issued_ms: int) -> str:
     """Whether a session of this rater issued at ``issued_ms`` (Unix milliseconds) may act: "ok", "unknown",
-    "disabled" or "ended" (signed out by :func:`end_rater_sessions`)."""
-    with db.reading() as session:
-        rater = session.get(Rater, rater_id)
-        if rater is None:
-            return "unknown"
-        if rater.disabled_at is not None:
-            return "disabled"
-        if rater.sessions_after is not None and issued_ms < _epoch_ms(rater.sessions_after):
-            return "ended"
-        return "ok"
+    "disabled" or "ended" (signed out by :func:`end_rater_sessions`); the rule of
+    :func:`stableval.portal.access.access_state`, the one every rater request applies."""
+    from stableval.portal.access import session_access
+
+    return session_access(db, rater_id, issued_ms)
 
 
 def revoke_session(db: Database, sid: str) -> None:
@@ -407,12 +402,6 @@ def session_revoked(db: Database, sid: str) -> bool:
     """Whether the session ``sid`` was ended by :func:`revoke_session`."""
     with db.reading() as session:
         return session.get(RevokedSession, sid) is not None
-
-
-def _epoch_ms(moment: datetime) -> int:
-    from datetime import UTC
-
-    return int(moment.replace(tzinfo=UTC).timestamp() * 1000)
 
 
 def _rater_or_fail(rater: Rater | None, rater_id: int) -> Rater:
