@@ -2,13 +2,16 @@
 
 Synthetic data: K = 3 levels, 5 judgments per response, 200 raters (80% reliable, 20% noisy), sizes 1e5, 1e6
 and 1e7 judgments. Per size it prints milliseconds per EM iteration (one E+M step at the fitted parameters, best
-of 7), the amortised time per iteration of the whole fit (set-up spread over the iterations), iterations, total
-fit time (matrix build included) and peak memory above the input arrays (tracemalloc), and, when crowd-kit is
-importable, crowd-kit's time per iteration and the ratio (crowd-kit / stableval per iteration).
+of 7) through the kernel a fit uses by default, then through each kernel side by side — the numpy reference and
+the compiled one-pass kernel (numba, the ``fast`` extra; :mod:`stableval.aggregate.em_kernel`), wall and CPU
+seconds (CPU time is what a loaded machine distorts least) — the amortised time per iteration of the whole fit
+(set-up spread over the iterations), iterations, total fit time (matrix build included) and peak memory above the
+input arrays (tracemalloc), and, when crowd-kit is importable, crowd-kit's time per iteration and the ratio
+(crowd-kit / stableval per iteration). The load average is printed first: compare timings taken at similar load.
 A second part times ``stableval score`` end to end on 1e6 judgments from Parquet (all three methods, B = 1000).
 
-Goals (2-core machine, 1e7 judgments): >= 15x faster per iteration than crowd-kit 1.4.2, <= 65 ms per EM
-iteration, peak memory < 1 GB above the input arrays; ``stableval score`` on 1e6 judgments < 15 s.
+Goals (2-core machine, 1e7 judgments): >= 15x faster per iteration than crowd-kit 1.4.2, <= 40 ms per EM
+iteration (issue 14), peak memory < 1 GB above the input arrays; ``stableval score`` on 1e6 judgments < 15 s.
 
 Run:  python benchmarks/bench_em.py [--sizes 1e5,1e6,1e7] [--crowdkit-iters 3] [--skip-score]
 """
@@ -74,20 +77,24 @@ def fit_stats(model: DawidSkene | Stableval, table: AnnotationTable) -> tuple[fl
     return (end - built) / model.n_iter_, model.n_iter_, end - start, peak / 2**20
 
 
-def steady_iteration(model: DawidSkene | Stableval, table: AnnotationTable, repeats: int = 7) -> float:
-    """Seconds of one EM iteration (E-step with fused M-step counts, then the M-step) at the fitted
-    parameters: the best of ``repeats`` runs, so one-off set-up and machine noise are left out."""
+def steady_iteration(model: DawidSkene | Stableval, table: AnnotationTable, kernel: str | None = None,
+                     repeats: int = 7) -> tuple[float, float]:
+    """(wall, CPU) seconds of one EM iteration (E-step with fused M-step counts, then the M-step) at the fitted
+    parameters through ``kernel`` (None: the default choice): the best of ``repeats`` runs, so one-off set-up and
+    machine noise are left out."""
     from stableval.aggregate.em import ResponseBlocks, parameters_from_counts
 
-    blocks = ResponseBlocks(table.response_matrix())
+    blocks = ResponseBlocks(table.response_matrix(), kernel=kernel)
     out = np.empty((table.n_levels, table.n_responses))
-    times = []
+    blocks.e_step(model.priors_, model.confusion_, out)  # the compiled kernel compiles (or loads) on first use
+    walls, cpus = [], []
     for _ in range(repeats):
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.process_time()
         _, mass, counts = blocks.e_step(model.priors_, model.confusion_, out)
         parameters_from_counts(mass, counts, table.n_raters)
-        times.append(time.perf_counter() - start)
-    return min(times)
+        walls.append(time.perf_counter() - start)
+        cpus.append(time.process_time() - cpu)
+    return min(walls), min(cpus)
 
 
 def crowdkit_per_iteration(table: AnnotationTable, iterations: int) -> float | None:
@@ -103,7 +110,12 @@ def crowdkit_per_iteration(table: AnnotationTable, iterations: int) -> float | N
 
 
 def bench_sizes(sizes: list[int], crowdkit_iters: int) -> None:
-    print(f"{'judgments':>10} {'method':>12} {'ms/iter':>9} {'amortised':>10} {'iters':>6} {'fit s':>7} "
+    from stableval.aggregate.em_kernel import NUMBA
+
+    kernels = ["numpy", "numba"] if NUMBA else ["numpy"]
+    print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores; kernels compared: {', '.join(kernels)}")
+    side = " ".join(f"{k + ' ms':>9} {k + ' cpu':>9}" for k in kernels)
+    print(f"{'judgments':>10} {'method':>12} {'ms/iter':>9} {side} {'amortised':>10} {'iters':>6} {'fit s':>7} "
           f"{'peak MB':>8} {'crowd-kit ms/iter':>18} {'speed-up':>9}")
     for n in sizes:
         table, _ = synthetic(n)
@@ -111,10 +123,12 @@ def bench_sizes(sizes: list[int], crowdkit_iters: int) -> None:
         for name, model in (("DawidSkene", DawidSkene()), ("Stableval", Stableval())):
             fresh, _ = synthetic(n)  # new table: the cached matrix build is part of each timed fit
             per_iter, iters, total, peak = fit_stats(model, fresh)
-            steady = steady_iteration(model, fresh)
+            steady, _ = steady_iteration(model, fresh)
+            each = " ".join(f"{w * 1e3:9.1f} {c * 1e3:9.1f}"
+                            for w, c in (steady_iteration(model, fresh, kernel) for kernel in kernels))
             ck_text = f"{ck * 1e3:18.1f}" if ck else f"{'n/a':>18}"
             ratio = f"{ck / steady:8.1f}x" if ck else f"{'n/a':>9}"
-            print(f"{n:>10.0e} {name:>12} {steady * 1e3:9.1f} {per_iter * 1e3:10.1f} {iters:6d} {total:7.2f} "
+            print(f"{n:>10.0e} {name:>12} {steady * 1e3:9.1f} {each} {per_iter * 1e3:10.1f} {iters:6d} {total:7.2f} "
                   f"{peak:8.0f} {ck_text} {ratio}", flush=True)
 
 

@@ -5,7 +5,9 @@ response): integer item, agent and rater ids, and the same ids as text (``q123``
 and kind it times, in this process and side by side, the fast path (``read_any``: columns coded in their own type,
 each distinct value turned into text once) and the simple path (every column read as text, then the same
 validation: ``annotations_from_frame(read_table_file(path))``), checks they give the same table, and prints
-judgments per second and the ratio. ``--previous SRC`` also times ``read_any`` of another checkout's ``src`` folder
+judgments per second and the ratios. Files with integer ids take the lookup path
+(:mod:`stableval.data.integer_ids`); the "general" column times the reader it hands other files to (columns read
+as categories), side by side. ``--previous SRC`` also times ``read_any`` of another checkout's ``src`` folder
 (e.g. one exported with ``git archive``) in a subprocess, on the same files.
 
 Targets (issue 14, 2 cores): >= 10 M judgments/s with integer ids, >= 3 M/s with string ids.
@@ -60,6 +62,14 @@ def fast(path: Path) -> object:
     return read_any(path, levels=LEVELS)
 
 
+def general(path: Path) -> object:
+    """The reader every file the integer lookup path hands over goes through (columns coded in their own type)."""
+    from stableval.data import read_table_file
+    from stableval.data.annotations import annotations_from_frame
+
+    return annotations_from_frame(read_table_file(path, categorical=True), levels=LEVELS, source=str(path))
+
+
 def simple(path: Path) -> object:
     from stableval.data import read_table_file
     from stableval.data.annotations import annotations_from_frame
@@ -100,7 +110,8 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=2, help="runs per path; the best is reported (default 2)")
     parser.add_argument("--previous", metavar="SRC", help="also time read_any of this src folder (subprocess)")
     args = parser.parse_args()
-    print(f"{'judgments':>10} {'ids':>7} {'fast s':>7} {'M/s':>6} {'simple s':>9} {'M/s':>6} {'ratio':>6}"
+    print(f"{'judgments':>10} {'ids':>7} {'fast s':>7} {'M/s':>6} {'general s':>9} {'ratio':>6} {'simple s':>9} "
+          f"{'M/s':>6} {'ratio':>6}"
           + (f" {'previous s':>10} {'ratio':>6}" if args.previous else "") + "  same")
     for n in (int(float(s)) for s in args.sizes.split(",")):
         for text_ids in (False, True):
@@ -108,14 +119,17 @@ def main() -> None:
                 path = Path(tmp) / "judgments.parquet"
                 write_parquet(path, n, text_ids=text_ids)
                 fast_s, fast_table = best_of(fast, path, args.repeat)
+                general_s, general_table = best_of(general, path, args.repeat)
                 simple_s, simple_table = best_of(simple, path, args.repeat)
                 line = (f"{n:>10.0e} {'string' if text_ids else 'integer':>7} {fast_s:>7.2f} {n / fast_s / 1e6:>6.1f} "
+                        f"{general_s:>9.2f} {general_s / fast_s:>5.1f}x "
                         f"{simple_s:>9.2f} {n / simple_s / 1e6:>6.1f} {simple_s / fast_s:>5.1f}x")
                 if args.previous:
                     previous_s = previous(args.previous, path, args.repeat)
                     line += f" {previous_s:>10.2f} {previous_s / fast_s:>5.1f}x"
-                print(line + f"  {same(fast_table, simple_table)}", flush=True)
-                del fast_table, simple_table
+                agree = same(fast_table, simple_table) and same(general_table, simple_table)
+                print(line + f"  {agree}", flush=True)
+                del fast_table, general_table, simple_table
 
 
 if __name__ == "__main__":

@@ -453,13 +453,21 @@ class EMAggregator(Aggregator):
     def fit_matrix(self, X: sp.csr_matrix, n_raters: int, n_levels: int,
                    gold: np.ndarray | None = None) -> Self:
         from stableval.aggregate.em import vote_counts
+        from stableval.aggregate.em_kernel import kernel_choice
 
         screen: tuple[np.ndarray, EMRunner] | None = None
         rows = screening_rows(X.shape[0])
         if rows is not None:
-            part, part_gold = X[rows], gold[rows] if gold is not None else None
-            screen = rows, lambda start, alphas, max_iter: self._run(part, start, n_raters, n_levels, part_gold,
-                                                                     alphas, max_iter)
+            subset: list[sp.csr_matrix] = []  # the screened rows, cut out when the first start is screened
+            kernel = kernel_choice(X.nnz)  # the screen runs on the kernel the whole fit runs on
+
+            def run_on_rows(start: EMStart, alphas: tuple[float, float | np.ndarray], max_iter: int) -> EMResult:
+                assert rows is not None
+                subset[:] = subset or [X[rows]]
+                return self._run(subset[0], start, n_raters, n_levels, gold[rows] if gold is not None else None,
+                                 alphas, max_iter, kernel=kernel)
+
+            screen = rows, run_on_rows
         return self.fit_from_starts(
             vote_counts(X, n_levels), n_raters, n_levels,
             run=lambda start, alphas, max_iter: self._run(X, start, n_raters, n_levels, gold, alphas, max_iter),
@@ -475,7 +483,8 @@ class EMAggregator(Aggregator):
         the starts on those responses only, then fit the winner on all."""
         alphas = self.dirichlet()
         self._fit_starts(counts, run, alphas, screen)
-        learned = self.learned_alpha_pi(expected(self.posteriors_))
+        learns = self.learned_alpha_pi(np.zeros((0, n_levels))) is not None  # else the counts pass is not needed
+        learned = self.learned_alpha_pi(expected(self.posteriors_)) if learns else None
         if learned is None:
             self.alpha_pi_ = alphas[1]
         elif np.ndim(learned[0]) == 0:  # one concentration for every confusion cell
@@ -526,14 +535,15 @@ class EMAggregator(Aggregator):
         self.starts_ = records
 
     def _run(self, X: sp.csr_matrix, start: EMStart, n_raters: int, n_levels: int,
-             gold: np.ndarray | None, alphas: tuple[float, float | np.ndarray], max_iter: int) -> EMResult:
+             gold: np.ndarray | None, alphas: tuple[float, float | np.ndarray], max_iter: int,
+             kernel: str | None = None) -> EMResult:
         """EM from one start (through maximum likelihood first if the start says so), ``max_iter`` E-steps at
-        most per stage."""
+        most per stage; ``kernel`` as :func:`~stableval.aggregate.em.run_em` takes it."""
         from stableval.aggregate.em import EMResult, run_em
 
         alpha_mu, alpha_pi = alphas
         common: dict[str, Any] = dict(n_raters=n_raters, n_levels=n_levels, max_iter=max_iter, tol=self.tol,
-                                      gold=gold, acceleration=self.acceleration)
+                                      gold=gold, acceleration=self.acceleration, kernel=kernel)
         if start.confusion is not None:
             distributions = start.distributions
             priors = distributions.mean(axis=0) if distributions.shape[0] else np.full(n_levels, 1.0 / n_levels)

@@ -17,7 +17,8 @@ Posteriors are kept class-major, shape (K, N), so the per-class operations strea
 matrix is cut into row blocks; for each block the E-step and the M-step counts run back to back while the block
 is in cache, and blocks run on all cores (scipy and numpy release the GIL). The exponential runs in single
 precision (about 5x faster than double on AVX2), so posteriors carry ~1e-7 relative error; everything else,
-the log-likelihood included, is accumulated in double precision.
+the log-likelihood included, is accumulated in double precision. With numba installed, large matrices take the
+compiled one-pass E-step of :mod:`stableval.aggregate.em_kernel` instead (double precision throughout).
 
 >>> import numpy as np, scipy.sparse as sp
 >>> X = sp.csr_matrix(np.array([[1., 0, 1, 0], [0, 1, 0, 1], [1, 0, 1, 0]]))  # 2 raters, K=2
@@ -30,6 +31,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -213,10 +215,16 @@ def dirichlet_concentration(rows: np.ndarray, groups: np.ndarray | None = None, 
 class ResponseBlocks:
     """The response matrix cut into row blocks, each E-stepped (and M-step counted) by a worker thread.
 
-    scipy's sparse products and numpy's ufuncs release the GIL, so blocks run in parallel on all cores.
+    scipy's sparse products, numpy's ufuncs and the compiled kernel release the GIL, so blocks run in parallel on
+    all cores, on a thread pool kept for the process (:func:`thread_pool`). ``kernel`` is ``"numba"`` (the fused
+    one-pass E-step of :mod:`stableval.aggregate.em_kernel`) or ``"numpy"`` (the reference); by default
+    :func:`~stableval.aggregate.em_kernel.kernel_choice` picks it from the matrix's size.
     """
 
-    def __init__(self, X: sp.csr_matrix, gold: np.ndarray | None = None, threads: int | None = None) -> None:
+    def __init__(self, X: sp.csr_matrix, gold: np.ndarray | None = None, threads: int | None = None,
+                 kernel: str | None = None) -> None:
+        from stableval.aggregate.em_kernel import kernel_choice
+
         X = X.tocsr()
         self.X = X
         self.n_responses = X.shape[0]
@@ -231,12 +239,14 @@ class ResponseBlocks:
         ]
         self.gold = gold if gold is not None and (gold >= 0).any() else None
         self.threads = max(1, min(threads or os.cpu_count() or 1, len(self.blocks)))
+        self.kernel = kernel_choice(X.nnz) if kernel is None else kernel
+        if self.kernel not in ("numpy", "numba"):
+            raise ValueError(f"kernel={self.kernel!r}; allowed: numpy, numba")
 
     def _map(self, work: Callable[[tuple[int, int, sp.csr_matrix]], T]) -> list[T]:
         if self.threads == 1:
             return [work(block) for block in self.blocks]
-        with ThreadPoolExecutor(self.threads) as pool:
-            return list(pool.map(work, self.blocks))
+        return list(thread_pool(self.threads).map(work, self.blocks))
 
     def counts(self, posteriors: np.ndarray) -> np.ndarray:
         """Expected counts (K, R·K) = posteriors (K, N) @ X, block by block on all cores."""
@@ -251,6 +261,8 @@ class ResponseBlocks:
         mass per class (K,) and the expected counts (K, R·K) of those posteriors."""
         table = log_confusion_table(confusion)
         k = confusion.shape[1]
+        if self.kernel == "numba":
+            return self._e_step_compiled(table, np.log(np.maximum(priors, 1e-300)), out)
         log_priors = np.log(np.maximum(priors, 1e-300))[:, None]
 
         def work(block: tuple[int, int, sp.csr_matrix]) -> tuple[float, np.ndarray, np.ndarray]:
@@ -275,6 +287,60 @@ class ResponseBlocks:
         mass = np.sum([r[1] for r in results], axis=0) if results else np.zeros(k)
         counts = np.sum([r[2] for r in results], axis=0) if results else np.zeros((k, self.X.shape[1]))
         return log_likelihood, mass, counts
+
+    def _e_step_compiled(self, table: np.ndarray, log_priors: np.ndarray,
+                         out: np.ndarray) -> tuple[float, np.ndarray, np.ndarray]:
+        """:meth:`e_step` through the compiled one-pass kernel, block by block (sums added in block order, so the
+        result does not depend on the number of threads)."""
+        from stableval.aggregate.em_kernel import fused_e_step
+
+        k = table.shape[1]
+        no_gold = np.empty(0, dtype=np.int64)
+
+        def work(block: tuple[int, int, sp.csr_matrix]) -> tuple[float, np.ndarray, np.ndarray]:
+            start, stop, Xb = block
+            gold = no_gold if self.gold is None else np.ascontiguousarray(self.gold[start:stop], dtype=np.int64)
+            counts, mass = np.zeros((table.shape[0], k)), np.zeros(k)  # counts [r·K + given, true]
+            log_likelihood = fused_e_step(Xb.indptr, Xb.indices, Xb.data, table, log_priors, gold,
+                                          out[:, start:stop], counts, mass)
+            return log_likelihood, mass, counts
+
+        results = self._map(work)
+        if not results:
+            return 0.0, np.zeros(k), np.zeros((k, self.X.shape[1]))
+        counts = results[0][2]
+        for result in results[1:]:
+            counts += result[2]
+        return float(sum(r[0] for r in results)), np.sum([r[1] for r in results], axis=0), counts.T
+
+
+_POOLS: dict[int, ThreadPoolExecutor] = {}
+_POOLS_LOCK = threading.Lock()
+
+
+def _forget_pools() -> None:
+    """In a forked child the pools' threads do not exist: start afresh there."""
+    global _POOLS_LOCK
+    _POOLS.clear()
+    _POOLS_LOCK = threading.Lock()
+
+
+os.register_at_fork(after_in_child=_forget_pools)
+
+
+def thread_pool(threads: int) -> ThreadPoolExecutor:
+    """The process's pool of ``threads`` worker threads, made on first use and kept: starting threads for every
+    E-step cost more than a small block's work (the work items never wait on the pool, so sharing it between
+    concurrent fits cannot deadlock).
+
+    >>> thread_pool(2) is thread_pool(2)
+    True
+    """
+    with _POOLS_LOCK:
+        pool = _POOLS.get(threads)
+        if pool is None:
+            pool = _POOLS[threads] = ThreadPoolExecutor(threads, thread_name_prefix=f"stableval-em-{threads}")
+        return pool
 
 
 def sum_of_logs(values: np.ndarray, upper: float) -> float:
@@ -324,6 +390,7 @@ def run_em(
     gold: np.ndarray | None = None,
     threads: int | None = None,
     acceleration: str = "none",
+    kernel: str | None = None,
 ) -> EMResult:
     """EM from initial posteriors (K, N) (an M-step comes first) or initial (priors, confusion).
 
@@ -332,13 +399,14 @@ def run_em(
     by less than ``tol * max(1, |objective|)``, or after ``max_iter`` E-steps. ``acceleration="squarem"``
     extrapolates along two EM steps (:func:`squarem_step`) and keeps the extrapolated point only when its
     objective is at least that of the plain steps, so the objective never decreases; the recorded history holds
-    the accepted points only (``n_iter`` counts every E-step).
+    the accepted points only (``n_iter`` counts every E-step). ``kernel``: the E-step kernel of
+    :class:`ResponseBlocks` (None: chosen from the size of ``X``).
     """
     if (init_posteriors is None) == (init_params is None):
         raise ValueError("give exactly one of init_posteriors and init_params")
     if acceleration not in ACCELERATIONS:
         raise ValueError(f"acceleration={acceleration!r}; allowed: {', '.join(ACCELERATIONS)}")
-    blocks = ResponseBlocks(X, gold, threads)
+    blocks = ResponseBlocks(X, gold, threads, kernel)
     if init_posteriors is not None:
         counts = blocks.counts(init_posteriors)
         start = parameters_from_counts(init_posteriors.sum(axis=1), counts, n_raters, alpha_mu, alpha_pi)

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Self
 
 import numpy as np
 
-from stableval.aggregate._base import Aggregator, GoldLabels, Method, gold_codes, hard_distribution
+from stableval.aggregate._base import Aggregator, GoldLabels, Method, gold_codes
 
 if TYPE_CHECKING:  # pragma: no cover
     import scipy.sparse as sp
@@ -113,8 +113,8 @@ class MajorityVote(Aggregator):
         self.tied_ = winners.sum(axis=1) > 1
         rule = "random" if self.ties == "first" and first_seen is None else self.ties
         self.tie_break_ = rule
-        if rule == "split":
-            self.posteriors_ = hard_distribution(counts, atol=0.0)
+        if rule == "split":  # hard_distribution(counts, atol=0.0), from the winners already found
+            self.posteriors_ = winners / winners.sum(axis=1, keepdims=True)
             self.labels_ = winners.argmax(axis=1)
             return self
         if rule == "first":

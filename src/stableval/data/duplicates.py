@@ -22,7 +22,8 @@ from stableval.data.files import rows_text
 from stableval.data.labels import WARNING_PREFIX
 from stableval.errors import InputError
 
-__all__ = ["DUPLICATE_POLICIES", "apply_duplicates", "check_policy", "combine_codes", "has_repeats"]
+__all__ = ["DUPLICATE_POLICIES", "apply_duplicates", "check_policy", "combine_codes", "has_repeats",
+           "repeats_in_pairs"]
 
 #: What ``duplicates=`` accepts: the same (item, agent, rater) judged more than once.
 DUPLICATE_POLICIES: tuple[str, ...] = ("error", "first", "last", "keep")
@@ -69,6 +70,45 @@ def has_repeats(key: np.ndarray) -> bool:
     """
     ordered = np.sort(np.asarray(key))
     return bool((ordered[1:] == ordered[:-1]).any())
+
+
+def repeats_in_pairs(first: np.ndarray, second: np.ndarray, width: int, *, distinct: int | None = None,
+                     longest_run: int = 16) -> bool:
+    """True when some pair (``first[i]``, ``second[i]``) occurs on two rows, for non-negative integer codes (``second``
+    below ``width``); ``distinct``: how many values ``first`` takes, when the caller knows.
+
+    Rows grouped by ``first`` (each value's rows next to each other, as files usually list the judgments of a
+    response) in runs of at most ``longest_run`` rows are checked by comparing each row with the rows 1, 2, ...
+    before it until no run is that long, without sorting and without index arrays; otherwise the packed key
+    ``first · width + second`` is sorted (:func:`has_repeats`).
+
+    >>> repeats_in_pairs(np.array([0, 0, 1, 1]), np.array([2, 1, 2, 1]), 3)
+    False
+    >>> repeats_in_pairs(np.array([0, 0, 1, 0]), np.array([2, 1, 2, 2]), 3)
+    True
+    """
+    first, second = np.asarray(first), np.asarray(second)
+    if first.size < 2:
+        return False
+    if distinct is None:
+        seen = np.zeros(int(first.max()) + 1, dtype=bool)
+        seen[first] = True
+        distinct = int(np.count_nonzero(seen))
+    runs = 1 + int(np.count_nonzero(first[1:] != first[:-1]))
+    if runs == distinct:  # grouped: a repeat lies within a run, fewer rows back than the run is long
+        for lag in range(1, min(longest_run, first.size - 1) + 1):
+            equal = first[lag:] == first[:-lag]
+            if not equal.any():  # no run is longer than `lag`: every pair within a run was compared
+                return False
+            equal &= second[lag:] == second[:-lag]
+            if equal.any():
+                return True
+    top = int(first.max()) + 1
+    key_type = np.dtype(np.uint32 if top * width <= 2**32 else np.int64)
+    key = first.astype(key_type)
+    key *= width
+    key += second.astype(key_type, copy=False)
+    return has_repeats(key)
 
 
 def apply_duplicates(

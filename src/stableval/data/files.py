@@ -30,6 +30,7 @@ __all__ = [
     "FORMATS",
     "SCALE_KEY",
     "categories_as_text",
+    "dataset_files",
     "dataset_part",
     "file_scale",
     "is_dataset_path",
@@ -667,7 +668,10 @@ def is_dataset_path(path: str | os.PathLike[str]) -> bool:
     return path.is_dir() or (not path.exists() and any(char in str(path) for char in _GLOB))
 
 
-def _dataset_files(path: Path) -> list[Path]:
+def dataset_files(path: Path) -> list[Path]:
+    """The Parquet files of a folder or glob (:func:`is_dataset_path`), in the sorted order their rows are read in;
+    a folder without any, or a pattern that matches none or a file of another format, raises :class:`InputError`.
+    """
     if path.is_dir():
         found = [p for p in path.rglob("*") if p.is_file() and p.suffix.lower() in (".parquet", ".pq")]
         found = [p for p in found if not any(part.startswith((".", "_")) for part in p.relative_to(path).parts)]
@@ -699,7 +703,7 @@ def _read_parquet_dataset(path: Path, format: str | None, categorical: bool, col
     if format is not None and _canonical(format) != "parquet":
         raise InputError("a folder or glob pattern is read as a Parquet dataset", file=str(path), value=format,
                          allowed="format parquet (or none) for a dataset; other formats are read one file at a time")
-    files = _dataset_files(path)
+    files = dataset_files(path)
     schemas, rows = [], []
     for part in files:
         try:
@@ -753,7 +757,7 @@ def parquet_columns(path: str | os.PathLike[str], *, format: str | None = None) 
     path = Path(path)
     try:
         if is_dataset_path(path):
-            files = _dataset_files(path)
+            files = dataset_files(path)
         elif (_canonical(format) if format is not None else FORMATS.get(path.suffix.lower())) == "parquet":
             files = [path]
         else:

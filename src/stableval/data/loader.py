@@ -22,6 +22,7 @@ from stableval.data.annotations import annotations_from_frame
 from stableval.data.columns import CLI_FLAGS, ITEM_PARTS, KEY_HINTS, ROLE_ALIASES, resolve_columns
 from stableval.data.duplicates import check_policy
 from stableval.data.files import categories_as_text, dataset_part, parquet_columns, read_table_file
+from stableval.data.integer_ids import integer_table
 from stableval.data.labels import parse_credit
 from stableval.data.pairwise import (
     PAIRWISE_LEVELS,
@@ -136,6 +137,9 @@ def load(path: str | os.PathLike[str], options: InputOptions | None = None) -> L
     (['tie'], ['tie', 'tie'])
     """
     options = options if options is not None else InputOptions()
+    fast = integer_table(path, options)  # Parquet with integer ids: no text per row; None where it does not apply
+    if fast is not None:
+        return Loaded(table=fast, votes=None)
     frame = read_table_file(path, format=options.format, categorical=True,  # each distinct value read as text once
                             columns=_needed_columns(path, options))
     if options.pairwise if options.pairwise is not None else is_pairwise_frame(frame, options.columns):

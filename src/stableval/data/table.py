@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -220,7 +221,11 @@ class AnnotationTable(TableSizes):
     @cached_property
     def _response_matrix(self) -> sp.csr_matrix:
         k = self.n_levels
-        columns = self.rater.astype(np.int64) * k + self.label
+        wide = self.n_raters * k >= 2**31
+        columns: np.ndarray[tuple[int], np.dtype[np.signedinteger[Any]]] = self.rater.astype(
+            np.int64 if wide else np.int32)  # int32 as scipy stores them: no copy there
+        columns *= k
+        columns += self.label
         data = np.ones(self.n_judgments, dtype=np.float64)
         matrix = sp.csr_matrix((data, (self.response, columns)), shape=(self.n_responses, self.n_raters * k))
         matrix.sum_duplicates()
@@ -234,7 +239,9 @@ class AnnotationTable(TableSizes):
 
     def judgments_per_response(self) -> np.ndarray:
         """(N,) number of judgments of each response."""
-        return np.bincount(self.response, minlength=self.n_responses)
+        counts = np.zeros(self.n_responses, dtype=np.int64)
+        np.add.at(counts, self.response, 1)  # unlike bincount, no (judgments,) int64 copy of the codes
+        return counts
 
     def responses_per_agent(self) -> np.ndarray:
         """(A,) number of responses (items) of each agent."""

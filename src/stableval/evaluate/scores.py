@@ -527,8 +527,7 @@ def score_agents(
         raise ValueError(f"bootstrap must be >= 0, got {bootstrap}")
     if seed is not None and seed < 0:
         raise ValueError(f"seed must be a whole number >= 0 or None, got {seed}")
-    fitted = _fit_all(table, chosen, progress)
-    credits = credits_by_method(fitted, table.credit)
+    credits, posteriors, fits = _fit_all(table, chosen, progress)
     n_agents = table.n_agents
     point = agent_means(credits, table.response_agent, n_agents)
     se_shortfall = 0.0
@@ -540,9 +539,9 @@ def score_agents(
         reps, se_shortfall = bootstrap_fixed(credits, table.response_agent, n_agents, bootstrap, seed,
                                                  progress=progress)
     agents = [str(a) for a in table.agents]
-    rows, win_probability, replicates = _summarise_replicates(table, list(fitted), point, reps, confidence)
+    rows, win_probability, replicates = _summarise_replicates(table, list(fits), point, reps, confidence)
     item_frame = table.response_frame()
-    for j, key in enumerate(fitted):
+    for j, key in enumerate(fits):
         item_frame[key] = credits[:, j]
     return AgentScores(
         scores=pd.concat(rows, ignore_index=True),
@@ -551,8 +550,8 @@ def score_agents(
         item_credit=item_frame,
         agents=agents,
         dataset=table.summary(),
-        fits=_fit_summaries(table, fitted, point),
-        posteriors={key: np.asarray(model.posteriors_) for key, model in fitted.items()},
+        fits=_fit_summaries(table, fits, point),
+        posteriors=posteriors,
         settings={
             "methods": [c.label for c in chosen],
             "bootstrap": bootstrap,
@@ -565,27 +564,52 @@ def score_agents(
     )
 
 
-def _fit_all(table: AnnotationTable, chosen: Sequence[Chosen], progress: bool) -> dict[str, Aggregator]:
-    """Every method fitted on the whole table, keyed like the results."""
-    fitted: dict[str, Aggregator] = {}
+@dataclass(frozen=True)
+class _Fitted:
+    """What scoring keeps of a fitted method: its fit summary and an unfitted copy (to fit again with more
+    iterations); the fitted model itself, which may hold several (N, K) arrays, is let go."""
+
+    summary: dict[str, Any]
+    unfitted: Aggregator
+
+
+def _fit_all(table: AnnotationTable, chosen: Sequence[Chosen], progress: bool
+             ) -> tuple[np.ndarray, dict[str, np.ndarray], dict[str, _Fitted]]:
+    """Every method fitted on the whole table, one after another, keyed like the results: the (N, m) credits, each
+    method's posteriors and what :func:`_fit_summaries` needs.
+
+    Each model is dropped before the next one is fitted, so only its posteriors stay in memory (majority vote's
+    vote shares and labels, for one, do not), and the methods are fitted last first: the registry lists the
+    heavier EM fits (STABLEVAL's several starts) after the simple ones, so they run while the least is held
+    (at 1e8 judgments this keeps ~1.6 GB of other methods' posteriors out of STABLEVAL's peak). Each fit is
+    independent of the others, so the order changes no number."""
+    columns: dict[str, np.ndarray] = {}
+    posteriors: dict[str, np.ndarray] = {}
+    fits: dict[str, _Fitted] = {}
     with progress_bar("fitting", total=len(chosen), enabled=progress) as bar:
-        for method in chosen:
-            fitted[method.key] = method.build().fit(table)
+        for method in reversed(chosen):
+            model = method.build().fit(table)
+            columns[method.key] = credits_by_method({method.key: model}, table.credit)[:, 0]
+            posteriors[method.key] = np.asarray(model.posteriors_)
+            fits[method.key] = _Fitted(summary=model.fit_summary(), unfitted=clone(model))
+            del model
             bar.advance()
-    return fitted
+    keys = [method.key for method in chosen]
+    credits = np.column_stack([columns.pop(key) for key in keys]) if keys else np.zeros((table.n_responses, 0))
+    return credits, {key: posteriors[key] for key in keys}, {key: fits[key] for key in keys}
 
 
-def _fit_summaries(table: AnnotationTable, fitted: Mapping[str, Aggregator], point: np.ndarray
+def _fit_summaries(table: AnnotationTable, fitted: Mapping[str, _Fitted], point: np.ndarray
                    ) -> dict[str, dict[str, Any]]:
     """Every iterative fit's summary; a fit that stopped at its iteration cap also gets ``score_change``: how far
     its agents' scores move when the same fit runs :data:`EXTRA_ITERATIONS` more E-steps (how much the missing
     convergence matters)."""
-    fits = {key: model.fit_summary() for key, model in fitted.items() if model.fit_summary()}
-    for j, (key, model) in enumerate(fitted.items()):
-        params = model.get_params()
+    fits = {key: fit.summary for key, fit in fitted.items() if fit.summary}
+    for j, (key, fit) in enumerate(fitted.items()):
+        params = fit.unfitted.get_params()
         if key not in fits or fits[key].get("converged", True) or "max_iter" not in params:
             continue
-        longer = clone(model).set_params(max_iter=params["max_iter"] + EXTRA_ITERATIONS).fit(table)
+        longer = clone(fit.unfitted).set_params(max_iter=params["max_iter"] + EXTRA_ITERATIONS).fit(table)
         change = agent_means(credits_by_method({key: longer}, table.credit), table.response_agent,
                              table.n_agents)[:, 0] - point[:, j]
         largest = int(np.nanargmax(np.abs(change))) if np.isfinite(change).any() else 0
@@ -603,7 +627,8 @@ def _summarise_replicates(table: AnnotationTable, keys: Sequence[str], point: np
     n_agents = table.n_agents
     agents = [str(a) for a in table.agents]
     responses = table.responses_per_agent()
-    judgments = np.bincount(table.response_agent[table.response], minlength=n_agents)
+    judgments = np.bincount(table.response_agent, weights=table.judgments_per_response(),
+                            minlength=n_agents).astype(np.int64)  # no (judgments,) temporary
     tail = (1.0 - confidence) / 2.0
     rows: list[pd.DataFrame] = []
     wins: dict[str, np.ndarray] = {}
