@@ -34,8 +34,6 @@ again without a new submission costs two counting queries.
 from __future__ import annotations
 
 import math
-import threading
-from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -47,6 +45,7 @@ from stableval.errors import InputError
 from stableval.portal.db import Database
 from stableval.portal.export import RATING_LEVELS, export
 from stableval.portal.models import Question, Submission, Track
+from stableval.portal.result_cache import ResultCache
 
 __all__ = ["MIN_RATINGS", "ORDER_MESSAGE", "LiveDiagnostics", "RaterDiagnostics", "clear_cache", "track_diagnostics"]
 
@@ -87,14 +86,12 @@ class LiveDiagnostics:
     task: str = "pairwise"  # the track's task type (which ratings were fitted)
 
 
-_cache: OrderedDict[tuple[Any, ...], LiveDiagnostics] = OrderedDict()
-_cache_lock = threading.Lock()
+_cache: ResultCache[LiveDiagnostics] = ResultCache(_CACHE_SIZE)
 
 
 def clear_cache() -> None:
     """Forget cached diagnostics (tests; the cache also invalidates itself on every new submission)."""
-    with _cache_lock:
-        _cache.clear()
+    _cache.clear()
 
 
 def _signature(db: Database, slug: str) -> tuple[int, int]:
@@ -117,18 +114,7 @@ def track_diagnostics(db: Database, slug: str, *, cache: bool = True) -> LiveDia
     """
     count, last = _signature(db, slug)
     key = (db.url, slug, count, last)
-    if cache:
-        with _cache_lock:
-            if key in _cache:
-                _cache.move_to_end(key)
-                return _cache[key]
-    result = _compute(db, slug, count)
-    if cache:
-        with _cache_lock:
-            _cache[key] = result
-            while len(_cache) > _CACHE_SIZE:
-                _cache.popitem(last=False)
-    return result
+    return _cache.get(key, lambda: _compute(db, slug, count), enabled=cache)
 
 
 def _ratings(db: Database, slug: str) -> tuple[pd.DataFrame, tuple[str, ...], str]:

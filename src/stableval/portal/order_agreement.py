@@ -22,8 +22,6 @@ vectorised over answers (pairwise sign arrays padded to the question's item coun
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,6 +29,7 @@ import numpy as np
 import pandas as pd
 
 from stableval.portal.db import Database
+from stableval.portal.result_cache import ResultCache
 
 __all__ = ["MIN_COMPARED", "TAU_FLAG", "TOP1_FLAG", "OrderAgreement", "RaterOrderAgreement", "clear_cache",
            "loo_kendall_tau", "loo_top1_agreement", "track_order_agreement"]
@@ -106,14 +105,12 @@ def loo_top1_agreement(first: np.ndarray, case: np.ndarray) -> np.ndarray:
     return np.where(best > 0, agree, np.nan)
 
 
-_cache: OrderedDict[tuple[Any, ...], OrderAgreement] = OrderedDict()
-_cache_lock = threading.Lock()
+_cache: ResultCache[OrderAgreement] = ResultCache(_CACHE_SIZE)
 
 
 def clear_cache() -> None:
     """Forget cached tables (tests; the cache also invalidates itself on every new submission)."""
-    with _cache_lock:
-        _cache.clear()
+    _cache.clear()
 
 
 def track_order_agreement(db: Database, slug: str, *, cache: bool = True) -> OrderAgreement:
@@ -123,18 +120,7 @@ def track_order_agreement(db: Database, slug: str, *, cache: bool = True) -> Ord
 
     count, last = _signature(db, slug)
     key = (db.url, slug, count, last)
-    if cache:
-        with _cache_lock:
-            if key in _cache:
-                _cache.move_to_end(key)
-                return _cache[key]
-    result = _compute(db, slug)
-    if cache:
-        with _cache_lock:
-            _cache[key] = result
-            while len(_cache) > _CACHE_SIZE:
-                _cache.popitem(last=False)
-    return result
+    return _cache.get(key, lambda: _compute(db, slug), enabled=cache)
 
 
 def _compute(db: Database, slug: str) -> OrderAgreement:

@@ -31,8 +31,6 @@ per (track, criterion, number and last id of the judgments), so a reload without
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -44,6 +42,7 @@ from stableval.errors import InputError, StableValError
 from stableval.portal.db import Database
 from stableval.portal.export import RATING_LEVELS, export
 from stableval.portal.models import Judgment, Question, Submission, Track
+from stableval.portal.result_cache import ResultCache
 
 __all__ = ["DEFAULT_BOOTSTRAP", "MIN_ITEMS", "PAIRWISE_LEVELS", "TrackResults", "clear_cache", "pairwise_choices",
            "track_results"]
@@ -145,14 +144,12 @@ def _signature(db: Database, slug: str, criterion: str) -> tuple[Any, ...]:
     return (db.url, slug, criterion, count, last, flagged)
 
 
-_cache: OrderedDict[tuple[Any, ...], TrackResults] = OrderedDict()
-_cache_lock = threading.Lock()
+_cache: ResultCache[TrackResults] = ResultCache(_CACHE_SIZE)
 
 
 def clear_cache() -> None:
     """Forget cached results (tests; the cache also invalidates itself on every new judgment)."""
-    with _cache_lock:
-        _cache.clear()
+    _cache.clear()
 
 
 def _agreement_frame(table: Any, bootstrap: int, seed: int, names: tuple[str, ...] | None = None) -> pd.DataFrame:
@@ -183,18 +180,7 @@ def track_results(db: Database, slug: str, criterion: str | None = None, *, boot
         raise InputError("no such criterion in the track", column="criterion", value=criterion,
                          allowed=", ".join(keys))
     key = (*_signature(db, slug, criterion), bootstrap, seed)
-    if cache:
-        with _cache_lock:
-            if key in _cache:
-                _cache.move_to_end(key)
-                return _cache[key]
-    result = _compute(db, slug, title, criterion, criteria, bootstrap, seed)
-    if cache:
-        with _cache_lock:
-            _cache[key] = result
-            while len(_cache) > _CACHE_SIZE:
-                _cache.popitem(last=False)
-    return result
+    return _cache.get(key, lambda: _compute(db, slug, title, criterion, criteria, bootstrap, seed), enabled=cache)
 
 
 def _compute(db: Database, slug: str, title: str, criterion: str, criteria: tuple[dict[str, str], ...],

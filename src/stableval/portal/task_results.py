@@ -21,8 +21,6 @@ Results are cached per (track, number of submissions, last submission id).
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -30,6 +28,7 @@ import numpy as np
 import pandas as pd
 
 from stableval.portal.db import Database
+from stableval.portal.result_cache import ResultCache
 from stableval.portal.task_forms import MCQ_VERDICTS
 
 __all__ = ["TaskSummary", "clear_cache", "task_summary"]
@@ -62,14 +61,12 @@ def _table(title: str, caption: str, header: list[str], rows: list[list[Any]]) -
     return {"title": title, "caption": caption, "header": header, "rows": rows}
 
 
-_cache: OrderedDict[tuple[Any, ...], TaskSummary] = OrderedDict()
-_cache_lock = threading.Lock()
+_cache: ResultCache[TaskSummary] = ResultCache(_CACHE_SIZE)
 
 
 def clear_cache() -> None:
     """Forget cached summaries (tests; the cache also invalidates itself on every new submission)."""
-    with _cache_lock:
-        _cache.clear()
+    _cache.clear()
 
 
 def task_summary(db: Database, slug: str, *, cache: bool = True) -> TaskSummary:
@@ -79,18 +76,7 @@ def task_summary(db: Database, slug: str, *, cache: bool = True) -> TaskSummary:
 
     count, last = _signature(db, slug)
     key = (db.url, slug, count, last)
-    if cache:
-        with _cache_lock:
-            if key in _cache:
-                _cache.move_to_end(key)
-                return _cache[key]
-    result = _compute(db, slug)
-    if cache:
-        with _cache_lock:
-            _cache[key] = result
-            while len(_cache) > _CACHE_SIZE:
-                _cache.popitem(last=False)
-    return result
+    return _cache.get(key, lambda: _compute(db, slug), enabled=cache)
 
 
 def _compute(db: Database, slug: str) -> TaskSummary:
