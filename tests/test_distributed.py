@@ -192,6 +192,22 @@ def test_unsupported_methods_are_refused(tables: tuple[PartitionedTable, Any]) -
         fit_distributed(table, "glad")
 
 
+def test_partitions_use_the_kernel_of_the_whole_matrix(tables: tuple[PartitionedTable, Any],
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """The compiled E-step is chosen by the size of the whole matrix, as in memory, not by each partition's size
+    (partitions below the threshold ran the numpy kernel while memory ran the compiled one: ~1e-7 apart)."""
+    import stableval.aggregate.em_kernel as em_kernel
+
+    if not em_kernel.NUMBA:
+        pytest.skip("numba is not installed (pip install 'stableval[fast]')")
+    table, memory = tables
+    monkeypatch.delenv("STABLEVAL_EM_KERNEL", raising=False)
+    monkeypatch.setattr(em_kernel, "COMPILED_FROM", memory.response_matrix().nnz - 1)  # the whole, not a partition
+    fitted = fit_distributed(table, "ds")
+    reference = REGISTRY["ds"].build().fit(memory)
+    same_fit(fitted, reference)
+
+
 def test_keep_raters_equals_the_in_memory_subset(tables: tuple[PartitionedTable, Any]) -> None:
     """A rater subset filtered on the workers is the in-memory ``subset`` of those raters' judgments: the same
     responses, raters and items (re-coded), response matrix and first-seen rows (majority vote's ties='first')."""

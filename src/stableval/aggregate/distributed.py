@@ -80,8 +80,8 @@ class PartitionEM:
     """A partition's side of EM, kept on the worker that holds the partition: its response matrix in row blocks
     (:class:`~stableval.aggregate.em.ResponseBlocks`, one thread: the worker's threads are the parallelism)."""
 
-    def __init__(self, partition: Partition) -> None:
-        self.blocks = ResponseBlocks(partition.X, None, threads=1)
+    def __init__(self, partition: Partition, kernel: str | None = None) -> None:
+        self.blocks = ResponseBlocks(partition.X, None, threads=1, kernel=kernel)
 
     def counts(self, posteriors: np.ndarray) -> np.ndarray:
         """Expected counts (K, R·K) of this partition's slice of posteriors (K, n)."""
@@ -101,6 +101,10 @@ class EStepPart:
 
     def sums(self) -> tuple[float, np.ndarray, np.ndarray]:
         return self.log_likelihood, self.mass, self.counts
+
+
+def _stored(partition: Partition) -> int:
+    return int(partition.X.nnz)
 
 
 def _counts(em: PartitionEM, posteriors: np.ndarray) -> np.ndarray:
@@ -126,9 +130,15 @@ class PartitionedEStep:
     Each E-step is one task per partition, run where the partition lives, and one small task fetching its sums."""
 
     def __init__(self, table: PartitionedTable) -> None:
+        from stableval.aggregate.em_kernel import kernel_choice
+
         self.table = table
         self.client = table.client
-        self.parts = [self.client.submit(PartitionEM, part, pure=False) for part in table.partitions]
+        # the E-step kernel the in-memory fit of the whole matrix would use (chosen by its stored judgments), so
+        # every partition computes what memory computes whatever its own size
+        stored = sum(self.client.gather([self.client.submit(_stored, part, pure=False) for part in table.partitions]))
+        self.kernel = kernel_choice(int(stored))
+        self.parts = [self.client.submit(PartitionEM, part, self.kernel, pure=False) for part in table.partitions]
         self.n_responses = table.n_responses
         self._last: list[Any] = []
 
@@ -217,7 +227,8 @@ def _fit_em(model: EMAggregator, table: PartitionedTable, counts: np.ndarray) ->
     rows = screening_rows(table.n_responses)
     if rows is not None:  # the starts are compared on the same responses as in memory, gathered to the client
         part = _gather_rows(table, rows)
-        screen = rows, lambda start, alphas, max_iter: model._run(part, start, n_raters, k, None, alphas, max_iter)
+        screen = rows, lambda start, alphas, max_iter: model._run(part, start, n_raters, k, None, alphas, max_iter,
+                                                                  kernel=estep.kernel)
     model.fit_from_starts(
         counts, n_raters, k,
         run=lambda start, alphas, max_iter: _run_start(model, estep, start, n_raters, k, alphas, max_iter),
