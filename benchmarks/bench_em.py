@@ -13,7 +13,16 @@ A second part times ``stableval score`` end to end on 1e6 judgments from Parquet
 Goals (2-core machine, 1e7 judgments): >= 15x faster per iteration than crowd-kit 1.4.2, <= 40 ms per EM
 iteration (issue 14), peak memory < 1 GB above the input arrays; ``stableval score`` on 1e6 judgments < 15 s.
 
+``--fit-stage FILE`` instead fits Dawid–Skene and STABLEVAL (defaults) on a Parquet file of ``bench_scale.py``
+(read as it reads it) under each accelerator side by side in one process — SQUAREM (the default before issue 14's
+schedule work) and ``auto`` (today's default: Anderson acceleration at this size) — and prints, per fit, the
+passes (E-steps and expected-counts passes) over all responses and over the screened subset, both as full-data
+E-step equivalents (subset passes weighted by its share of the responses), wall and CPU seconds, the seconds
+spent inside those passes (the rest: starts, vote counts, the subset's matrix, M-steps) and the final objective.
+The counts are deterministic; the seconds depend on the machine's load.
+
 Run:  python benchmarks/bench_em.py [--sizes 1e5,1e6,1e7] [--crowdkit-iters 3] [--skip-score]
+      python benchmarks/bench_em.py --fit-stage /tmp/scale/judgments-1e+07.parquet [--repeat 1]
 """
 
 from __future__ import annotations
@@ -149,12 +158,75 @@ def bench_score(n: int) -> None:
           f"(goal < 15 s)")
 
 
+def fit_stage(path: str, repeat: int) -> None:
+    """E-step counts and seconds of the default DS and STABLEVAL fits on ``path``, per accelerator, side by side."""
+    from stableval.aggregate import em
+    from stableval.data import read_any
+
+    table = read_any(path, levels=("0", "1", "2"))
+    X = table.response_matrix()
+    n = X.shape[0]
+    passes: list[tuple[int, float]] = []  # (rows, seconds) of every E-step and expected-counts pass
+    e_step, counts = em.ResponseBlocks.e_step, em.ResponseBlocks.counts
+
+    def counted_e_step(self: em.ResponseBlocks, *args: object) -> object:
+        start = time.perf_counter()
+        result = e_step(self, *args)  # type: ignore[arg-type]
+        passes.append((self.n_responses, time.perf_counter() - start))
+        return result
+
+    def counted_counts(self: em.ResponseBlocks, *args: object) -> object:
+        start = time.perf_counter()
+        result = counts(self, *args)  # type: ignore[arg-type]
+        passes.append((self.n_responses, time.perf_counter() - start))
+        return result
+
+    em.ResponseBlocks.e_step = counted_e_step  # type: ignore[method-assign,assignment]
+    em.ResponseBlocks.counts = counted_counts  # type: ignore[method-assign,assignment]
+    warm = em.ResponseBlocks(X)  # load (or compile) the E-step kernel outside the timings
+    warm.e_step(np.full(table.n_levels, 1 / table.n_levels),
+                np.full((table.n_raters, table.n_levels, table.n_levels), 1 / table.n_levels),
+                np.empty((table.n_levels, n)))
+    print(f"{path}: {X.nnz:,} judgments, {n:,} responses; load average {os.getloadavg()[0]:.1f} on "
+          f"{os.cpu_count()} cores; E-step kernel {warm.kernel}")
+    print(f"{'fit':>10} {'acceleration':>12} {'full':>5} {'subset':>7} {'equivalents':>12} {'wall s':>7} "
+          f"{'cpu s':>6} {'in passes s':>12} {'objective':>18}")
+    totals: dict[str, list[float]] = {}
+    for _ in range(repeat):
+        for name, build in (("DS", DawidSkene), ("STABLEVAL", Stableval)):
+            for acceleration in ("squarem", "auto"):
+                passes.clear()
+                model = build(acceleration=acceleration)
+                start, cpu = time.perf_counter(), time.process_time()
+                model.fit_matrix(X, table.n_raters, table.n_levels)
+                wall, cpu = time.perf_counter() - start, time.process_time() - cpu
+                full = sum(1 for rows, _ in passes if rows == n)
+                subset = [rows for rows, _ in passes if rows != n]
+                equivalents = full + sum(subset) / n
+                in_passes = sum(seconds for _, seconds in passes)
+                total = totals.setdefault(acceleration, [0.0, 0.0, 0.0, 0.0])
+                for j, value in enumerate((equivalents, wall, cpu, in_passes)):
+                    total[j] += value / repeat
+                print(f"{name:>10} {acceleration:>12} {full:5d} {len(subset):7d} {equivalents:12.1f} {wall:7.2f} "
+                      f"{cpu:6.2f} {in_passes:12.2f} {model.objective_[-1]:18.3f}", flush=True)
+    for acceleration, (equivalents, wall, cpu, in_passes) in totals.items():
+        print(f"{'DS + SV':>10} {acceleration:>12} {'':>5} {'':>7} {equivalents:12.1f} {wall:7.2f} {cpu:6.2f} "
+              f"{in_passes:12.2f}")
+    em.ResponseBlocks.e_step, em.ResponseBlocks.counts = e_step, counts  # type: ignore[method-assign]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sizes", default="1e5,1e6,1e7")
     parser.add_argument("--crowdkit-iters", type=int, default=3, help="crowd-kit iterations to time (0 = skip)")
     parser.add_argument("--skip-score", action="store_true")
+    parser.add_argument("--fit-stage", metavar="FILE", help="only the DS and STABLEVAL fits on this Parquet file "
+                        "(bench_scale.py's), SQUAREM against the default side by side")
+    parser.add_argument("--repeat", type=int, default=1, help="rounds of --fit-stage (averaged)")
     args = parser.parse_args()
+    if args.fit_stage:
+        fit_stage(args.fit_stage, args.repeat)
+        return
     bench_sizes([int(float(s)) for s in args.sizes.split(",")], args.crowdkit_iters)
     if not args.skip_score:
         bench_score(1_000_000)

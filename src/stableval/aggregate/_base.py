@@ -452,9 +452,11 @@ class EMAggregator(Aggregator):
 
     def fit_matrix(self, X: sp.csr_matrix, n_raters: int, n_levels: int,
                    gold: np.ndarray | None = None) -> Self:
-        from stableval.aggregate.em import vote_counts
+        from stableval.aggregate.em import acceleration_choice, vote_counts
         from stableval.aggregate.em_kernel import kernel_choice
 
+        # the screened rows run the accelerator the whole fit runs ("auto" is chosen by the whole matrix)
+        acceleration = acceleration_choice(self.acceleration, X.nnz, n_raters)
         screen: tuple[np.ndarray, EMRunner] | None = None
         rows = screening_rows(X.shape[0])
         if rows is not None:
@@ -465,12 +467,13 @@ class EMAggregator(Aggregator):
                 assert rows is not None
                 subset[:] = subset or [X[rows]]
                 return self._run(subset[0], start, n_raters, n_levels, gold[rows] if gold is not None else None,
-                                 alphas, max_iter, kernel=kernel)
+                                 alphas, max_iter, kernel=kernel, acceleration=acceleration)
 
             screen = rows, run_on_rows
         return self.fit_from_starts(
             vote_counts(X, n_levels), n_raters, n_levels,
-            run=lambda start, alphas, max_iter: self._run(X, start, n_raters, n_levels, gold, alphas, max_iter),
+            run=lambda start, alphas, max_iter: self._run(X, start, n_raters, n_levels, gold, alphas, max_iter,
+                                                          acceleration=acceleration),
             expected=lambda posteriors: expected_rows(X, posteriors, n_raters, n_levels), screen=screen)
 
     def fit_from_starts(self, counts: np.ndarray, n_raters: int, n_levels: int, *, run: EMRunner,
@@ -536,14 +539,15 @@ class EMAggregator(Aggregator):
 
     def _run(self, X: sp.csr_matrix, start: EMStart, n_raters: int, n_levels: int,
              gold: np.ndarray | None, alphas: tuple[float, float | np.ndarray], max_iter: int,
-             kernel: str | None = None) -> EMResult:
+             kernel: str | None = None, acceleration: str | None = None) -> EMResult:
         """EM from one start (through maximum likelihood first if the start says so), ``max_iter`` E-steps at
-        most per stage; ``kernel`` as :func:`~stableval.aggregate.em.run_em` takes it."""
+        most per stage; ``kernel`` and ``acceleration`` (None: the estimator's) as
+        :func:`~stableval.aggregate.em.run_em` takes them."""
         from stableval.aggregate.em import EMResult, run_em
 
         alpha_mu, alpha_pi = alphas
         common: dict[str, Any] = dict(n_raters=n_raters, n_levels=n_levels, max_iter=max_iter, tol=self.tol,
-                                      gold=gold, acceleration=self.acceleration, kernel=kernel)
+                                      gold=gold, acceleration=acceleration or self.acceleration, kernel=kernel)
         if start.confusion is not None:
             distributions = start.distributions
             priors = distributions.mean(axis=0) if distributions.shape[0] else np.full(n_levels, 1.0 / n_levels)

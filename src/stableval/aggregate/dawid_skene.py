@@ -30,15 +30,19 @@ class DawidSkene(EMAggregator):
     Args:
         max_iter: most EM iterations (E-steps).
         tol: stop when one EM step improves the log-likelihood by less than ``tol * max(1, |log-likelihood|)``.
-        acceleration: ``"squarem"`` (default: SQUAREM, Varadhan & Roland 2008, with a monotone safeguard — the
-            same fixed point in fewer E-steps) or ``"none"`` (plain EM, step by step as in the paper).
+        acceleration: ``"auto"`` (default: ``"anderson"`` from 250,000 stored judgments and 500 per rater on,
+            ``"squarem"`` below; :func:`~stableval.aggregate.em.acceleration_choice`), ``"anderson"`` (Anderson
+            acceleration with a monotone safeguard and restarts, Henderson & Varadhan 2019: one E-step per
+            extrapolated point),
+            ``"squarem"`` (SQUAREM, Varadhan & Roland 2008, with a monotone safeguard) — each the same fixed point
+            in fewer E-steps — or ``"none"`` (plain EM, step by step as in the paper).
 
     Attributes after ``fit``: ``posteriors_`` (N, K), ``priors_`` (K,), ``confusion_`` (R, K, K) indexed
     [rater, true level, given level], ``log_likelihood_`` (history, one value per E-step, non-decreasing),
     ``objective_`` (same as the log-likelihood here), ``n_iter_``, ``converged_``.
     """
 
-    def __init__(self, max_iter: int = 500, tol: float = 1e-8, acceleration: str = "squarem") -> None:
+    def __init__(self, max_iter: int = 500, tol: float = 1e-8, acceleration: str = "auto") -> None:
         check_em_settings(max_iter, tol, acceleration)
         self.max_iter = int(max_iter)
         self.tol = float(tol)

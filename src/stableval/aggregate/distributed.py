@@ -45,7 +45,7 @@ from stableval.aggregate._base import (
     EMStart,
     screening_rows,
 )
-from stableval.aggregate.em import EMResult, ResponseBlocks, _EMRun, parameters_from_counts
+from stableval.aggregate.em import EMResult, ResponseBlocks, _EMRun, acceleration_choice, parameters_from_counts
 from stableval.aggregate.majority_vote import MajorityVote
 from stableval.errors import StableValError
 
@@ -137,6 +137,7 @@ class PartitionedEStep:
         # the E-step kernel the in-memory fit of the whole matrix would use (chosen by its stored judgments), so
         # every partition computes what memory computes whatever its own size
         stored = sum(self.client.gather([self.client.submit(_stored, part, pure=False) for part in table.partitions]))
+        self.stored = int(stored)  # the accelerator ("auto") is chosen by it too, as for the whole matrix
         self.kernel = kernel_choice(int(stored))
         self.parts = [self.client.submit(PartitionEM, part, self.kernel, pure=False) for part in table.partitions]
         self.n_responses = table.n_responses
@@ -185,7 +186,7 @@ def run_em_partitioned(estep: PartitionedEStep, *, n_raters: int, n_levels: int,
         raise ValueError("give exactly one of init_posteriors and init_params")
     run = _EMRun(estep, np.empty((n_levels, 0)), n_raters, alpha_mu, alpha_pi,  # type: ignore[arg-type]
                  max(1, max_iter), tol)
-    final, converged = run.accelerated(start) if acceleration == "squarem" else run.plain(start)
+    final, converged = run.solve(start, acceleration)
     return EMResult(posteriors=estep.posteriors(), priors=final[0], confusion=final[1],
                     log_likelihood=np.asarray(run.likelihoods), objective=np.asarray(run.objectives),
                     n_iter=run.evaluations, converged=converged)
@@ -227,8 +228,9 @@ def _fit_em(model: EMAggregator, table: PartitionedTable, counts: np.ndarray) ->
     rows = screening_rows(table.n_responses)
     if rows is not None:  # the starts are compared on the same responses as in memory, gathered to the client
         part = _gather_rows(table, rows)
+        acceleration = acceleration_choice(model.acceleration, estep.stored, n_raters)  # the whole matrix's
         screen = rows, lambda start, alphas, max_iter: model._run(part, start, n_raters, k, None, alphas, max_iter,
-                                                                  kernel=estep.kernel)
+                                                                  kernel=estep.kernel, acceleration=acceleration)
     model.fit_from_starts(
         counts, n_raters, k,
         run=lambda start, alphas, max_iter: _run_start(model, estep, start, n_raters, k, alphas, max_iter),

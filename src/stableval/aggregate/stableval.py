@@ -60,8 +60,9 @@ class Stableval(EMAggregator):
         n_starts: random starts with ``init="best"``: the soft vote shares mixed half and half with a random
             distribution per response (drawn from ``seed``).
         seed: seed of the random starts.
-        acceleration: ``"squarem"`` (default) or ``"none"`` (plain EM; with ``init="paper"`` it reproduces
-            Algorithm 1 step by step).
+        acceleration: ``"auto"`` (default: Anderson acceleration on large data with prolific raters, SQUAREM
+            otherwise), ``"anderson"``, ``"squarem"`` or ``"none"`` (plain EM; with ``init="paper"`` it reproduces
+            Algorithm 1 step by step), as for :class:`~stableval.aggregate.DawidSkene`.
         max_iter, tol: as for :class:`~stableval.aggregate.DawidSkene`, per start; convergence is on the log
             posterior.
 
@@ -78,7 +79,7 @@ class Stableval(EMAggregator):
         init: str = "best",
         n_starts: int = 2,
         seed: int = 0,
-        acceleration: str = "squarem",
+        acceleration: str = "auto",
         max_iter: int = 500,
         tol: float = 1e-8,
     ) -> None:

@@ -1,0 +1,175 @@
+"""Anderson acceleration of EM (issue 14: fewer E-steps at scale) against the simple path it replaces: plain EM run
+to a tight tolerance reaches the same optimum, the buffer always holds the returned point's posteriors, the run
+stops only where a plain EM step gains less than the tolerance, and ``acceleration="auto"`` picks the accelerator
+by the size of the whole matrix (the screened subset and a Dask fit included)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import stableval.aggregate._base as base
+import stableval.aggregate.em as em
+from stableval.aggregate import DawidSkene, Stableval
+from stableval.aggregate.em import AndersonHistory, ResponseBlocks, acceleration_choice, run_em, vote_counts
+
+K = 3
+
+
+def simulated(n_responses: int, n_raters: int = 60, per_response: int = 4, seed: int = 0) -> sp.csr_matrix:
+    """Response matrix (responses × rater·K) of a Dawid–Skene simulation: raters right 55-95% of the time."""
+    rng = np.random.default_rng(seed)
+    truth = rng.choice(K, size=n_responses, p=[0.3, 0.3, 0.4])
+    skill = rng.uniform(0.55, 0.95, n_raters)
+    response = np.repeat(np.arange(n_responses), per_response)
+    rater = ((rng.integers(0, n_raters, n_responses)[:, None] + np.arange(per_response) * 7) % n_raters).ravel()
+    right = rng.random(response.size) < skill[rater]
+    label = np.where(right, truth[response], (truth[response] + rng.integers(1, K, response.size)) % K)
+    return sp.csr_matrix((np.ones(response.size), (response, rater * K + label)), shape=(n_responses, n_raters * K))
+
+
+@pytest.fixture(scope="module")
+def X() -> sp.csr_matrix:
+    return simulated(6000)
+
+
+def soft_start(X: sp.csr_matrix) -> np.ndarray:
+    counts = vote_counts(X, K)
+    return np.ascontiguousarray((counts / counts.sum(axis=1, keepdims=True)).T)
+
+
+def test_anderson_reaches_the_plain_em_optimum(X: sp.csr_matrix) -> None:
+    common: dict[str, Any] = dict(n_raters=X.shape[1] // K, n_levels=K, init_posteriors=soft_start(X), tol=1e-15,
+                                  max_iter=20_000, kernel="numpy")
+    # the tolerance is on the objective, whose last digits move little while the posteriors still drift (at
+    # tol=1e-13 plain EM stops 2e-5 and Anderson 2e-4 from this optimum): compare both run nearly to the end
+    plain = run_em(X, acceleration="none", **common)
+    fast = run_em(X, acceleration="anderson", **common)
+    assert plain.converged and fast.converged
+    assert fast.n_iter < plain.n_iter
+    assert fast.objective[-1] == pytest.approx(plain.objective[-1], rel=1e-10)
+    np.testing.assert_allclose(fast.posteriors, plain.posteriors, rtol=0, atol=1e-6)
+    np.testing.assert_allclose(fast.confusion, plain.confusion, rtol=0, atol=1e-6)
+
+
+def test_anderson_stops_sooner_than_squarem_and_no_lower(X: sp.csr_matrix) -> None:
+    """At the default tolerance, on this simulation (deterministic: the same data give the same counts)."""
+    common: dict[str, Any] = dict(n_raters=X.shape[1] // K, n_levels=K, init_posteriors=soft_start(X),
+                                  kernel="numpy")
+    squarem = run_em(X, acceleration="squarem", **common)
+    anderson = run_em(X, acceleration="anderson", **common)
+    assert anderson.n_iter < squarem.n_iter
+    assert anderson.objective[-1] >= squarem.objective[-1] - 1e-8 * abs(squarem.objective[-1])
+
+
+@pytest.mark.parametrize("max_iter", range(1, 30))
+def test_buffer_holds_the_returned_point_and_objective_never_decreases(X: sp.csr_matrix, max_iter: int) -> None:
+    """Every way a run can end (budget spent after a plain, an accepted or a rejected extrapolated point, or
+    converged) returns parameters whose own E-step gives the posteriors left in the buffer."""
+    result = run_em(X, n_raters=X.shape[1] // K, n_levels=K, init_posteriors=soft_start(X), alpha_mu=1.01,
+                    max_iter=max_iter, acceleration="anderson", kernel="numpy")
+    assert result.n_iter <= max_iter
+    assert np.all(np.diff(result.objective) >= 0)
+    expected = np.empty_like(result.posteriors)
+    ResponseBlocks(X, kernel="numpy").e_step(result.priors, result.confusion, expected)
+    np.testing.assert_allclose(result.posteriors, expected, rtol=0, atol=1e-12)
+
+
+def test_stops_only_where_a_plain_step_gains_less_than_the_tolerance(X: sp.csr_matrix) -> None:
+    tol = 1e-8
+    result = run_em(X, n_raters=X.shape[1] // K, n_levels=K, init_posteriors=soft_start(X), tol=tol,
+                    acceleration="anderson", kernel="numpy")
+    assert result.converged
+    step = run_em(X, n_raters=X.shape[1] // K, n_levels=K, init_params=(result.priors, result.confusion), tol=0.0,
+                  max_iter=2, acceleration="none", kernel="numpy")
+    gain = step.objective[1] - step.objective[0]
+    assert 0 <= gain <= tol * abs(step.objective[0])
+
+
+def test_anderson_history_solves_a_linear_map_in_dimension_plus_one_steps() -> None:
+    rng = np.random.default_rng(0)
+    A = rng.uniform(-0.2, 0.2, (5, 5))
+    b = rng.normal(size=5)
+    history, x = AndersonHistory(5), np.zeros(5)
+    for _ in range(6):
+        history.add_vectors(x, A @ x + b)
+        point = history.extrapolate_vector() if len(history) > 1 else None
+        x = A @ x + b if point is None else point
+    np.testing.assert_allclose(x, np.linalg.solve(np.eye(5) - A, b), rtol=0, atol=1e-10)
+
+
+def test_auto_is_squarem_below_the_threshold_and_anderson_from_it(X: sp.csr_matrix,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    prolific = em.ANDERSON_FROM // em.ANDERSON_PER_RATER  # raters with the least judgments each that qualify
+    assert acceleration_choice("auto", em.ANDERSON_FROM - 1, 1) == "squarem"  # too few judgments
+    assert acceleration_choice("auto", em.ANDERSON_FROM, prolific) == "anderson"
+    assert acceleration_choice("auto", em.ANDERSON_FROM, prolific + 1) == "squarem"  # too few per rater
+    with pytest.raises(ValueError, match="acceleration='fast'; allowed: auto, anderson, squarem, none"):
+        acceleration_choice("fast", 10, 1)
+    with pytest.raises(ValueError, match="acceleration='fast'"):
+        DawidSkene(acceleration="fast")
+    n_raters = X.shape[1] // K
+    monkeypatch.setattr(em, "ANDERSON_FROM", X.nnz)
+    for per_rater, same_as in ((X.nnz // n_raters + 1, "squarem"), (X.nnz // n_raters, "anderson")):
+        monkeypatch.setattr(em, "ANDERSON_PER_RATER", per_rater)
+        auto = DawidSkene().fit_matrix(X, n_raters, K)
+        chosen = DawidSkene(acceleration=same_as).fit_matrix(X, n_raters, K)
+        np.testing.assert_array_equal(auto.posteriors_, chosen.posteriors_)
+        assert auto.n_iter_ == chosen.n_iter_
+
+
+def test_screened_starts_run_the_accelerator_of_the_whole_matrix(X: sp.csr_matrix,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(base, "SCREEN_SUBSET_ABOVE", 1000)
+    monkeypatch.setattr(base, "SCREEN_RESPONSES", 1500)  # the subset holds a quarter of the judgments ...
+    monkeypatch.setattr(em, "ANDERSON_FROM", X.nnz)  # ... so alone it would run SQUAREM
+    monkeypatch.setattr(em, "ANDERSON_PER_RATER", 1)
+    n_raters = X.shape[1] // K
+    auto = Stableval().fit_matrix(X, n_raters, K)
+    anderson = Stableval(acceleration="anderson").fit_matrix(X, n_raters, K)
+    assert auto.starts_ == anderson.starts_
+    assert {start["screened_responses"] for start in auto.starts_} == {1500}
+    np.testing.assert_array_equal(auto.posteriors_, anderson.posteriors_)
+
+
+def test_a_dask_fit_runs_anderson_as_in_memory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Dawid–Skene with Anderson, and STABLEVAL's starts screened on a subset too small for ``auto`` to pick
+    Anderson on its own: the cluster chooses by the whole matrix as memory does."""
+    distributed = pytest.importorskip("distributed")
+    import pandas as pd
+
+    from stableval.aggregate.distributed import fit_distributed
+    from stableval.data import InputOptions, load
+    from stableval.data.partitioned import PartitionedTable
+
+    from synthetic import synthetic_frame
+
+    frame, _ = synthetic_frame(n_items=400, n_raters=20, per_item=4, seed=2)
+    for i in range(2):
+        frame.iloc[i::2].to_parquet(tmp_path / f"part-{i}.parquet", index=False)
+    with distributed.LocalCluster(n_workers=1, processes=False, threads_per_worker=1, dashboard_address=":0") as \
+            cluster, distributed.Client(cluster) as client:
+        table = PartitionedTable.read(tmp_path, client, partitions=2)
+        fitted = fit_distributed(table, "ds", acceleration="anderson")
+        whole = pd.concat([pd.read_parquet(tmp_path / f"part-{i}.parquet") for i in range(2)], ignore_index=True)
+        whole.to_parquet(tmp_path / "all.pq", index=False)
+        memory = load(tmp_path / "all.pq", InputOptions()).table
+        reference = DawidSkene(acceleration="anderson").fit(memory)
+        assert fitted.n_iter_ == reference.n_iter_
+        np.testing.assert_allclose(fitted.posteriors_, reference.posteriors_, rtol=0, atol=1e-9)
+
+        stored = memory.response_matrix().nnz
+        monkeypatch.setattr(base, "SCREEN_SUBSET_ABOVE", 500)
+        monkeypatch.setattr(base, "SCREEN_RESPONSES", 600)  # about half the judgments ...
+        monkeypatch.setattr(em, "ANDERSON_FROM", stored)  # ... so alone the subset would run SQUAREM
+        monkeypatch.setattr(em, "ANDERSON_PER_RATER", 1)
+        screened = fit_distributed(table, "stableval")
+        in_memory = Stableval().fit(memory)
+        anderson = Stableval(acceleration="anderson").fit(memory)
+    assert {start["screened_responses"] for start in in_memory.starts_} == {600}
+    assert screened.starts_ == in_memory.starts_ == anderson.starts_
+    np.testing.assert_allclose(screened.posteriors_, in_memory.posteriors_, rtol=0, atol=1e-9)
