@@ -7,7 +7,7 @@
 
 A fresh SQLite file (or the given database, which must be empty) gets one track (k = 3, the five default
 criteria) with enough questions for every rater, and one invite per rater. The portal runs as a real ``stableval
-serve`` child process (``--workers N`` uvicorn workers on PostgreSQL) on 127.0.0.1 and a free port (only loopback
+serve`` child process (``--workers N`` uvicorn workers) on 127.0.0.1 and a free port (only loopback
 is used). Each simulated rater is an httpx client with
 its own session cookie that follows the whole rater path — invite link, profile, progress, claim, step 1, step 2,
 confirm, submit — page by page (redirects followed one request at a time, so every request is timed on its own),
@@ -56,6 +56,7 @@ class Stats:
     """Latencies (seconds) per page, acknowledged submissions, failures."""
 
     latency: dict[str, list[float]] = field(default_factory=lambda: defaultdict(list))
+    server: dict[str, list[float]] = field(default_factory=lambda: defaultdict(list))  # the app's Server-Timing
     acknowledged: list[int] = field(default_factory=list)  # assignment ids
     errors: list[str] = field(default_factory=list)
     finished: int = 0  # raters who ran out of questions or reached --items
@@ -83,13 +84,24 @@ async def send(client: httpx.AsyncClient, method: str, url: str,
     return response
 
 
+SERVER_TIMING = re.compile(r"app;dur=([0-9.]+)")
+
+
+def record(stats: Stats, page: str, start: float, response: httpx.Response) -> None:
+    """The client's latency of one request and the app's own time for it (its ``Server-Timing`` header)."""
+    stats.latency[page].append(time.perf_counter() - start)
+    found = SERVER_TIMING.search(response.headers.get("server-timing", ""))
+    if found:
+        stats.server[page].append(float(found.group(1)) / 1000)
+
+
 async def call(client: httpx.AsyncClient, stats: Stats, method: str, url: str,
                data: dict[str, str] | None = None) -> httpx.Response:
     """One request, timed; redirects are followed one request at a time (each timed under its own route)."""
     while True:
         start = time.perf_counter()
         response = await send(client, method, url, data)
-        stats.latency[route(method, url)].append(time.perf_counter() - start)
+        record(stats, route(method, url), start, response)
         if response.status_code != 303:
             return response
         method, url, data = "GET", response.headers["location"], None
@@ -172,7 +184,7 @@ async def rater(client: httpx.AsyncClient, token: str, criteria: list[str], stat
                 start = time.perf_counter()
                 response = await send(client, "POST", f"/a/{assignment}/submit", {
                     "csrf": csrf_of(page.text), "form_token": token_match.group(1)})
-                stats.latency["POST /a/{id}/submit"].append(time.perf_counter() - start)
+                record(stats, "POST /a/{id}/submit", start, response)
                 if response.status_code == 303 and response.headers["location"].startswith("/progress?saved=1"):
                     stats.acknowledged.append(assignment)
                     done += 1
@@ -183,6 +195,32 @@ async def rater(client: httpx.AsyncClient, token: str, criteria: list[str], stat
             stats.finished += 1
         except (httpx.HTTPError, RuntimeError) as error:
             stats.errors.append(f"{error.__class__.__name__}: {error}")
+
+
+def run_raters(base: str, tokens: list[str], criteria: list[str], items: int, deadline: float, think: float,
+               seeds: list[int]) -> Stats:
+    """Simulated raters (one invite token and seed each) on one event loop until done or ``deadline``
+    (``time.monotonic``); their statistics. Run in this process or in one of ``--client-processes``."""
+    stats = Stats()
+    clients = [new_client(base) for _ in tokens]
+
+    async def run_all() -> None:
+        await asyncio.gather(*(rater(client, token, criteria, stats, items, deadline, think, seed)
+                               for client, token, seed in zip(clients, tokens, seeds, strict=True)))
+
+    asyncio.run(run_all())
+    return stats
+
+
+def merge(into: Stats, part: Stats) -> None:
+    """Add one client process's statistics to the run's."""
+    for name, values in part.latency.items():
+        into.latency[name].extend(values)
+    for name, values in part.server.items():
+        into.server[name].extend(values)
+    into.acknowledged.extend(part.acknowledged)
+    into.errors.extend(part.errors)
+    into.finished += part.finished
 
 
 def seed_database(url: str, raters: int, questions: int, k: int) -> tuple[list[str], list[str]]:
@@ -299,17 +337,21 @@ def check_database(url: str, acknowledged: list[int], k: int, n_criteria: int) -
 
 
 def report(stats: Stats, wall: float) -> pd.DataFrame:
-    rows = []
-    for name, values in stats.latency.items():
+    """Latency per page as the client saw it (p50/p90/p99/max) and the app's own p50/p99 (``Server-Timing``):
+    the difference is time spent queued in the server's event loop and thread pool, in uvicorn, on the
+    wire and in the benchmark's own client."""
+    def row(name: str, values: list[float], server: list[float]) -> dict[str, Any]:
         ms = np.asarray(values) * 1000
-        rows.append({"page": name, "requests": len(ms), "p50_ms": np.percentile(ms, 50),
-                     "p90_ms": np.percentile(ms, 90), "p99_ms": np.percentile(ms, 99), "max_ms": ms.max()})
-    frame = pd.DataFrame(rows).sort_values("page", kind="stable").reset_index(drop=True)
-    everything = np.concatenate([np.asarray(v) for v in stats.latency.values()]) * 1000
-    total = pd.DataFrame([{"page": "ALL", "requests": everything.size, "p50_ms": np.percentile(everything, 50),
-                           "p90_ms": np.percentile(everything, 90), "p99_ms": np.percentile(everything, 99),
-                           "max_ms": everything.max()}])
-    return pd.concat([frame, total], ignore_index=True)
+        app = np.asarray(server) * 1000 if server else np.full(1, np.nan)
+        return {"page": name, "requests": len(ms), "p50_ms": np.percentile(ms, 50), "p90_ms": np.percentile(ms, 90),
+                "p99_ms": np.percentile(ms, 99), "max_ms": ms.max(), "app_p50_ms": np.percentile(app, 50),
+                "app_p99_ms": np.percentile(app, 99)}
+
+    frame = pd.DataFrame([row(name, values, stats.server.get(name, [])) for name, values in stats.latency.items()])
+    frame = frame.sort_values("page", kind="stable").reset_index(drop=True)
+    everything = [v for values in stats.latency.values() for v in values]
+    server = [v for values in stats.server.values() for v in values]
+    return pd.concat([frame, pd.DataFrame([row("ALL", everything, server)])], ignore_index=True)
 
 
 def _inline_threadpool() -> None:
@@ -379,8 +421,11 @@ def cpu_in_process(raters: int, items: int, k: int, admin_pages: int = 20) -> pd
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
     parser.add_argument("--raters", type=int, default=100, help="concurrent simulated raters (default 100)")
-    parser.add_argument("--workers", type=int, default=1, help="server processes (stableval serve --workers; more "
-                                                               "than 1 needs PostgreSQL)")
+    parser.add_argument("--workers", type=int, default=1, help="server processes (stableval serve --workers; "
+                                                               "PostgreSQL or the SQLite file)")
+    parser.add_argument("--client-processes", type=int, default=1,
+                        help="processes the simulated raters are split over (default 1; with 2 the client's own "
+                             "event-loop lag, which the latencies include, is shared out)")
     parser.add_argument("--items", type=int, default=4, help="questions each rater completes at most (default 4)")
     parser.add_argument("--seconds", type=float, default=120.0, help="stop starting new questions after this")
     parser.add_argument("--think", type=float, default=2.0,
@@ -417,17 +462,22 @@ def main(argv: list[str] | None = None) -> int:
         if warm.errors:
             raise RuntimeError(f"warm-up failed: {warm.errors}")
         stats.acknowledged.extend(warm.acknowledged)
-        clients = [new_client(base) for _ in tokens]
+        seeds = [args.seed * 100_003 + i for i in range(len(tokens))]
+        parts = max(1, min(args.client_processes, len(tokens)))
         cpu_before = cpu_seconds(process.pid)
         start = time.perf_counter()
         deadline = time.monotonic() + args.seconds
+        if parts == 1:
+            merge(stats, run_raters(base, tokens, criteria, args.items, deadline, args.think, seeds))
+        else:
+            import multiprocessing
+            from concurrent.futures import ProcessPoolExecutor
 
-        async def run_all() -> None:
-            await asyncio.gather(*(rater(client, token, criteria, stats, args.items, deadline, args.think,
-                                         args.seed * 100_003 + i)
-                                   for i, (client, token) in enumerate(zip(clients, tokens, strict=True))))
-
-        asyncio.run(run_all())
+            with ProcessPoolExecutor(parts, mp_context=multiprocessing.get_context("fork")) as pool:
+                for part in pool.map(run_raters, [base] * parts, [tokens[i::parts] for i in range(parts)],
+                                     [criteria] * parts, [args.items] * parts, [deadline] * parts,
+                                     [args.think] * parts, [seeds[i::parts] for i in range(parts)]):
+                    merge(stats, part)
         wall = time.perf_counter() - start
         cpu_after = cpu_seconds(process.pid)
     finally:

@@ -19,6 +19,7 @@ from portal_helpers import (
     csrf_of,
     fill_steps,
     invite_tokens,
+    pairwise_form,
     questions_frame,
     seed_track,
     start_rater,
@@ -78,6 +79,34 @@ def test_statements_per_rater_page(portal: tuple[Any, Database], tmp_path: Path)
     # (PostgreSQL also locks the assignment row)
     extra_lock = 0 if db.is_sqlite else 1
     assert counts == {"progress": 4, "pairwise": 2, "confirm-redirect": 2 + 2, "autosave": 4 + extra_lock}, counts
+
+
+def test_question_pages_only_read(portal: tuple[Any, Database], tmp_path: Path) -> None:
+    """The first view of step 1 and of step 2 writes nothing: the claim and the accepted step 1 form already
+    marked the step as shown (regression: each first view wrote the draft, a third of the writes under load)."""
+    app, db = portal
+    seed_track(db, tmp_path)
+    client = TestClient(app)
+    start_rater(client, invite_tokens(db, 1)[0])
+    progress = client.get("/progress")
+    claimed = client.post("/tracks/main/next", data={"csrf": csrf_of(progress.text)}, follow_redirects=False)
+    assert claimed.status_code == 303
+    pages = {}
+    with statements(db) as seen:
+        step1 = client.get(claimed.headers["location"])
+    assert step1.status_code == 200 and "Step 1 of 2" in step1.text
+    pages["pairwise"] = seen[:]
+    assignment_id = int(claimed.headers["location"].split("/")[2])
+    posted = client.post(f"/a/{assignment_id}/pairwise", data=pairwise_form(csrf_of(step1.text)),
+                         follow_redirects=False)
+    assert posted.status_code == 303 and posted.headers["location"] == f"/a/{assignment_id}/rating"
+    with statements(db) as seen:
+        step2 = client.get(posted.headers["location"])
+    assert step2.status_code == 200 and "Step 2 of 2" in step2.text
+    pages["rating"] = seen[:]
+    writes = {page: [sql.split()[0] for sql in found if sql.split()[0] in ("INSERT", "UPDATE", "DELETE")]
+              for page, found in pages.items()}
+    assert writes == {"pairwise": [], "rating": []}, writes
 
 
 def test_submit_statements_sqlite(tmp_path: Path) -> None:
@@ -189,6 +218,7 @@ def test_session_middleware_headers_and_cookie(portal: tuple[Any, Database]) -> 
         assert response.headers["referrer-policy"] == "no-referrer"
         assert "frame-ancestors 'none'" in response.headers["content-security-policy"]
         assert response.headers.get_list("x-frame-options") == ["DENY"]  # never twice
+        assert response.headers["server-timing"].startswith("app;dur=")  # the app's own time (bench_portal.py)
     forged = TestClient(app)
     forged.cookies.set("stableval_session", cookie.split(";")[0].split("=", 1)[1][:-2] + "00")
     assert "set-cookie" in forged.get("/").headers  # a forged cookie gets a new session

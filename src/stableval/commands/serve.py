@@ -75,6 +75,29 @@ def require_existing(url: str) -> None:
                    "existing database, or create one with 'stableval serve' or 'stableval portal migrate'")
 
 
+def refuse_shared_sqlite(url: str, workers: int) -> None:
+    """Usage error (exit 2) when ``--workers N`` cannot share the database: an in-memory SQLite database (each
+    process would have its own), or a SQLite file on a platform without ``flock`` (the writers of several
+    processes could not be queued, see :mod:`stableval.portal.write_lock`)."""
+    from sqlalchemy.engine import make_url
+
+    from stableval.portal.write_lock import CROSS_PROCESS
+
+    try:
+        parsed = make_url(url)
+    except Exception:
+        return  # the database open reports a bad URL with its own message
+    if parsed.get_backend_name() != "sqlite":
+        return
+    if parsed.database in (None, "", ":memory:") or str(parsed.database).startswith("file:"):
+        raise typer.BadParameter(f"--workers {workers} needs a database the processes share: give a SQLite file "
+                                 "(sqlite:///portal.db) or PostgreSQL, not an in-memory SQLite database",
+                                 param_hint="--workers")
+    if not CROSS_PROCESS:
+        raise typer.BadParameter(f"--workers {workers} on SQLite needs flock(2), which this platform lacks: run "
+                                 "one worker or use --database-url postgresql+psycopg://...", param_hint="--workers")
+
+
 def access_log_config() -> dict[str, Any]:
     """uvicorn's logging configuration with the access log passed through
     :class:`stableval.portal.security.RedactTokens` (invite tokens never reach the log)."""
@@ -112,8 +135,9 @@ def serve(
         help="Comma-separated addresses of reverse proxies whose X-Forwarded-For / X-Forwarded-Proto headers "
              "are trusted (e.g. 127.0.0.1 when nginx runs on this host). Default: none, the headers are "
              "ignored and the connecting address is the client (rate limits key on it).")] = None,
-    workers: Annotated[int, typer.Option("--workers", min=1, max=64, help="Server processes (uvicorn workers). "
-                                         "More than 1 needs PostgreSQL: SQLite takes one writer at a time.")] = 1,
+    workers: Annotated[int, typer.Option("--workers", min=1, max=64, help="Server processes (uvicorn workers), "
+                                         "on PostgreSQL or a SQLite file (its writers queue on a shared lock "
+                                         "file, one at a time). 2 on a 2-core machine; see docs/portal.md.")] = 1,
     keep_alive: Annotated[int, typer.Option(
         "--timeout-keep-alive", min=1, max=3600,
         help="Seconds an idle keep-alive connection stays open. Keep it longer than the idle timeout of the "
@@ -122,12 +146,8 @@ def serve(
 ) -> None:
     """Run the evaluation portal: experts compare and rate two models' answers per question."""
     generated = not admin_token
-    if workers > 1 and database_url.strip().lower().startswith("sqlite"):
-        raise typer.BadParameter(
-            f"--workers {workers} needs PostgreSQL: SQLite lets one process write at a time, so several workers "
-            "would queue on its file lock (and the portal's in-process write lock could not order them); run one "
-            "worker on SQLite (it serves ~100 concurrent raters, see docs/portal.md) or use "
-            "--database-url postgresql+psycopg://...", param_hint="--workers")
+    if workers > 1:
+        refuse_shared_sqlite(database_url, workers)
     if admin_token and len(admin_token) < 12:
         raise typer.BadParameter("give an admin token of at least 12 characters (or set "
                                  "STABLEVAL_PORTAL_ADMIN_TOKEN), or none to get a random one",

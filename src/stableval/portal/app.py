@@ -13,6 +13,7 @@ The request helpers the routes share live in :mod:`stableval.portal.web`; this m
 from __future__ import annotations
 
 import secrets
+import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -65,6 +66,7 @@ class SignedSession:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
+        started = time.perf_counter()
         cookies = cookie_parser(next((v.decode("latin-1") for k, v in scope["headers"] if k == b"cookie"), ""))
         payload = self.portal.signer.loads(cookies.get(COOKIE))
         state = scope.setdefault("state", {})
@@ -78,6 +80,8 @@ class SignedSession:
                 headers += [(name, value) for name, value in SECURITY_HEADERS if name not in present]
                 if state["session_changed"]:
                     headers.append((b"set-cookie", self._cookie(state["session"])))
+                elapsed = (time.perf_counter() - started) * 1000
+                headers.append((b"server-timing", f"app;dur={elapsed:.2f}".encode()))
                 message = {**message, "headers": headers}
             await send(message)
 

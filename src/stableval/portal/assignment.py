@@ -38,7 +38,7 @@ from sqlalchemy.orm import InstrumentedAttribute, Session
 from sqlalchemy.sql.elements import BindParameter
 
 from stableval.portal.db import Database
-from stableval.portal.models import Assignment, Question, QuestionQuota, Rater, Submission, Track, utcnow
+from stableval.portal.models import Assignment, Draft, Question, QuestionQuota, Rater, Submission, Track, utcnow
 from stableval.portal.quality import gold_turn, is_paused
 from stableval.portal.scope import in_scope
 from stableval.portal.security import new_token
@@ -227,8 +227,100 @@ def _progress_counts(has_sub: bool, has_spec: bool, fallback: str) -> Select[int
 
 
 def claim_next(db: Database, rater_id: int, slug: str, now: datetime | None = None) -> Claim:
-    """The rater's open assignment in the track, or a newly claimed question, or None (nothing left)."""
+    """The rater's open assignment in the track, or a newly claimed question, or None (nothing left).
+
+    A newly claimed pairwise question gets its draft in the same transaction, with its first page marked as shown
+    now (time on task starts at the claim, one redirect before the page): the page itself then only reads.
+
+    SQLite (one writer at a time): the usual claim (no open lease of the rater in the track, not paused, not a
+    gold turn) ranks its first :data:`PLANNED` candidates in a read transaction, outside the write lock, and the
+    write transaction only checks that the rater still has no open lease there and takes the first candidate
+    still available; if the lease check fails or none is left, or in any other case, the whole claim runs under
+    the write lock. (Raters claiming at the same moment rank the same questions first, hence several.)
+    """
     now = now or utcnow()
+    if db.is_sqlite:
+        with db.reading() as session:
+            planned = _plan_claim(session, rater_id, slug, now)
+        if planned is not None:
+            with db.writing() as session:
+                claimed = _take_planned(session, planned, now)
+            if claimed is not None:
+                return claimed
+    return _claim_locked(db, rater_id, slug, now)
+
+
+@dataclass(frozen=True)
+class _Planned:
+    """A claim chosen outside the write lock: the question and what checking it again needs."""
+
+    question_ids: list[int]
+    track: Track
+    rater: Rater
+
+
+def _plan_claim(session: Session, rater_id: int, slug: str, now: datetime) -> _Planned | None:
+    """The question the usual claim would take (read-only), or None when the claim is not the usual one."""
+    track = session.scalar(select(Track).where(Track.slug == slug))
+    rater = session.get(Rater, rater_id)
+    if track is None or rater is None or not in_scope(rater.tracks, track.id) or rater.disabled_at is not None:
+        return None
+    if track.gold_rate > 0 or track.qualification > 0 or session.scalar(_own_open_count(), {
+            "track_id": track.id, "rater_id": rater_id}) or is_paused(session, track, rater_id):
+        return None
+    query = _candidate(bool(rater.subspecialty), bool(rater.specialty), track.fallback or "general", True)
+    question_ids = list(session.scalars(query.limit(PLANNED), _bound(rater, track, now)))
+    return _Planned(question_ids, track, rater) if question_ids else None
+
+
+def _take_planned(session: Session, planned: _Planned, now: datetime) -> Claim | None:
+    """Under the write lock: if the rater still has no open lease in the track, claim the first planned question
+    still available to them; else None (the caller claims under the lock)."""
+    track, rater = planned.track, planned.rater
+    if session.scalar(_own_open_count(), {"track_id": track.id, "rater_id": rater.id}):
+        return None
+    bound = _bound(rater, track, now)
+    available = _still_available(bool(rater.subspecialty), bool(rater.specialty), track.fallback or "general")
+    for question_id in planned.question_ids:
+        if session.scalar(available, {**bound, "question_id": question_id}) is not None:
+            return Claim(_new_assignment(session, track, rater.id, question_id, now))
+    return None
+
+
+#: Candidates a claim ranks outside the write lock (SQLite), tried in order under it.
+PLANNED = 4
+
+
+@lru_cache(maxsize=1)
+def _own_open_count() -> Select[int]:
+    """The rater's open leases in the track (bind parameters: rater_id, track_id)."""
+    return select(func.count(Assignment.id)).join(Question).where(
+        Question.track_id == bindparam("track_id", type_=Integer),
+        Assignment.rater_id == bindparam("rater_id", type_=Integer), Assignment.status == "open")
+
+
+@lru_cache(maxsize=32)
+def _still_available(has_sub: bool, has_spec: bool, fallback: str) -> Select[int]:
+    """The question (bind parameter question_id) if a rater of this shape may still be offered it."""
+    return select(Question.id).where(Question.id == bindparam("question_id", type_=Integer),
+                                     _available_shape(has_sub, has_spec, fallback))
+
+
+def _new_assignment(session: Session, track: Track, rater_id: int, question_id: int, now: datetime) -> int:
+    """Insert the lease (and, for a pairwise track, the draft with its first page shown now); its id."""
+    assignment = Assignment(question_id=question_id, rater_id=rater_id, status="open",
+                            swapped=counterbalance(rater_id, question_id), form_token=new_token(),
+                            claimed_at=now, expires_at=now + timedelta(seconds=track.lease_seconds))
+    session.add(assignment)
+    session.flush()
+    if track.task_type == "pairwise":
+        session.add(Draft(assignment_id=assignment.id, data={"opened": {"pairwise": now.isoformat()}},
+                          updated_at=now))
+    return assignment.id
+
+
+def _claim_locked(db: Database, rater_id: int, slug: str, now: datetime) -> Claim:
+    """The whole claim in one write transaction (SQLite: under the write lock; PostgreSQL: row locks)."""
     with db.writing() as session:
         track = session.scalar(select(Track).where(Track.slug == slug))
         if not db.is_sqlite:  # one claim per rater at a time (parallel clicks): SQLite's write lock does this
@@ -281,12 +373,7 @@ def claim_next(db: Database, rater_id: int, slug: str, now: datetime | None = No
             if not db.is_sqlite and slots_taken(session, question_id, now) >= capacity(session, track, question_id):
                 skipped.append(question_id)
                 continue
-            assignment = Assignment(question_id=question_id, rater_id=rater_id, status="open",
-                                    swapped=counterbalance(rater_id, question_id), form_token=new_token(),
-                                    claimed_at=now, expires_at=now + lease)
-            session.add(assignment)
-            session.flush()
-            return Claim(assignment.id)
+            return Claim(_new_assignment(session, track, rater_id, question_id, now))
         return Claim(None, "none")
 
 

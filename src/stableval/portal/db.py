@@ -13,6 +13,7 @@ PostgreSQL (``postgresql+psycopg://...``); schema created and upgraded by the bu
 
 from __future__ import annotations
 
+import os
 import secrets
 import threading
 from collections.abc import Iterator
@@ -21,10 +22,11 @@ from pathlib import Path
 from typing import Any
 
 from sqlalchemy import create_engine, event, text
-from sqlalchemy.engine import Engine
+from sqlalchemy.engine import Engine, make_url
 from sqlalchemy.orm import Session, sessionmaker
 
 from stableval.portal.models import Setting
+from stableval.portal.write_lock import WriteLock
 
 __all__ = ["MIGRATIONS", "Database", "default_url", "text"]
 
@@ -40,7 +42,7 @@ def default_url(path: str | Path = "stableval-portal.db") -> str:
     return f"sqlite:///{Path(path)}"
 
 
-def _sqlite_engine(url: str) -> Engine:
+def _sqlite_engine(url: str, *, synchronous: str = "FULL") -> Engine:
     engine = create_engine(url, connect_args={"timeout": BUSY_TIMEOUT_MS / 1000, "check_same_thread": False},
                            pool_size=8, max_overflow=8)
 
@@ -49,7 +51,7 @@ def _sqlite_engine(url: str) -> Engine:
         dbapi_connection.isolation_level = None  # pysqlite: we emit BEGIN ourselves (below)
         cursor = dbapi_connection.cursor()
         for pragma in ("journal_mode=WAL", f"busy_timeout={BUSY_TIMEOUT_MS}", "foreign_keys=ON",
-                       "synchronous=FULL"):
+                       f"synchronous={synchronous}"):
             cursor.execute(f"PRAGMA {pragma}")
         cursor.close()
 
@@ -68,17 +70,25 @@ class Database:
 
     def __init__(self, url: str) -> None:
         self.url = url
+        self._wal: Path | None = None
         if url.startswith("sqlite"):
-            self.engine = _sqlite_engine(url)
+            file = make_url(url).database
+            shared = bool(file) and file != ":memory:" and not str(file).startswith("file:")
+            self._wal = Path(f"{file}-wal") if shared else None
+            # a database file: commits write the WAL without syncing it under the write lock; writing() syncs it
+            # after the lock is released and before it returns (see _sync_wal)
+            self.engine = _sqlite_engine(url, synchronous="NORMAL" if shared else "FULL")
         else:
             self.engine = create_engine(url, pool_pre_ping=True, pool_size=20, max_overflow=40)
         self.is_sqlite = self.engine.dialect.name == "sqlite"
         writer = self.engine.execution_options(sqlite_begin="IMMEDIATE") if self.is_sqlite else self.engine
         self._read = sessionmaker(self.engine, expire_on_commit=False)
         self._write = sessionmaker(writer, expire_on_commit=False)
-        # SQLite has one writer at a time; queueing writers of this process on a lock (first come, first served)
-        # instead of in SQLite's busy handler (sleep-and-retry, unordered) cuts the tail latency under load.
-        self._write_lock: AbstractContextManager[Any] = threading.Lock() if self.is_sqlite else nullcontext()
+        # SQLite has one writer at a time; queueing the writers (threads, then `serve --workers` processes) on a
+        # lock instead of in SQLite's busy handler (sleep-and-retry, unordered) cuts the tail latency under load.
+        self._write_lock: AbstractContextManager[Any] = (
+            WriteLock(self._wal.with_name(self._wal.name[:-4])) if self._wal is not None else
+            threading.Lock() if self.is_sqlite else nullcontext())
 
     @contextmanager
     def reading(self) -> Iterator[Session]:
@@ -90,6 +100,23 @@ class Database:
         """One short write transaction, committed on exit, rolled back on error (SQLite: one writer at a time)."""
         with self._write_lock, self._write.begin() as session:
             yield session
+        self._sync_wal()
+
+    def _sync_wal(self) -> None:
+        """Make the committed transaction durable before the caller acknowledges it: fsync the SQLite database's
+        write-ahead log, outside the write lock (the next writer need not wait for the disk, and writers finishing
+        together share one flush). Equivalent to ``synchronous=FULL`` (which syncs the log inside every commit):
+        the commit record is on disk when this returns; frames a checkpoint already copied were synced by it."""
+        if self._wal is None:
+            return
+        try:
+            descriptor = os.open(self._wal, os.O_RDONLY)
+        except FileNotFoundError:  # no log (all connections closed and checkpointed): sync the database itself
+            descriptor = os.open(self._wal.with_name(self._wal.name[:-4]), os.O_RDONLY)
+        try:
+            os.fsync(descriptor)
+        finally:
+            os.close(descriptor)
 
     def upgrade(self, revision: str = "head") -> None:
         """Create or upgrade the schema with the bundled Alembic migrations (idempotent)."""
@@ -113,3 +140,5 @@ class Database:
 
     def dispose(self) -> None:
         self.engine.dispose()
+        if isinstance(self._write_lock, WriteLock):
+            self._write_lock.close()

@@ -289,6 +289,8 @@ def _save_step(request: Request, assignment_id: int, step: str, form: Any, rater
         new["rev"] = int(current.get("rev", 0)) + 1  # autosaves rendered before this are now stale
         if action == "next" and step_problems(new, track, step):
             mark_opened(new, step)  # the clock runs on while the rater fixes the form
+        elif action == "next" and step == "pairwise" and not new["flag"]:
+            mark_opened(new, "rating")  # shown next: its page then only reads (time on task starts here)
         return new
 
     draft = update_draft(portal_of(request).db, assignment_id, change)
