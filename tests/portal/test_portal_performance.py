@@ -239,3 +239,17 @@ def test_cpu_benchmark_in_process() -> None:
         assert page in pages, pages
     assert (table["cpu_mean_ms"] > 0).all()
     assert int(table.loc[table["page"] == "POST /a/{id}/submit", "requests"].iloc[0]) == 2
+
+
+def test_radio_options_are_escaped_checked_and_cached() -> None:
+    """Step 1 and 2 print their radio groups from one cached, escaped fragment each (the rating page rendered
+    ~1,100 template fragments, each escaped on its own: 9.4-9.5 ms in process before, 2.8-3.7 ms after)."""
+    from stableval.portal.render import radio_options
+
+    hostile = radio_options('x" onclick="alert(1)', (("1", "<b>1</b>"), ("na", "javascript:x")), "na")
+    assert 'onclick="' not in hostile and "<b>" not in hostile and "javascript:" not in hostile
+    assert 'value="na" id="x&#34; onclick&#61;&#34;alert(1)-na" checked>' in hostile
+    assert hostile.count("checked") == 1
+    options = (("a", "A is better"), ("b", "B is better"))
+    assert radio_options("pw-k", options, None) is radio_options("pw-k", options, None)
+    assert "checked" not in radio_options("pw-k", options, None)

@@ -32,7 +32,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from stableval.portal.admin_routes import router as admin_router
 from stableval.portal.db import Database
 from stableval.portal.rater_routes import router as rater_router
-from stableval.portal.render import escape_text, markdown_to_html
+from stableval.portal.render import escape_text, markdown_to_html, radio_options
 from stableval.portal.security import RateLimiter, Signer
 from stableval.portal.task_routes import router as task_router
 from stableval.portal.transcripts import answer_to_html
@@ -109,6 +109,7 @@ def create_app(database_url: str, admin_token: str, *, migrate: bool = True, sec
     templates = Jinja2Templates(directory=str(HERE / "templates"))
     templates.env.filters["markdown"] = lambda text: Markup(markdown_to_html(text))
     templates.env.filters["answer"] = lambda text: Markup(answer_to_html(text))  # Markdown or agent transcript
+    templates.env.globals["radio_options"] = radio_options
     templates.env.finalize = escape_text
     templates.env.auto_reload = False  # compiled templates are kept: no file checks on every page
     portal = Portal(db=db, signer=Signer(db.secret()), admin_token=admin_token, templates=templates,

@@ -229,9 +229,15 @@ def _shown(assignment: Assignment, question: Question) -> dict[str, str]:
     return {"answer_a": question.answer_a, "answer_b": question.answer_b}
 
 
+#: The radio options of step 1 and step 2 (value, label), for :func:`stableval.portal.render.radio_options`.
+CHOICE_OPTIONS = tuple(CHOICE_LABELS.items())
+RATING_OPTIONS = tuple((r, "Unable to judge" if r == "na" else r) for r in RATINGS)
+
+
 def _context(assignment: Assignment, question: Question, track: Track, draft: dict[str, Any]) -> dict[str, Any]:
     return {"assignment": assignment, "question": question, "track": track, "draft": draft,
-            "criteria": track.criteria, "choices": CHOICE_LABELS, "ratings": RATINGS, **_shown(assignment, question)}
+            "criteria": track.criteria, "choices": CHOICE_LABELS, "ratings": RATINGS, "choice_options": CHOICE_OPTIONS,
+            "rating_options": RATING_OPTIONS, **_shown(assignment, question)}
 
 
 def _refuse_retired(question: Question) -> None:
