@@ -22,8 +22,8 @@ ValueError: Stableval has no parameter 'alpha_p'; its parameters: alpha_mu, alph
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Collection, Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, Self, TypeAlias, TypeVar
 
 import numpy as np
@@ -433,11 +433,15 @@ class EMAggregator(Aggregator):
         """The start of EM from the (N, K) label counts per response."""
         raise NotImplementedError
 
-    def em_starts(self, counts: np.ndarray, groups: np.ndarray | None = None) -> list[tuple[str, EMStart]]:
+    def em_starts(self, counts: np.ndarray, groups: np.ndarray | None = None, *, rows: np.ndarray | None = None,
+                  names: Collection[str] | None = None) -> list[tuple[str, EMStart]]:
         """Every start to try, named, from the (N, K) label counts; ``groups`` (N,) numbers independent problems
         fitted together (the simulator's batch), so random starts are drawn problem by problem exactly as for a
-        table of its own. Default: the one :meth:`em_start`."""
-        return [("start", self.em_start(counts))]
+        table of its own. ``rows``: the starts on those responses only (equal to the full starts' rows; a subclass
+        builds them there alone); ``names``: only the starts named. Default: the one :meth:`em_start`."""
+        if names is not None and "start" not in names:
+            return []
+        return [("start", self.em_start(counts if rows is None else counts[rows]))]
 
     def dirichlet(self) -> tuple[float, float]:
         """(alpha_mu, alpha_pi): Dirichlet concentrations on the class priors and on each confusion row
@@ -509,7 +513,9 @@ class EMAggregator(Aggregator):
         five fits. With ``subset = (rows, run_on_rows)`` the starts are screened on those responses only and the
         winning start is then fitted on all responses from scratch. ``starts_`` records each start as screened.
         """
-        starts = self.em_starts(counts)
+        starts = self.em_starts(counts, rows=subset[0]) if subset is not None else self.em_starts(counts)
+        if subset is not None and len(starts) == 1:  # nothing to screen: the one start on every response
+            starts = self.em_starts(counts)
         screen = min(self.max_iter, SCREEN_ITER) if len(starts) > 1 else self.max_iter
         rows, screen_run = subset if subset is not None and len(starts) > 1 else (None, run)
         best: tuple[bool, float] | None = None
@@ -517,8 +523,7 @@ class EMAggregator(Aggregator):
         chosen: EMStart | None = None
         records: list[dict[str, Any]] = []
         for name, start in starts:
-            tried = start if rows is None else replace(start, distributions=start.distributions[rows])
-            result = screen_run(tried, alphas, screen)
+            result = screen_run(start, alphas, screen)  # with rows, the start is built on those rows only
             admissible = not start.must_be_identified or bool(
                 diagonal_dominant(pooled_confusion(result.posteriors.T, counts if rows is None else counts[rows]))[0])
             records.append({"start": name, "objective": float(result.objective[-1]),
@@ -529,8 +534,8 @@ class EMAggregator(Aggregator):
             if best is None or rank > best:
                 best, winner, chosen, self.start_ = rank, result, start, name
         assert winner is not None and chosen is not None
-        if rows is not None:
-            winner = run(chosen, alphas, self.max_iter)
+        if rows is not None:  # the winning start, now built on every response
+            winner = run(self.em_starts(counts, names=(self.start_,))[0][1], alphas, self.max_iter)
         elif not winner.converged and screen < self.max_iter:
             more = run(EMStart(winner.posteriors.T), alphas, self.max_iter - screen)
             winner = chain(winner, more)
@@ -553,12 +558,11 @@ class EMAggregator(Aggregator):
             priors = distributions.mean(axis=0) if distributions.shape[0] else np.full(n_levels, 1.0 / n_levels)
             confusion = np.broadcast_to(start.confusion, (n_raters, n_levels, n_levels)).copy()
             return run_em(X, init_params=(priors, confusion), alpha_mu=alpha_mu, alpha_pi=alpha_pi, **common)
-        shares = np.array(start.distributions, dtype=float)
-        clamp_gold(shares, gold)
+        shares = np.array(np.asarray(start.distributions).T, dtype=float, order="C")  # (K, N): one copy, not two
+        clamp_gold(shares.T, gold)
         if not start.maximum_likelihood_first:
-            return run_em(X, init_posteriors=np.ascontiguousarray(shares.T), alpha_mu=alpha_mu, alpha_pi=alpha_pi,
-                          **common)
-        ml = run_em(X, init_posteriors=np.ascontiguousarray(shares.T), **common)
+            return run_em(X, init_posteriors=shares, alpha_mu=alpha_mu, alpha_pi=alpha_pi, **common)
+        ml = run_em(X, init_posteriors=shares, **common)
         result = run_em(X, init_posteriors=ml.posteriors, alpha_mu=alpha_mu, alpha_pi=alpha_pi, **common)
         return EMResult(posteriors=result.posteriors, priors=result.priors, confusion=result.confusion,
                         log_likelihood=result.log_likelihood, objective=result.objective,
@@ -639,9 +643,16 @@ def hard_distribution(probabilities: np.ndarray, *, atol: float = 1e-12) -> np.n
     array([[0. , 1. ],
            [0.5, 0.5]])
     """
-    top = probabilities.max(axis=1, keepdims=True)
-    winners = (probabilities >= top - atol).astype(float)
-    return np.asarray(winners / winners.sum(axis=1, keepdims=True))
+    top = np.array(probabilities[:, 0], dtype=float)  # the row maxima, a column at a time (K is small)
+    for level in range(1, probabilities.shape[1]):
+        np.maximum(top, probabilities[:, level], out=top)
+    winners = probabilities >= (top - atol)[:, None]
+    n_winners = winners.sum(axis=1)
+    out = winners.astype(float)
+    shared = np.flatnonzero(n_winners != 1)  # ties (and NaN rows, 0 / 0) divide; a lone winner keeps its 1.0
+    if shared.size:
+        out[shared] = out[shared] / n_winners[shared, None]
+    return out
 
 
 def clamp_gold(posteriors: np.ndarray, gold: np.ndarray | None) -> None:

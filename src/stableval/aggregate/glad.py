@@ -32,7 +32,6 @@ from typing import Any, Self
 
 import numpy as np
 import scipy.sparse as sp
-from scipy.optimize import minimize
 from scipy.special import expit
 
 from stableval.aggregate._base import Aggregator, Judgments, Method, check_em_settings, softmax_posteriors
@@ -125,6 +124,8 @@ class GLAD(Aggregator):
         last = -self._objective(params, data, *_weights(data, posteriors))[0]
         history: list[float] = []
         converged = False
+        from scipy.optimize import minimize  # here, not at import: 0.3 s on every CLI start otherwise
+
         for _ in range(self.max_iter):
             posteriors, _ = self._e_step(data, alpha, log_beta, log_priors, gold)
             result = minimize(self._objective, params, args=(data, *_weights(data, posteriors)), jac=True, method="CG",

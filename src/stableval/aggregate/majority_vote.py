@@ -108,13 +108,18 @@ class MajorityVote(Aggregator):
             counts[known] = np.eye(n_levels)[gold[known]]
         totals = counts.sum(axis=1, keepdims=True)
         self.vote_shares_ = counts / np.where(totals > 0, totals, 1.0)
-        top = counts.max(axis=1, keepdims=True)
-        winners = counts == top
-        self.tied_ = winners.sum(axis=1) > 1
+        top = counts[:, 0].copy()  # the row maxima, a column at a time (K is small)
+        for level in range(1, n_levels):
+            np.maximum(top, counts[:, level], out=top)
+        winners = counts == top[:, None]
+        n_winners = winners.sum(axis=1)
+        self.tied_ = n_winners > 1
         rule = "random" if self.ties == "first" and first_seen is None else self.ties
         self.tie_break_ = rule
         if rule == "split":  # hard_distribution(counts, atol=0.0), from the winners already found
-            self.posteriors_ = winners / winners.sum(axis=1, keepdims=True)
+            self.posteriors_ = winners.astype(float)
+            tied = np.flatnonzero(self.tied_)  # only ties divide: a lone winner keeps its 1.0
+            self.posteriors_[tied] /= n_winners[tied, None]
             self.labels_ = winners.argmax(axis=1)
             return self
         if rule == "first":

@@ -30,6 +30,8 @@ strength (sparse raters a lot, prolific ones hardly), for studies where many rat
 
 from __future__ import annotations
 
+from collections.abc import Collection
+
 import numpy as np
 
 from stableval.aggregate._base import EMAggregator, EMStart, Method, check_em_settings, hard_distribution
@@ -139,44 +141,58 @@ class Stableval(EMAggregator):
         k = counts.shape[1]
         return EMStart(hard_distribution(counts, atol=0.0), (1.0 - self.epsilon) * np.eye(k) + self.epsilon / k)
 
-    def em_starts(self, counts: np.ndarray, groups: np.ndarray | None = None) -> list[tuple[str, EMStart]]:
+    def em_starts(self, counts: np.ndarray, groups: np.ndarray | None = None, *, rows: np.ndarray | None = None,
+                  names: Collection[str] | None = None) -> list[tuple[str, EMStart]]:
         """``paper``, ``soft``, ``ml`` (for ``init="best"`` all three — ``ml`` only when there is a confusion prior,
-        alpha_pi > 1 — and ``random-1`` .. ``random-n``)."""
-        shares = counts / np.maximum(counts.sum(axis=1, keepdims=True), 1.0)
-        starts = {"paper": self.em_start(counts), "soft": EMStart(shares),
-                  "ml": EMStart(shares, maximum_likelihood_first=True)}
-        if self.init != "best":
-            return [(self.init, starts[self.init])]
-        if self.dirichlet()[1] == 1.0:  # without a confusion prior MAP EM from the soft vote is the same road
-            del starts["ml"]
-        chosen = list(starts.items())
+        alpha_pi > 1 — and ``random-1`` .. ``random-n``). ``rows``: the starts on those responses only, built
+        there alone and equal to the full starts' rows (the random draws still follow the distinct vote rows of
+        all of ``counts``); ``names``: only the starts named (in their usual order)."""
+        every = ["paper", "soft", "ml"] if self.init == "best" else [self.init]
+        if self.init == "best" and self.dirichlet()[1] == 1.0:  # no confusion prior: MAP EM from the soft vote
+            every.remove("ml")                                  # is the same road
+        if self.init == "best":
+            every += [f"random-{number}" for number in range(1, self.n_starts + 1)]
+        wanted = [name for name in every if names is None or name in names]
+        votes = counts if rows is None else counts[rows]
+        shares = (votes / np.maximum(votes.sum(axis=1, keepdims=True), 1.0)
+                  if any(name != "paper" for name in wanted) else votes)
+        chosen: list[tuple[str, EMStart]] = []
         patterns: list[tuple[int, np.ndarray]] = []  # the distinct vote rows, found once for every random start
-        half_shares = 0.5 * shares
-        for number in range(1, self.n_starts + 1):
-            mixed = random_rows(counts, groups, (self.seed, number), patterns)
-            mixed *= 0.5  # 0.5 · shares + 0.5 · noise, without temporaries
-            mixed += half_shares
-            chosen.append((f"random-{number}", EMStart(mixed, must_be_identified=True)))
+        for name in wanted:
+            if name == "paper":
+                chosen.append((name, self.em_start(votes)))
+            elif name in ("soft", "ml"):
+                chosen.append((name, EMStart(shares, maximum_likelihood_first=name == "ml")))
+            else:
+                mixed = random_rows(counts, groups, (self.seed, int(name.split("-")[1])), patterns, rows=rows)
+                mixed *= 0.5  # 0.5 · shares + 0.5 · noise, without temporaries
+                mixed += 0.5 * shares
+                chosen.append((name, EMStart(mixed, must_be_identified=True)))
         return chosen
 
 
 def random_rows(counts: np.ndarray, groups: np.ndarray | None, seed: tuple[int, int],
-                patterns: list[tuple[int, np.ndarray]] | None = None) -> np.ndarray:
+                patterns: list[tuple[int, np.ndarray]] | None = None, *, rows: np.ndarray | None = None) -> np.ndarray:
     """One random distribution over levels (uniform on the simplex, Dirichlet(1)) per distinct row of label counts,
     drawn from ``seed`` in the sorted order of the distinct rows: responses with the same votes get the same draw,
     so renaming or reordering items and raters changes nothing. Group by group (``groups`` sorted, one number per
     row), so a problem gets the same draws alone as inside a batch. ``patterns``: an empty list the distinct rows
-    of each group are stored in (or, filled by an earlier call on the same counts, taken from).
+    of each group are stored in (or, filled by an earlier call on the same counts, taken from). ``rows`` (without
+    ``groups``): only those rows of the result, the same numbers as indexing the whole one.
 
     >>> random_rows(np.array([[2, 0], [0, 2], [2, 0]]), None, (0, 1)).round(3).tolist()
     [[0.479, 0.521], [0.737, 0.263], [0.479, 0.521]]
     """
     known = patterns if patterns is not None else []
     fill = not known
+    if rows is not None and groups is not None:
+        raise ValueError("random_rows: rows= is for one problem (groups=None)")
     if groups is None:  # one problem: no splitting, no copies
         if fill:
             known.append(_distinct_rows(counts))
         n_patterns, inverse = known[0]
+        if rows is not None:
+            inverse = inverse[rows]
         return np.asarray(np.random.default_rng(seed).dirichlet(np.ones(counts.shape[1]), size=n_patterns)[inverse])
     out = np.empty(counts.shape)
     bounds = np.flatnonzero(np.diff(groups)) + 1
@@ -201,12 +217,14 @@ def _distinct_rows(counts: np.ndarray) -> tuple[int, np.ndarray]:
     >>> _distinct_rows(np.array([[2, 0], [0, 2], [2, 0], [1, 1]]))
     (3, array([2, 0, 2, 1]))
     """
-    values = np.rint(counts).astype(np.int64)
-    base = int(values.max(initial=0)) + 1
-    if values.min(initial=0) < 0 or counts.shape[1] * np.log2(max(base, 2)) >= 62:
+    base = int(np.rint(counts.max(initial=0))) + 1  # the largest rounded count + 1 (rounding keeps the order)
+    if np.rint(counts.min(initial=0)) < 0 or counts.shape[1] * np.log2(max(base, 2)) >= 62:
         patterns, inverse = np.unique(counts, axis=0, return_inverse=True)
         return len(patterns), inverse.ravel()
-    key = values @ (base ** np.arange(counts.shape[1] - 1, -1, -1, dtype=np.int64))  # first column most significant
+    key = np.zeros(len(counts), dtype=np.int64)  # base-``base`` digits, first column most significant (Horner)
+    for level in range(counts.shape[1]):
+        key *= base
+        key += np.rint(counts[:, level]).astype(np.int64)
     largest = int(key.max(initial=0))
     if largest <= 4 * key.size + 1024:  # rank of each key among those present, by a table instead of a sort
         present = np.zeros(largest + 1, dtype=bool)

@@ -328,8 +328,6 @@ def compare_methods(scores: pd.DataFrame, method: str, baseline: str,
     >>> round(c.pearson, 4), c.spearman, c.swapped_pairs  # r = 0.13 / 0.14; rho = 1 - 6 * 2 / (3 * 8)
     (0.9286, 0.5, 1)
     """
-    from scipy.stats import rankdata
-
     def of(key: str) -> pd.DataFrame:
         rows = scores[scores["method"] == key].set_index("agent")
         if rows.empty:
@@ -355,7 +353,7 @@ def compare_methods(scores: pd.DataFrame, method: str, baseline: str,
     swapped = int((np.triu(np.sign(x[:, None] - x[None, :]) * np.sign(y[:, None] - y[None, :]), 1) < 0).sum())
     return MethodComparison(
         method=method, baseline=baseline, agents=table,
-        pearson=_correlation(x, y), spearman=_correlation(rankdata(x), rankdata(y)),
+        pearson=_correlation(x, y), spearman=_correlation(average_ranks(x), average_ranks(y)),
         largest_agent=agents[largest] if largest >= 0 else "", largest_change=float(change[largest])
         if largest >= 0 else float("nan"),
         rank_changes=int((rank != base_rank).sum()), swapped_pairs=swapped)
@@ -368,6 +366,23 @@ def agent_means(credits: np.ndarray, agent: np.ndarray, n_agents: int) -> np.nda
                      for j in range(credits.shape[1])], axis=1)
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.asarray(sums / counts[:, None])
+
+
+def average_ranks(values: np.ndarray) -> np.ndarray:
+    """Ranks 1..n of a 1-D array in increasing order, tied values sharing the mean of their ranks (the ranks of
+    Spearman's rho; ``scipy.stats.rankdata``'s default, without importing scipy.stats: a second on start-up).
+
+    >>> average_ranks(np.array([0.5, 0.9, 0.5, 0.1])).tolist()
+    [2.5, 4.0, 2.5, 1.0]
+    """
+    order = np.argsort(values, kind="stable")
+    ordered = values[order]
+    first = np.r_[True, ordered[1:] != ordered[:-1]]  # the first of each run of equal values
+    starts = np.flatnonzero(first)
+    ends = np.r_[starts[1:], len(values)]
+    ranks = np.empty(len(values))
+    ranks[order] = ((starts + 1 + ends) / 2.0)[np.cumsum(first) - 1]  # run i holds ranks starts+1 .. ends
+    return ranks
 
 
 def competition_ranks(scores: np.ndarray) -> np.ndarray:
