@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+import scipy.sparse as sp
 
 
 def synthetic_frame(
@@ -135,3 +136,18 @@ def synthetic_judge_frame(
     frame["agent_family"] = families[agent[resp]]
     frame["truth"] = truth[resp]
     return frame
+
+
+def simulated_matrix(n_responses: int, n_raters: int = 60, per_response: int = 4, seed: int = 0, *,
+                     n_levels: int = 3, skill_low: float = 0.55) -> sp.csr_matrix:
+    """Response matrix (responses × rater·K) of a Dawid–Skene simulation: raters right ``skill_low``-95% of the
+    time, wrong answers uniform over the other levels, ``per_response`` distinct raters per response."""
+    k = n_levels
+    rng = np.random.default_rng(seed)
+    truth = rng.choice(k, size=n_responses, p=[0.3, 0.3, 0.4] if k == 3 else None)
+    skill = rng.uniform(skill_low, 0.95, n_raters)
+    response = np.repeat(np.arange(n_responses), per_response)
+    rater = ((rng.integers(0, n_raters, n_responses)[:, None] + np.arange(per_response) * 7) % n_raters).ravel()
+    right = rng.random(response.size) < skill[rater]
+    label = np.where(right, truth[response], (truth[response] + rng.integers(1, k, response.size)) % k)
+    return sp.csr_matrix((np.ones(response.size), (response, rater * k + label)), shape=(n_responses, n_raters * k))

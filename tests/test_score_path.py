@@ -19,19 +19,14 @@ from stableval.aggregate.em import run_em, vote_counts
 from stableval.aggregate.stableval import random_rows
 from stableval.data.table import AnnotationTable, labels_at
 
+from synthetic import simulated_matrix
+
 K = 3
 
 
 def simulated(n_responses: int, n_raters: int = 40, per_response: int = 3, seed: int = 0) -> sp.csr_matrix:
-    """Response matrix (responses × rater·K) of a Dawid–Skene simulation: raters right 50-95% of the time."""
-    rng = np.random.default_rng(seed)
-    truth = rng.choice(K, size=n_responses, p=[0.3, 0.3, 0.4])
-    skill = rng.uniform(0.5, 0.95, n_raters)
-    response = np.repeat(np.arange(n_responses), per_response)
-    rater = ((rng.integers(0, n_raters, n_responses)[:, None] + np.arange(per_response) * 7) % n_raters).ravel()
-    right = rng.random(response.size) < skill[rater]
-    label = np.where(right, truth[response], (truth[response] + rng.integers(1, K, response.size)) % K)
-    return sp.csr_matrix((np.ones(response.size), (response, rater * K + label)), shape=(n_responses, n_raters * K))
+    """Response matrix of a Dawid–Skene simulation (:func:`synthetic.simulated_matrix`), raters right 0.5-0.95."""
+    return simulated_matrix(n_responses, n_raters, per_response, seed, skill_low=0.5)
 
 
 @pytest.fixture(scope="module")
