@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 from portal_helpers import profiled_raters, questions_frame, seed_track
+from sqlalchemy import select
 
 from stableval.portal import assignment
 from stableval.portal.assignment import _claim_locked, _plan_claim, _take_planned, claim_next
@@ -45,7 +46,8 @@ def test_the_usual_claim_never_runs_wholly_under_the_lock_and_picks_what_the_loc
     slow = [_question(locked, _claim_locked(locked, r, "main", now).assignment_id) for r in raters]
     assert fast == slow == ["q0", "q0", "q1"]  # k = 2: the closest to completion first
     with planned.reading() as session:  # the claim wrote the draft with the first page shown (the page only reads)
-        assignment_id = session.query(Assignment.id).order_by(Assignment.id).first()[0]
+        assignment_id = session.scalar(select(Assignment.id).order_by(Assignment.id).limit(1))
+        assert assignment_id is not None
         assert load_draft(session, assignment_id)["opened"] == {"pairwise": now.isoformat()}
     for db in (planned, locked):
         db.dispose()
@@ -95,4 +97,36 @@ def test_gold_tracks_claim_under_the_lock(tmp_path: Path) -> None:
     [rater] = profiled_raters(db, 1)
     with db.reading() as session:
         assert _plan_claim(session, rater, "main", utcnow()) is None
+    db.dispose()
+
+
+def test_is_paused_on_a_track_without_gold_reads_only_the_override(tmp_path: Path) -> None:
+    """Every claim asks whether the rater is paused; without gold questions only the admin's override can pause,
+    so the answer takes two small reads (override, any gold question) and agrees with rater_quality."""
+    from sqlalchemy import event
+
+    from stableval.portal.models import Track
+    from stableval.portal.quality import is_paused, rater_quality, set_override
+
+    db = _db(tmp_path, "p.db", k=1)
+    [rater] = profiled_raters(db, 1)
+    seen: list[str] = []
+
+    def note(_connection: object, _cursor: object, sql: str, *_: object) -> None:
+        seen.append(sql)
+
+    for state, expected in (("pause", True), ("allow", False), ("auto", False)):
+        set_override(db, "main", rater, state)
+        seen.clear()
+        with db.reading() as session:
+            track = session.scalar(select(Track).where(Track.slug == "main"))
+            assert track is not None
+            event.listen(db.engine, "before_cursor_execute", note)
+            try:
+                paused = is_paused(session, track, rater)
+            finally:
+                event.remove(db.engine, "before_cursor_execute", note)
+            quality = rater_quality(session, track, [rater]).get(rater)
+        assert paused is expected and (quality is not None and quality.paused) is expected, state
+        assert len(seen) <= 2 and not any("submissions" in sql for sql in seen), seen
     db.dispose()

@@ -30,7 +30,7 @@ import hashlib
 from dataclasses import dataclass
 
 import numpy as np
-from sqlalchemy import select
+from sqlalchemy import bindparam, select
 from sqlalchemy.orm import Session
 
 from stableval.errors import InputError
@@ -144,9 +144,21 @@ def rater_quality(session: Session, track: Track, rater_ids: list[int] | None = 
 
 
 def is_paused(session: Session, track: Track, rater_id: int) -> bool:
-    """Whether quality control holds back new questions of the track from this rater."""
+    """Whether quality control holds back new questions of the track from this rater (as :func:`rater_quality`
+    decides; the admin's override first, and a track without gold questions, where accuracy cannot pause anyone,
+    answered without computing it: every claim asks)."""
+    override = session.scalar(_OVERRIDE, {"track_id": track.id, "rater_id": rater_id})
+    if override in ("allow", "pause"):
+        return override == "pause"
+    if session.scalar(_ANY_GOLD, {"track_id": track.id}) is None:
+        return False
     found = rater_quality(session, track, [rater_id]).get(rater_id)
     return found is not None and found.paused
+
+
+_OVERRIDE = select(QcOverride.state).where(QcOverride.track_id == bindparam("track_id"),
+                                           QcOverride.rater_id == bindparam("rater_id"))
+_ANY_GOLD = select(Question.id).where(Question.track_id == bindparam("track_id"), Question.gold != "").limit(1)
 
 
 def track_quality(db: Database, slug: str) -> list[tuple[Rater, RaterQuality]]:
