@@ -81,15 +81,15 @@ def refuse_shared_sqlite(url: str, workers: int) -> None:
     processes could not be queued, see :mod:`stableval.portal.write_lock`)."""
     from sqlalchemy.engine import make_url
 
+    from stableval.portal.db import sqlite_file
     from stableval.portal.write_lock import CROSS_PROCESS
 
     try:
-        parsed = make_url(url)
+        if make_url(url).get_backend_name() != "sqlite":
+            return
     except Exception:
         return  # the database open reports a bad URL with its own message
-    if parsed.get_backend_name() != "sqlite":
-        return
-    if parsed.database in (None, "", ":memory:") or str(parsed.database).startswith("file:"):
+    if sqlite_file(url) is None:
         raise typer.BadParameter(f"--workers {workers} needs a database the processes share: give a SQLite file "
                                  "(sqlite:///portal.db) or PostgreSQL, not an in-memory SQLite database",
                                  param_hint="--workers")

@@ -28,13 +28,26 @@ from sqlalchemy.orm import Session, sessionmaker
 from stableval.portal.models import Setting
 from stableval.portal.write_lock import WriteLock
 
-__all__ = ["MIGRATIONS", "Database", "default_url", "text"]
+__all__ = ["MIGRATIONS", "Database", "default_url", "sqlite_file", "text"]
 
 #: Folder of the Alembic migrations shipped inside the package.
 MIGRATIONS = Path(__file__).resolve().parent / "migrations"
 
 #: SQLite busy timeout (ms): how long a writer waits for the write lock before failing.
 BUSY_TIMEOUT_MS = 30_000
+
+
+def sqlite_file(url: str) -> Path | None:
+    """The database file of a SQLite URL; None for another database or an in-memory (or URI-named) one.
+
+    >>> sqlite_file("sqlite:///portal.db"), sqlite_file("sqlite://"), sqlite_file("postgresql://h/db")
+    (PosixPath('portal.db'), None, None)
+    """
+    parsed = make_url(url)
+    file = parsed.database
+    if parsed.get_backend_name() != "sqlite" or not file or file == ":memory:" or file.startswith("file:"):
+        return None
+    return Path(file)
 
 
 def default_url(path: str | Path = "stableval-portal.db") -> str:
@@ -70,14 +83,11 @@ class Database:
 
     def __init__(self, url: str) -> None:
         self.url = url
-        self._wal: Path | None = None
+        self._file = sqlite_file(url)
         if url.startswith("sqlite"):
-            file = make_url(url).database
-            shared = bool(file) and file != ":memory:" and not str(file).startswith("file:")
-            self._wal = Path(f"{file}-wal") if shared else None
             # a database file: commits write the WAL without syncing it under the write lock; writing() syncs it
             # after the lock is released and before it returns (see _sync_wal)
-            self.engine = _sqlite_engine(url, synchronous="NORMAL" if shared else "FULL")
+            self.engine = _sqlite_engine(url, synchronous="FULL" if self._file is None else "NORMAL")
         else:
             self.engine = create_engine(url, pool_pre_ping=True, pool_size=20, max_overflow=40)
         self.is_sqlite = self.engine.dialect.name == "sqlite"
@@ -87,7 +97,7 @@ class Database:
         # SQLite has one writer at a time; queueing the writers (threads, then `serve --workers` processes) on a
         # lock instead of in SQLite's busy handler (sleep-and-retry, unordered) cuts the tail latency under load.
         self._write_lock: AbstractContextManager[Any] = (
-            WriteLock(self._wal.with_name(self._wal.name[:-4])) if self._wal is not None else
+            WriteLock(self._file) if self._file is not None else
             threading.Lock() if self.is_sqlite else nullcontext())
 
     @contextmanager
@@ -107,12 +117,12 @@ class Database:
         write-ahead log, outside the write lock (the next writer need not wait for the disk, and writers finishing
         together share one flush). Equivalent to ``synchronous=FULL`` (which syncs the log inside every commit):
         the commit record is on disk when this returns; frames a checkpoint already copied were synced by it."""
-        if self._wal is None:
+        if self._file is None:
             return
         try:
-            descriptor = os.open(self._wal, os.O_RDONLY)
+            descriptor = os.open(f"{self._file}-wal", os.O_RDONLY)
         except FileNotFoundError:  # no log (all connections closed and checkpointed): sync the database itself
-            descriptor = os.open(self._wal.with_name(self._wal.name[:-4]), os.O_RDONLY)
+            descriptor = os.open(self._file, os.O_RDONLY)
         try:
             os.fsync(descriptor)
         finally:
