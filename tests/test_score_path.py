@@ -208,6 +208,9 @@ def test_majority_vote_equals_the_simple_row_maxima(X: sp.csr_matrix, ties: str)
     if ties == "split":
         np.testing.assert_array_equal(model.posteriors_, winners / winners.sum(axis=1, keepdims=True))
     np.testing.assert_array_equal(model.posteriors_.argmax(axis=1)[~model.tied_], winners.argmax(axis=1)[~model.tied_])
+    if ties in ("split", "lowest"):  # the lowest tied level, found a level at a time
+        np.testing.assert_array_equal(model.labels_, winners.argmax(axis=1))
+    np.testing.assert_array_equal(model.vote_shares_, counts / np.maximum(counts.sum(axis=1, keepdims=True), 1))
 
 
 def test_distinct_rows_equal_numpy_unique() -> None:

@@ -228,7 +228,10 @@ class ResponseBlocks:
         X = X.tocsr()
         self.X = X
         self.n_responses = X.shape[0]
-        cuts = np.searchsorted(X.indptr, np.arange(0, X.nnz, BLOCK_NNZ)[1:]) if X.nnz else np.array([], int)
+        # equal blocks of at most BLOCK_NNZ judgments (cut where a response starts): with a fixed block length the
+        # last block of a small matrix was a short remainder, and one thread did most of the E-step
+        n_blocks = -(-X.nnz // BLOCK_NNZ)
+        cuts = np.searchsorted(X.indptr, np.arange(1, n_blocks) * X.nnz // max(n_blocks, 1))
         bounds = np.unique(np.concatenate([[0], cuts, [self.n_responses]])).astype(int)
         # row blocks share X's data and indices (views, no copy)
         self.blocks = [

@@ -33,6 +33,7 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import os
+import threading
 from typing import Any
 
 import numpy as np
@@ -198,6 +199,29 @@ def _fused_e_step(indptr: Any, indices: Any, data: Any, table: Any, log_priors: 
 #: (``compile`` returns it; the first time in a process it loads the on-disk cache)
 _compiled: Any = None
 _entries: dict[tuple[Any, ...], Any] = {}
+#: one thread at a time imports numba and compiles or loads an entry; the others wait for it (:func:`preload`)
+_loading = threading.Lock()
+
+
+def _entry(args: tuple[Any, ...], k: int) -> Any:
+    """The compiled entry point for these arguments and K, made (or loaded from numba's on-disk cache) once."""
+    global _numba, _compiled
+    if _numba is not None:  # the usual call: no lock
+        entry = _entries.get((*(_numba.typeof(a) for a in args), _numba.types.literal(k)))
+        if entry is not None:
+            return entry
+    with _loading:
+        if _compiled is None:
+            if not NUMBA:
+                raise ValueError("the compiled E-step needs numba: pip install 'stableval[fast]'")
+            _numba = importlib.import_module("numba")  # optional and untyped: the `fast` extra
+            _compiled = _numba.njit(nogil=True, cache=True, boundscheck=False, error_model="numpy",
+                                    fastmath={"contract", "arcp"})(_fused_e_step)
+        types = (*(_numba.typeof(a) for a in args), _numba.types.literal(k))
+        entry = _entries.get(types)
+        if entry is None:  # compile for these types, or load them from numba's on-disk cache, without dispatching
+            entry = _entries[types] = _compiled.compile(types)
+        return entry
 
 
 def fused_e_step(indptr: np.ndarray, indices: np.ndarray, data: np.ndarray, table: np.ndarray,
@@ -206,17 +230,26 @@ def fused_e_step(indptr: np.ndarray, indices: np.ndarray, data: np.ndarray, tabl
     """The compiled E-step of one CSR block (see the module docstring); releases the GIL. ``table`` (R·K, K) is
     :func:`~stableval.aggregate.em.log_confusion_table`, ``log_priors`` (K,), ``gold`` (Nb,) int64 or empty; writes
     ``out`` (K, Nb) and adds into ``counts`` (R·K, K) and ``mass`` (K,); returns the log-likelihood."""
-    global _numba, _compiled
-    if _compiled is None:
-        if not NUMBA:
-            raise ValueError("the compiled E-step needs numba: pip install 'stableval[fast]'")
-        _numba = importlib.import_module("numba")  # optional and untyped: the `fast` extra
-        _compiled = _numba.njit(nogil=True, cache=True, boundscheck=False, error_model="numpy",
-                                fastmath={"contract", "arcp"})(_fused_e_step)
     args = (indptr, indices, data, table, log_priors, gold, out, counts, mass)
     k = int(table.shape[1])
-    types = (*(_numba.typeof(a) for a in args), _numba.types.literal(k))
-    entry = _entries.get(types)
-    if entry is None:  # compile for these types, or load them from numba's on-disk cache, without dispatching
-        entry = _entries[types] = _compiled.compile(types)
-    return float(entry(*args, k))
+    return float(_entry(args, k)(*args, k))
+
+
+def preload(k: int, index_dtype: Any = np.int32) -> threading.Thread | None:
+    """Import numba and load the kernel for K = ``k`` in a background thread, for the arguments a matrix with
+    ``index_dtype`` indices cut into several blocks passes (:class:`~stableval.aggregate.em.ResponseBlocks`), so
+    that the ~0.4 s this takes once per process runs while the fit builds its starts; the first E-step waits for it
+    if it has not finished. Returns the thread, or None when numba is not installed.
+
+    >>> thread = preload(3)
+    >>> thread is None or (thread.join() or True)
+    True
+    """
+    if not NUMBA:
+        return None
+    sample = np.empty((k, 3))[:, 1:]  # a block's slice of the (K, N) posteriors: not contiguous
+    args = (np.zeros(3, index_dtype), np.zeros(0, index_dtype), np.zeros(0), np.zeros((k, k)), np.zeros(k),
+            np.empty(0, np.int64), sample, np.zeros((k, k)), np.zeros(k))
+    thread = threading.Thread(target=_entry, args=(args, k), name="stableval-em-kernel-load", daemon=True)
+    thread.start()
+    return thread

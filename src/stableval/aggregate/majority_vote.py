@@ -33,6 +33,20 @@ if TYPE_CHECKING:  # pragma: no cover
 TIE_POLICIES = ("split", "lowest", "highest", "random", "first")
 
 
+def lowest_winner(winners_by_level: np.ndarray) -> np.ndarray:
+    """Per column of ``winners_by_level`` (K, N) bool, the lowest level that is True (0 where none is): the
+    same as ``winners_by_level.argmax(axis=0)``, a level at a time.
+
+    >>> lowest_winner(np.array([[False, True, False], [True, True, False], [True, False, False]])).tolist()
+    [1, 0, 0]
+    """
+    labels = np.zeros(winners_by_level.shape[1], dtype=np.intp)
+    for level in range(winners_by_level.shape[0] - 1, 0, -1):
+        labels[winners_by_level[level]] = level
+    labels[winners_by_level[0]] = 0
+    return labels
+
+
 def first_seen(table: AnnotationTable) -> np.ndarray:
     """(N, K) position in the table (file order, 0-based) of each level's first judgment of each response;
     ``table.n_judgments`` where the response never got that level.
@@ -106,27 +120,26 @@ class MajorityVote(Aggregator):
         if gold is not None and (gold >= 0).any():
             known = gold >= 0
             counts[known] = np.eye(n_levels)[gold[known]]
-        totals = counts.sum(axis=1, keepdims=True)
-        self.vote_shares_ = counts / np.where(totals > 0, totals, 1.0)
-        top = counts[:, 0].copy()  # the row maxima, a column at a time (K is small)
-        for level in range(1, n_levels):
-            np.maximum(top, counts[:, level], out=top)
-        winners = counts == top[:, None]
-        n_winners = winners.sum(axis=1)
+        # column by column (K is small): reductions along a row of K values cost more than K column passes
+        columns = np.ascontiguousarray(counts.T)
+        totals = columns.sum(axis=0)
+        self.vote_shares_ = counts / np.where(totals > 0, totals, 1.0)[:, None]
+        top = columns.max(axis=0)
+        winners_by_level = columns == top
+        n_winners = winners_by_level.sum(axis=0)
         self.tied_ = n_winners > 1
         rule = "random" if self.ties == "first" and first_seen is None else self.ties
         self.tie_break_ = rule
         if rule == "split":  # hard_distribution(counts, atol=0.0), from the winners already found
-            self.posteriors_ = winners.astype(float)
-            tied = np.flatnonzero(self.tied_)  # only ties divide: a lone winner keeps its 1.0
-            self.posteriors_[tied] /= n_winners[tied, None]
-            self.labels_ = winners.argmax(axis=1)
+            self.posteriors_ = np.ascontiguousarray((winners_by_level / n_winners).T)  # a lone winner: 1.0
+            self.labels_ = lowest_winner(winners_by_level)
             return self
+        winners = winners_by_level.T
         if rule == "first":
             assert first_seen is not None
             labels = np.where(winners, np.asarray(first_seen, dtype=np.int64), np.iinfo(np.int64).max).argmin(axis=1)
         elif rule == "lowest":
-            labels = winners.argmax(axis=1)
+            labels = lowest_winner(winners_by_level)
         elif rule == "highest":
             labels = n_levels - 1 - winners[:, ::-1].argmax(axis=1)
         else:  # random: a uniform draw among the tied levels of each response
