@@ -225,3 +225,22 @@ def test_distinct_rows_equal_numpy_unique() -> None:
         patterns, inverse = np.unique(counts, axis=0, return_inverse=True)
         n, codes = _distinct_rows(counts)
         assert n == len(patterns) and np.array_equal(codes, inverse.ravel())
+
+
+def test_majority_vote_makes_no_copy_of_the_vote_counts() -> None:
+    """A transposed copy of the (N, K) vote counts (and of the split posteriors) raised the peak of a 1e8-judgment
+    `score` from 8.3 to 9.6 GB: beyond what the model keeps, the fit may hold the counts and a little more."""
+    import tracemalloc
+
+    from stableval.aggregate import MajorityVote
+
+    X = simulated_matrix(100_000, 60, 3)
+    counts_bytes = vote_counts(X, K).nbytes
+    tracemalloc.start()
+    try:
+        model = MajorityVote().fit_matrix(X, 60, K)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    kept = sum(a.nbytes for a in (model.vote_shares_, model.posteriors_, model.labels_, model.tied_))
+    assert peak - kept < 2.0 * counts_bytes

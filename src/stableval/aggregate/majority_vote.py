@@ -120,18 +120,24 @@ class MajorityVote(Aggregator):
         if gold is not None and (gold >= 0).any():
             known = gold >= 0
             counts[known] = np.eye(n_levels)[gold[known]]
-        # column by column (K is small): reductions along a row of K values cost more than K column passes
-        columns = np.ascontiguousarray(counts.T)
-        totals = columns.sum(axis=0)
+        # column by column (K is small): reductions along a row of K values cost more than K column passes, and
+        # views of the columns add no (N, K) copy to the peak memory
+        totals, top = counts[:, 0].copy(), counts[:, 0].copy()
+        for level in range(1, n_levels):
+            totals += counts[:, level]
+            np.maximum(top, counts[:, level], out=top)
         self.vote_shares_ = counts / np.where(totals > 0, totals, 1.0)[:, None]
-        top = columns.max(axis=0)
-        winners_by_level = columns == top
-        n_winners = winners_by_level.sum(axis=0)
+        winners_by_level = np.empty((n_levels, counts.shape[0]), dtype=bool)
+        for level in range(n_levels):
+            np.equal(counts[:, level], top, out=winners_by_level[level])
+        n_winners = winners_by_level.sum(axis=0, dtype=np.int8 if n_levels < 128 else np.int64)
         self.tied_ = n_winners > 1
         rule = "random" if self.ties == "first" and first_seen is None else self.ties
         self.tie_break_ = rule
         if rule == "split":  # hard_distribution(counts, atol=0.0), from the winners already found
-            self.posteriors_ = np.ascontiguousarray((winners_by_level / n_winners).T)  # a lone winner: 1.0
+            self.posteriors_ = np.empty(counts.shape)
+            for level in range(n_levels):  # a lone winner: 1.0
+                np.divide(winners_by_level[level], n_winners, out=self.posteriors_[:, level])
             self.labels_ = lowest_winner(winners_by_level)
             return self
         winners = winners_by_level.T
