@@ -456,13 +456,13 @@ class EMAggregator(Aggregator):
 
     def fit_matrix(self, X: sp.csr_matrix, n_raters: int, n_levels: int,
                    gold: np.ndarray | None = None) -> Self:
-        from stableval.aggregate.em import acceleration_choice, vote_counts
+        from stableval.aggregate.em import acceleration_choice, rater_judgments, vote_counts
         from stableval.aggregate.em_kernel import kernel_choice, preload
 
         if kernel_choice(X.nnz) == "numba":  # load the compiled E-step while the starts are built
             preload(n_levels, X.indices.dtype)
         # the screened rows run the accelerator the whole fit runs ("auto" is chosen by the whole matrix)
-        acceleration = acceleration_choice(self.acceleration, X.nnz, n_raters)
+        acceleration = acceleration_choice(self.acceleration, rater_judgments(X, n_raters))
         screen: tuple[np.ndarray, EMRunner] | None = None
         rows = screening_rows(X.shape[0])
         if rows is not None:

@@ -30,10 +30,10 @@ class DawidSkene(EMAggregator):
     Args:
         max_iter: most EM iterations (E-steps).
         tol: stop when one EM step improves the log-likelihood by less than ``tol * max(1, |log-likelihood|)``.
-        acceleration: ``"auto"`` (default: ``"anderson"`` from 250,000 stored judgments and 500 per rater on,
-            ``"squarem"`` below; :func:`~stableval.aggregate.em.acceleration_choice`), ``"anderson"`` (Anderson
-            acceleration with a monotone safeguard and restarts, Henderson & Varadhan 2019: one E-step per
-            extrapolated point),
+        acceleration: ``"auto"`` (default: ``"anderson"`` from 250,000 stored judgments when at most 1% of
+            the raters have fewer than 500 each, ``"squarem"`` otherwise;
+            :func:`~stableval.aggregate.em.acceleration_choice`), ``"anderson"`` (Anderson acceleration with a
+            monotone safeguard and restarts, Henderson & Varadhan 2019: one E-step per extrapolated point),
             ``"squarem"`` (SQUAREM, Varadhan & Roland 2008, with a monotone safeguard) — each the same fixed point
             in fewer E-steps — or ``"none"`` (plain EM, step by step as in the paper).
 

@@ -45,7 +45,14 @@ from stableval.aggregate._base import (
     EMStart,
     screening_rows,
 )
-from stableval.aggregate.em import EMResult, ResponseBlocks, _EMRun, acceleration_choice, parameters_from_counts
+from stableval.aggregate.em import (
+    EMResult,
+    ResponseBlocks,
+    _EMRun,
+    acceleration_choice,
+    parameters_from_counts,
+    rater_judgments,
+)
 from stableval.aggregate.majority_vote import MajorityVote
 from stableval.errors import StableValError
 
@@ -107,6 +114,10 @@ def _stored(partition: Partition) -> int:
     return int(partition.X.nnz)
 
 
+def _rater_judgments(partition: Partition, n_raters: int) -> np.ndarray:
+    return rater_judgments(partition.X, n_raters)
+
+
 def _counts(em: PartitionEM, posteriors: np.ndarray) -> np.ndarray:
     return em.counts(posteriors)
 
@@ -135,13 +146,21 @@ class PartitionedEStep:
         self.table = table
         self.client = table.client
         # the E-step kernel the in-memory fit of the whole matrix would use (chosen by its stored judgments), so
-        # every partition computes what memory computes whatever its own size
+        # every partition computes what memory computes whatever its own size; and the judgments per rater, what
+        # the accelerator ("auto") is chosen by, as for the whole matrix
         stored = sum(self.client.gather([self.client.submit(_stored, part, pure=False) for part in table.partitions]))
-        self.stored = int(stored)  # the accelerator ("auto") is chosen by it too, as for the whole matrix
-        self.kernel = kernel_choice(int(stored))
+        self.stored = int(stored)
+        self.kernel = kernel_choice(self.stored)
+        per_rater = self.client.gather([self.client.submit(_rater_judgments, part, table.n_raters, pure=False)
+                                        for part in table.partitions])
+        self.judgments_per_rater = np.sum(per_rater, axis=0) if per_rater else np.zeros(table.n_raters)
         self.parts = [self.client.submit(PartitionEM, part, self.kernel, pure=False) for part in table.partitions]
         self.n_responses = table.n_responses
         self._last: list[Any] = []
+
+    def rater_judgments(self, n_raters: int) -> np.ndarray:
+        """Judgments per rater (R,) over every partition (:func:`~stableval.aggregate.em.acceleration_choice`)."""
+        return self.judgments_per_rater
 
     def counts(self, posteriors: np.ndarray) -> np.ndarray:
         """Expected counts (K, R·K) of client-side posteriors (K, N): each partition's slice, summed in partition
@@ -228,7 +247,7 @@ def _fit_em(model: EMAggregator, table: PartitionedTable, counts: np.ndarray) ->
     rows = screening_rows(table.n_responses)
     if rows is not None:  # the starts are compared on the same responses as in memory, gathered to the client
         part = _gather_rows(table, rows)
-        acceleration = acceleration_choice(model.acceleration, estep.stored, n_raters)  # the whole matrix's
+        acceleration = acceleration_choice(model.acceleration, estep.judgments_per_rater)  # the whole matrix's
         screen = rows, lambda start, alphas, max_iter: model._run(part, start, n_raters, k, None, alphas, max_iter,
                                                                   kernel=estep.kernel, acceleration=acceleration)
     model.fit_from_starts(

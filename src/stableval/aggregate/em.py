@@ -242,10 +242,14 @@ class ResponseBlocks:
         ]
         self.gold = gold if gold is not None and (gold >= 0).any() else None
         self.threads = max(1, min(threads or os.cpu_count() or 1, len(self.blocks)))
-        self.stored = int(X.nnz)  # judgments stored, what the kernel and the accelerator are chosen by
+        self.stored = int(X.nnz)  # judgments stored, what the kernel is chosen by
         self.kernel = kernel_choice(X.nnz) if kernel is None else kernel
         if self.kernel not in ("numpy", "numba"):
             raise ValueError(f"kernel={self.kernel!r}; allowed: numpy, numba")
+
+    def rater_judgments(self, n_raters: int) -> np.ndarray:
+        """Judgments per rater (R,), what ``acceleration="auto"`` is chosen by (:func:`acceleration_choice`)."""
+        return rater_judgments(self.X, n_raters)
 
     def _map(self, work: Callable[[tuple[int, int, sp.csr_matrix]], T]) -> list[T]:
         if self.threads == 1:
@@ -383,27 +387,45 @@ ACCELERATIONS = ("auto", "anderson", "squarem", "none")
 ANDERSON_DEPTH = 5
 #: with ``acceleration="auto"``, Anderson acceleration needs at least this many stored judgments in all ...
 ANDERSON_FROM = 250_000
-#: ... and at least this many per rater on average; else SQUAREM. Measured (docs/scale.md, K = 3): with 500 or more
-#: judgments per rater Anderson needs up to half the E-steps of SQUAREM and stops nearer the optimum; with 250 or
-#: fewer (sparse raters: confusion cells near 0, where EM crawls) it needs more (twice as many at 60 per rater), as
-#: on every small public gold set (all under 1e5 judgments and 250 per rater), which keep SQUAREM's results
+#: ... and at least this many judgments by all but :data:`ANDERSON_SPARSE_SHARE` of the raters; else SQUAREM.
+#: Measured (docs/scale.md, K = 3): with 500 or more judgments per rater Anderson needs up to half the E-steps of
+#: SQUAREM and stops nearer the optimum; with 250 or fewer (sparse raters: confusion cells near 0, where EM crawls)
+#: it needs more (twice as many at 60 per rater), as on every small public gold set (all under 1e5 judgments and
+#: 250 per rater), which keep SQUAREM's results
 ANDERSON_PER_RATER = 500
+#: ... and a few sparse raters among prolific ones are enough to slow it: with 2% or more of the raters at 100
+#: judgments it needed up to twice SQUAREM's E-steps (at 1e6 judgments), with 1% or fewer it still needed fewer
+ANDERSON_SPARSE_SHARE = 0.01
 
 
-def acceleration_choice(acceleration: str, stored: int, n_raters: int) -> str:
-    """The accelerator a fit of ``stored`` judgments (nonzeros of the response matrix) by ``n_raters`` raters
-    runs: ``"auto"`` is ``"anderson"`` from :data:`ANDERSON_FROM` judgments and :data:`ANDERSON_PER_RATER` per
-    rater on, ``"squarem"`` below; the others are themselves.
+def rater_judgments(X: sp.csr_matrix, n_raters: int) -> np.ndarray:
+    """Judgments per rater (R,) of a response matrix (responses × rater·K + label).
 
-    >>> acceleration_choice("auto", 10**7, 1000), acceleration_choice("auto", 10**7, 100_000)
+    >>> rater_judgments(sp.csr_matrix(np.array([[1.0, 0, 0, 1], [0, 2, 0, 0]])), 2).tolist()
+    [3.0, 1.0]
+    """
+    per_column = np.bincount(X.indices, weights=X.data, minlength=X.shape[1])
+    return per_column.reshape(n_raters, -1).sum(axis=1) if n_raters else np.zeros(0)
+
+
+def acceleration_choice(acceleration: str, judgments_per_rater: np.ndarray) -> str:
+    """The accelerator a fit with these judgments per rater (R,) runs: ``"auto"`` is ``"anderson"`` from
+    :data:`ANDERSON_FROM` judgments in all when at most :data:`ANDERSON_SPARSE_SHARE` of the raters (those with
+    any judgment) have fewer than :data:`ANDERSON_PER_RATER`, else ``"squarem"``; the others are themselves.
+
+    >>> acceleration_choice("auto", np.full(1000, 10_000)), acceleration_choice("auto", np.full(100_000, 100))
     ('anderson', 'squarem')
-    >>> acceleration_choice("auto", 10_000, 2), acceleration_choice("none", 10**7, 1000)
+    >>> prolific_and_sparse = np.r_[np.full(900, 10_000), np.full(100, 100)]  # average 9,010, but 10% sparse
+    >>> acceleration_choice("auto", prolific_and_sparse), acceleration_choice("none", np.full(1000, 10_000))
     ('squarem', 'none')
     """
     if acceleration not in ACCELERATIONS:
         raise ValueError(f"acceleration={acceleration!r}; allowed: {', '.join(ACCELERATIONS)}")
     if acceleration == "auto":
-        many = stored >= ANDERSON_FROM and stored >= ANDERSON_PER_RATER * max(n_raters, 1)
+        judged = np.asarray(judgments_per_rater)
+        judged = judged[judged > 0]
+        sparse = np.count_nonzero(judged < ANDERSON_PER_RATER)
+        many = judged.sum() >= ANDERSON_FROM and sparse <= ANDERSON_SPARSE_SHARE * judged.size
         return "anderson" if many else "squarem"
     return acceleration
 
@@ -431,7 +453,7 @@ def run_em(
     by less than ``tol * max(1, |objective|)``, or after ``max_iter`` E-steps. ``acceleration="anderson"``
     (:meth:`_EMRun.anderson`) combines the last EM steps into one extrapolated point per E-step;
     ``"squarem"`` extrapolates along two EM steps (:func:`squarem_step`); ``"auto"`` picks one of them by the
-    judgments in ``X`` and per rater (:func:`acceleration_choice`). Both keep an extrapolated point only
+    judgments of each rater in ``X`` (:func:`acceleration_choice`). Both keep an extrapolated point only
     when its objective is at least the current one, so the objective never decreases; the recorded history holds
     the accepted points only (``n_iter`` counts every E-step). ``kernel``: the E-step kernel of
     :class:`ResponseBlocks` (None: chosen from the size of ``X``).
@@ -492,9 +514,10 @@ class _EMRun:
 
     def solve(self, params: Params, acceleration: str) -> tuple[Params, bool]:
         """Run to convergence (or ``max_iter``) from ``params`` with one of :data:`ACCELERATIONS` (``"auto"``
-        chosen by the E-step's ``stored`` judgments and the number of raters): the final parameters (their
+        chosen by the judgments of each rater, :func:`acceleration_choice`): the final parameters (their
         posteriors are in the buffer) and whether the run converged."""
-        acceleration = acceleration_choice(acceleration, self.blocks.stored, self.n_raters)
+        judged = self.blocks.rater_judgments(self.n_raters) if acceleration == "auto" else np.zeros(0)
+        acceleration = acceleration_choice(acceleration, judged)
         if acceleration == "anderson":
             return self.anderson(params)
         if acceleration == "squarem":
