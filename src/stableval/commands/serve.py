@@ -180,12 +180,21 @@ def serve(
     if workers == 1:
         uvicorn.run(app, **common)
         return
-    # several processes: each builds its app from these settings (the schema is already upgraded, above)
-    os.environ.update({WORKER_SETTINGS: json.dumps({"database_url": database_url, "admin_token": admin_token,
-                                                    "secure_cookies": secure_cookies, "invite_rate": invite_rate})})
+    # several processes: each builds its app from these settings (the schema is already upgraded, above); the
+    # invite and sign-in rate limits live in one file for all of them (else each process allowed its own limit)
+    import shutil
+    import tempfile
+
+    shared = tempfile.mkdtemp(prefix="stableval-serve-")
+    os.environ.update({WORKER_SETTINGS: json.dumps({
+        "database_url": database_url, "admin_token": admin_token, "secure_cookies": secure_cookies,
+        "invite_rate": invite_rate, "rate_limit_file": os.path.join(shared, "rate-limits.sqlite")})})
     app.state.portal.db.dispose()
-    uvicorn.run("stableval.commands.serve:worker_app", factory=True, workers=workers,
-                timeout_worker_healthcheck=WORKER_HEALTHCHECK_SECONDS, **common)
+    try:
+        uvicorn.run("stableval.commands.serve:worker_app", factory=True, workers=workers,
+                    timeout_worker_healthcheck=WORKER_HEALTHCHECK_SECONDS, **common)
+    finally:
+        shutil.rmtree(shared, ignore_errors=True)
 
 
 #: How long a busy worker may take to answer uvicorn's health check before it is killed and restarted (uvicorn's
@@ -201,7 +210,8 @@ def worker_app() -> Any:
 
     settings = json.loads(os.environ[WORKER_SETTINGS])
     return create_app(settings["database_url"], settings["admin_token"], migrate=False,
-                      secure_cookies=settings["secure_cookies"], invite_rate=settings["invite_rate"])
+                      secure_cookies=settings["secure_cookies"], invite_rate=settings["invite_rate"],
+                      rate_limit_file=settings.get("rate_limit_file"))
 
 
 @portal_app.command("migrate")

@@ -36,7 +36,7 @@ from stableval.portal.render import escape_text, markdown_to_html, radio_options
 from stableval.portal.security import RateLimiter, Signer
 from stableval.portal.task_routes import router as task_router
 from stableval.portal.transcripts import answer_to_html
-from stableval.portal.web import COOKIE, Portal, page, portal_of, read_form
+from stableval.portal.web import COOKIE, LOGIN_RATE, Portal, page, portal_of, read_form
 
 # Portal and the request helpers are re-exported for code that imported them from here before stableval.portal.web
 __all__ = ["COOKIE", "Portal", "create_app", "page", "portal_of", "read_form"]
@@ -95,11 +95,12 @@ class SignedSession:
 
 
 def create_app(database_url: str, admin_token: str, *, migrate: bool = True, secure_cookies: bool = False,
-               invite_rate: int = 20) -> FastAPI:
+               invite_rate: int = 20, rate_limit_file: str | None = None) -> FastAPI:
     """Build the portal app on a database (schema upgraded on start unless ``migrate=False``).
 
     ``admin_token`` is the admin credential (at least 12 characters); ``invite_rate`` the invite-link attempts
-    allowed per client address and minute.
+    allowed per client address and minute; ``rate_limit_file``: keep the invite and sign-in rate limits in this
+    SQLite file, shared by every process given it (``stableval serve --workers N``), instead of in memory.
     """
     if len(admin_token) < MIN_ADMIN_TOKEN:
         raise ValueError(f"admin token must have at least {MIN_ADMIN_TOKEN} characters")
@@ -113,7 +114,9 @@ def create_app(database_url: str, admin_token: str, *, migrate: bool = True, sec
     templates.env.finalize = escape_text
     templates.env.auto_reload = False  # compiled templates are kept: no file checks on every page
     portal = Portal(db=db, signer=Signer(db.secret()), admin_token=admin_token, templates=templates,
-                    invite_limiter=RateLimiter(limit=invite_rate, window=60.0), secure_cookies=secure_cookies)
+                    invite_limiter=RateLimiter(limit=invite_rate, window=60.0, shared=rate_limit_file, name="invite"),
+                    login_limiter=RateLimiter(limit=LOGIN_RATE, window=60.0, shared=rate_limit_file, name="login"),
+                    secure_cookies=secure_cookies)
 
     @asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:

@@ -26,9 +26,12 @@ import json
 import logging
 import re
 import secrets
+import sqlite3
 import threading
 import time
 from collections import deque
+from contextlib import closing
+from pathlib import Path
 from typing import Any
 
 __all__ = ["RateLimiter", "RedactTokens", "Signer", "hash_token", "new_token", "same_secret"]
@@ -94,18 +97,32 @@ class Signer:
 class RateLimiter:
     """At most ``limit`` events per ``window`` seconds per key (thread-safe, in memory).
 
+    With ``shared`` (a file path) the events are kept in that SQLite file instead, so every server process of one
+    ``stableval serve --workers N`` counts against the same limit (``name`` tells the limiters sharing the file
+    apart); in memory, each process would allow ``limit`` on its own.
+
     >>> limiter = RateLimiter(limit=2, window=60)
     >>> [limiter.allow("1.2.3.4", now=t) for t in (0, 1, 2, 61.5)]
     [True, True, False, True]
     """
 
-    def __init__(self, limit: int = 20, window: float = 60.0) -> None:
+    def __init__(self, limit: int = 20, window: float = 60.0, *, shared: str | Path | None = None,
+                 name: str = "") -> None:
         self.limit = limit
         self.window = window
+        self.shared = None if shared is None else str(shared)
+        self.name = name
         self._events: dict[str, deque[float]] = {}
         self._lock = threading.Lock()
+        if self.shared is not None:
+            with closing(self._connect()) as connection:
+                connection.execute("CREATE TABLE IF NOT EXISTS rate_events (limiter TEXT NOT NULL, key TEXT NOT NULL, "
+                                   "at REAL NOT NULL)")
+                connection.execute("CREATE INDEX IF NOT EXISTS rate_events_by_key ON rate_events (limiter, key, at)")
 
     def allow(self, key: str, now: float | None = None) -> bool:
+        if self.shared is not None:
+            return self._allow_shared(key, time.time() if now is None else now)
         now = time.monotonic() if now is None else now
         with self._lock:
             events = self._events.setdefault(key, deque())
@@ -118,6 +135,26 @@ class RateLimiter:
                 for idle in [k for k, v in self._events.items() if not v]:
                     del self._events[idle]
             return True
+
+    def _connect(self) -> sqlite3.Connection:
+        """A connection to the shared file in autocommit mode (transactions are begun explicitly); events need not
+        survive a crash, so nothing is synced to disk."""
+        assert self.shared is not None
+        connection = sqlite3.connect(self.shared, timeout=30.0, isolation_level=None)
+        connection.execute("PRAGMA synchronous=OFF")
+        return connection
+
+    def _allow_shared(self, key: str, now: float) -> bool:
+        with closing(self._connect()) as connection:
+            connection.execute("BEGIN IMMEDIATE")  # one process at a time counts and records
+            connection.execute("DELETE FROM rate_events WHERE limiter = ? AND at <= ?", (self.name, now - self.window))
+            (count,) = connection.execute("SELECT count(*) FROM rate_events WHERE limiter = ? AND key = ?",
+                                          (self.name, key)).fetchone()
+            allowed = count < self.limit
+            if allowed:
+                connection.execute("INSERT INTO rate_events (limiter, key, at) VALUES (?, ?, ?)", (self.name, key, now))
+            connection.execute("COMMIT")
+            return bool(allowed)
 
 
 _SECRET_PATH = re.compile(r"(/i/)[^/?#\s\"]+|([?&](?:token|csrf)=)[^&#\s\"]*")

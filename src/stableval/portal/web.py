@@ -29,6 +29,8 @@ __all__ = ["COOKIE", "MAX_FORM_BYTES", "MAX_UPLOAD_BYTES", "Portal", "check_body
 
 #: Name of the signed session cookie.
 COOKIE = "stableval_session"
+#: admin sign-in attempts allowed per client address and minute
+LOGIN_RATE = 10
 #: Largest body of a plain form post (bytes); larger ones are refused (413) before they are read.
 MAX_FORM_BYTES = 1024 * 1024
 #: Largest body of an admin file upload (question import, invite list), bytes.
@@ -46,7 +48,7 @@ class Portal:
     templates: Jinja2Templates
     invite_limiter: RateLimiter
     secure_cookies: bool = False
-    login_limiter: RateLimiter = field(default_factory=lambda: RateLimiter(limit=10, window=60.0))
+    login_limiter: RateLimiter = field(default_factory=lambda: RateLimiter(limit=LOGIN_RATE, window=60.0))
 
     @property
     def admin_tag(self) -> str:
