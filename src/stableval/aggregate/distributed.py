@@ -110,12 +110,9 @@ class EStepPart:
         return self.log_likelihood, self.mass, self.counts
 
 
-def _stored(partition: Partition) -> int:
-    return int(partition.X.nnz)
-
-
-def _rater_judgments(partition: Partition, n_raters: int) -> np.ndarray:
-    return rater_judgments(partition.X, n_raters)
+def _judgments(partition: Partition, n_raters: int) -> tuple[int, np.ndarray]:
+    """The partition's stored judgments (nonzeros) and its judgments per rater (R,)."""
+    return int(partition.X.nnz), rater_judgments(partition.X, n_raters)
 
 
 def _counts(em: PartitionEM, posteriors: np.ndarray) -> np.ndarray:
@@ -148,12 +145,12 @@ class PartitionedEStep:
         # the E-step kernel the in-memory fit of the whole matrix would use (chosen by its stored judgments), so
         # every partition computes what memory computes whatever its own size; and the judgments per rater, what
         # the accelerator ("auto") is chosen by, as for the whole matrix
-        stored = sum(self.client.gather([self.client.submit(_stored, part, pure=False) for part in table.partitions]))
-        self.stored = int(stored)
+        parts = self.client.gather([self.client.submit(_judgments, part, table.n_raters, pure=False)
+                                    for part in table.partitions])
+        self.stored = sum(stored for stored, _ in parts)
         self.kernel = kernel_choice(self.stored)
-        per_rater = self.client.gather([self.client.submit(_rater_judgments, part, table.n_raters, pure=False)
-                                        for part in table.partitions])
-        self.judgments_per_rater = np.sum(per_rater, axis=0) if per_rater else np.zeros(table.n_raters)
+        self.judgments_per_rater = np.sum([per_rater for _, per_rater in parts], axis=0) if parts \
+            else np.zeros(table.n_raters)
         self.parts = [self.client.submit(PartitionEM, part, self.kernel, pure=False) for part in table.partitions]
         self.n_responses = table.n_responses
         self._last: list[Any] = []
