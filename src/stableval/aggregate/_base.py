@@ -462,7 +462,7 @@ class EMAggregator(Aggregator):
         if kernel_choice(X.nnz) == "numba":  # load the compiled E-step while the starts are built
             preload(n_levels, X.indices.dtype)
         # the screened rows run the accelerator the whole fit runs ("auto" is chosen by the whole matrix)
-        acceleration = acceleration_choice(self.acceleration, rater_judgments(X, n_raters))
+        acceleration = acceleration_choice(self.acceleration, lambda: rater_judgments(X, n_raters))
         screen: tuple[np.ndarray, EMRunner] | None = None
         rows = screening_rows(X.shape[0])
         if rows is not None:

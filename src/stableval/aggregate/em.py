@@ -408,10 +408,11 @@ def rater_judgments(X: sp.csr_matrix, n_raters: int) -> np.ndarray:
     return per_column.reshape(n_raters, -1).sum(axis=1) if n_raters else np.zeros(0)
 
 
-def acceleration_choice(acceleration: str, judgments_per_rater: np.ndarray) -> str:
+def acceleration_choice(acceleration: str, judgments_per_rater: np.ndarray | Callable[[], np.ndarray]) -> str:
     """The accelerator a fit with these judgments per rater (R,) runs: ``"auto"`` is ``"anderson"`` from
     :data:`ANDERSON_FROM` judgments in all when at most :data:`ANDERSON_SPARSE_SHARE` of the raters (those with
     any judgment) have fewer than :data:`ANDERSON_PER_RATER`, else ``"squarem"``; the others are themselves.
+    ``judgments_per_rater`` may be a function returning them, called only for ``"auto"``.
 
     >>> acceleration_choice("auto", np.full(1000, 10_000)), acceleration_choice("auto", np.full(100_000, 100))
     ('anderson', 'squarem')
@@ -422,7 +423,7 @@ def acceleration_choice(acceleration: str, judgments_per_rater: np.ndarray) -> s
     if acceleration not in ACCELERATIONS:
         raise ValueError(f"acceleration={acceleration!r}; allowed: {', '.join(ACCELERATIONS)}")
     if acceleration == "auto":
-        judged = np.asarray(judgments_per_rater)
+        judged = np.asarray(judgments_per_rater() if callable(judgments_per_rater) else judgments_per_rater)
         judged = judged[judged > 0]
         sparse = np.count_nonzero(judged < ANDERSON_PER_RATER)
         many = judged.sum() >= ANDERSON_FROM and sparse <= ANDERSON_SPARSE_SHARE * judged.size
@@ -516,8 +517,7 @@ class _EMRun:
         """Run to convergence (or ``max_iter``) from ``params`` with one of :data:`ACCELERATIONS` (``"auto"``
         chosen by the judgments of each rater, :func:`acceleration_choice`): the final parameters (their
         posteriors are in the buffer) and whether the run converged."""
-        judged = self.blocks.rater_judgments(self.n_raters) if acceleration == "auto" else np.zeros(0)
-        acceleration = acceleration_choice(acceleration, judged)
+        acceleration = acceleration_choice(acceleration, lambda: self.blocks.rater_judgments(self.n_raters))
         if acceleration == "anderson":
             return self.anderson(params)
         if acceleration == "squarem":
