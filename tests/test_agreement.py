@@ -17,12 +17,12 @@ from stableval.data import annotations_from_frame
 from stableval.evaluate.agreement import (
     agreement,
     cohen_kappa,
+    fleiss_kappa as our_fleiss,
     gwet_ac1,
     krippendorff_alpha,
     pairwise_agreement,
     unanimous_agreement,
 )
-from stableval.evaluate.agreement import fleiss_kappa as our_fleiss
 
 from synthetic import synthetic_frame
 

@@ -14,8 +14,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from stableval.data import read_any, read_table_file
 from stableval.data.duplicates import combine_codes, has_repeats, repeats_in_pairs

@@ -12,8 +12,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 from scipy.optimize import minimize_scalar
 from scipy.special import gammaln
 from typer.testing import CliRunner

@@ -41,7 +41,7 @@ def _dataset_flags() -> list[tuple[str, Any, Any]]:
         help_text = option.help + (f" Allowed: {', '.join(option.choices)}." if option.choices else "")
         flags.append((name, Annotated[option.kind | None, typer.Option(
             option.cli, help=help_text, rich_help_panel=users, show_default=False,
-            min=1 if option.kind is int else None)], None))
+            min=option.ge)], None))
     return flags
 
 

@@ -89,8 +89,7 @@ def simulate(
     NAME.agents.csv holds each agent's true score (the exact expected credit of its latent levels).
     """
     from stableval.errors import InputError, StableValError
-    from stableval.simulate import SimulationConfig
-    from stableval.simulate import simulate as draw
+    from stableval.simulate import SimulationConfig, simulate as draw
 
     _check_suffix(output)
     level_text = levels.strip()

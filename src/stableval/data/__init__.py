@@ -19,89 +19,43 @@ from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from stableval._lazy import lazy_exports
+from stableval._lazy import lazy_package
 
-if TYPE_CHECKING:  # pragma: no cover
-    from stableval.data.annotations import annotations_from_frame, read_annotations
-    from stableval.data.columns import ROLE_ALIASES
-    from stableval.data.duplicates import DUPLICATE_POLICIES
-    from stableval.data.files import FORMATS, output_format, read_table_file, write_frame
-    from stableval.data.frames import as_table
-    from stableval.data.labels import parse_list
-    from stableval.data.loader import InputOptions, Loaded, load, load_frame, read_any
-    from stableval.data.pairwise import (
-        PAIRWISE_ALIASES,
-        PAIRWISE_CREDIT,
-        PAIRWISE_LEVELS,
-        WINNER_VALUES,
-        PairwiseTable,
-        is_pairwise_frame,
-        pairwise_from_frame,
-        pairwise_to_annotations,
-        read_pairwise,
+if TYPE_CHECKING:  # pragma: no cover  (the public names, declared once: see stableval._lazy)
+    from stableval.data.annotations import (
+        annotations_from_frame as annotations_from_frame,
+        read_annotations as read_annotations,
     )
-    from stableval.data.table import AnnotationTable, default_credit
+    from stableval.data.columns import ROLE_ALIASES as ROLE_ALIASES
+    from stableval.data.duplicates import DUPLICATE_POLICIES as DUPLICATE_POLICIES
+    from stableval.data.files import (
+        FORMATS as FORMATS,
+        output_format as output_format,
+        read_table_file as read_table_file,
+        write_frame as write_frame,
+    )
+    from stableval.data.frames import as_table as as_table
+    from stableval.data.labels import parse_list as parse_list
+    from stableval.data.loader import (
+        InputOptions as InputOptions,
+        Loaded as Loaded,
+        load as load,
+        load_frame as load_frame,
+        read_any as read_any,
+    )
+    from stableval.data.pairwise import (
+        PAIRWISE_ALIASES as PAIRWISE_ALIASES,
+        PAIRWISE_CREDIT as PAIRWISE_CREDIT,
+        PAIRWISE_LEVELS as PAIRWISE_LEVELS,
+        WINNER_VALUES as WINNER_VALUES,
+        PairwiseTable as PairwiseTable,
+        is_pairwise_frame as is_pairwise_frame,
+        pairwise_from_frame as pairwise_from_frame,
+        pairwise_to_annotations as pairwise_to_annotations,
+        read_pairwise as read_pairwise,
+    )
+    from stableval.data.table import AnnotationTable as AnnotationTable, default_credit as default_credit
 
-#: public name → the module that defines it (loaded on first use, so the command line starts without pandas)
-_HOME: dict[str, str] = {
-    "annotations_from_frame": "stableval.data.annotations",
-    "read_annotations": "stableval.data.annotations",
-    "ROLE_ALIASES": "stableval.data.columns",
-    "DUPLICATE_POLICIES": "stableval.data.duplicates",
-    "FORMATS": "stableval.data.files",
-    "as_table": "stableval.data.frames",
-    "output_format": "stableval.data.files",
-    "read_table_file": "stableval.data.files",
-    "write_frame": "stableval.data.files",
-    "parse_list": "stableval.data.labels",
-    "InputOptions": "stableval.data.loader",
-    "Loaded": "stableval.data.loader",
-    "load": "stableval.data.loader",
-    "load_frame": "stableval.data.loader",
-    "read_any": "stableval.data.loader",
-    "PAIRWISE_ALIASES": "stableval.data.pairwise",
-    "PAIRWISE_CREDIT": "stableval.data.pairwise",
-    "PAIRWISE_LEVELS": "stableval.data.pairwise",
-    "WINNER_VALUES": "stableval.data.pairwise",
-    "PairwiseTable": "stableval.data.pairwise",
-    "is_pairwise_frame": "stableval.data.pairwise",
-    "pairwise_from_frame": "stableval.data.pairwise",
-    "pairwise_to_annotations": "stableval.data.pairwise",
-    "read_pairwise": "stableval.data.pairwise",
-    "AnnotationTable": "stableval.data.table",
-    "default_credit": "stableval.data.table",
-}
-
-__all__ = [
-    "DUPLICATE_POLICIES",
-    "EXAMPLES",
-    "FORMATS",
-    "PAIRWISE_ALIASES",
-    "PAIRWISE_CREDIT",
-    "PAIRWISE_LEVELS",
-    "ROLE_ALIASES",
-    "WINNER_VALUES",
-    "AnnotationTable",
-    "InputOptions",
-    "Loaded",
-    "PairwiseTable",
-    "annotations_from_frame",
-    "as_table",
-    "default_credit",
-    "example_path",
-    "is_pairwise_frame",
-    "load",
-    "load_frame",
-    "output_format",
-    "pairwise_from_frame",
-    "pairwise_to_annotations",
-    "parse_list",
-    "read_annotations",
-    "read_any",
-    "read_pairwise",
-    "read_table_file",
-    "write_frame",
-]
 
 #: Bundled example name → file in ``stableval/examples`` (see its README.md for origin and license).
 EXAMPLES: dict[str, str] = {
@@ -127,4 +81,4 @@ def example_path(name: str = "mt_bench") -> Path:
     return path
 
 
-__getattr__, __dir__ = lazy_exports(globals(), _HOME, __all__)
+__getattr__, __dir__, __all__ = lazy_package(globals())

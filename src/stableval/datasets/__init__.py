@@ -24,66 +24,32 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from stableval._lazy import lazy_exports
+from stableval._lazy import lazy_package
 
-if TYPE_CHECKING:  # pragma: no cover
-    from stableval.datasets._common import Dataset
-    from stableval.datasets.convabuse import load_convabuse
-    from stableval.datasets.dawid_skene import load_dawid_skene
-    from stableval.datasets.ddx import load_ddx
-    from stableval.datasets.gold import GoldLabels, gold_accuracy, read_gold, write_gold
-    from stableval.datasets.medqa import load_medqa
-    from stableval.datasets.mslr import load_mslr
-    from stableval.datasets.mt_bench import MAPPINGS, load_mt_bench
-    from stableval.datasets.nvidia_reliability import read_toy_json
-    from stableval.datasets.qags import load_qags
-    from stableval.datasets.registry import DATASETS, OPTIONS, STUDY_DATASETS, DatasetInfo, load_dataset
-    from stableval.datasets.truth_inference import load_truth_inference
+if TYPE_CHECKING:  # pragma: no cover  (the public names, declared once: see stableval._lazy)
+    from stableval.datasets._common import Dataset as Dataset
+    from stableval.datasets.convabuse import load_convabuse as load_convabuse
+    from stableval.datasets.dawid_skene import load_dawid_skene as load_dawid_skene
+    from stableval.datasets.ddx import load_ddx as load_ddx
+    from stableval.datasets.gold import (
+        GoldLabels as GoldLabels,
+        gold_accuracy as gold_accuracy,
+        read_gold as read_gold,
+        write_gold as write_gold,
+    )
+    from stableval.datasets.medqa import load_medqa as load_medqa
+    from stableval.datasets.mslr import load_mslr as load_mslr
+    from stableval.datasets.mt_bench import MAPPINGS as MAPPINGS, load_mt_bench as load_mt_bench
+    from stableval.datasets.nvidia_reliability import read_toy_json as read_toy_json
+    from stableval.datasets.qags import load_qags as load_qags
+    from stableval.datasets.registry import (
+        DATASETS as DATASETS,
+        OPTIONS as OPTIONS,
+        STUDY_DATASETS as STUDY_DATASETS,
+        DatasetInfo as DatasetInfo,
+        load_dataset as load_dataset,
+    )
+    from stableval.datasets.truth_inference import load_truth_inference as load_truth_inference
 
-_HOME = {
-    "Dataset": "stableval.datasets._common",
-    "load_convabuse": "stableval.datasets.convabuse",
-    "load_dawid_skene": "stableval.datasets.dawid_skene",
-    "load_ddx": "stableval.datasets.ddx",
-    "GoldLabels": "stableval.datasets.gold",
-    "gold_accuracy": "stableval.datasets.gold",
-    "read_gold": "stableval.datasets.gold",
-    "write_gold": "stableval.datasets.gold",
-    "load_medqa": "stableval.datasets.medqa",
-    "load_mslr": "stableval.datasets.mslr",
-    "MAPPINGS": "stableval.datasets.mt_bench",
-    "load_mt_bench": "stableval.datasets.mt_bench",
-    "read_toy_json": "stableval.datasets.nvidia_reliability",
-    "load_qags": "stableval.datasets.qags",
-    "DATASETS": "stableval.datasets.registry",
-    "OPTIONS": "stableval.datasets.registry",
-    "STUDY_DATASETS": "stableval.datasets.registry",
-    "DatasetInfo": "stableval.datasets.registry",
-    "load_dataset": "stableval.datasets.registry",
-    "load_truth_inference": "stableval.datasets.truth_inference",
-}
 
-__all__ = [
-    "DATASETS",
-    "MAPPINGS",
-    "OPTIONS",
-    "STUDY_DATASETS",
-    "Dataset",
-    "DatasetInfo",
-    "GoldLabels",
-    "gold_accuracy",
-    "load_convabuse",
-    "load_dataset",
-    "load_dawid_skene",
-    "load_ddx",
-    "load_medqa",
-    "load_mslr",
-    "load_mt_bench",
-    "load_qags",
-    "load_truth_inference",
-    "read_gold",
-    "read_toy_json",
-    "write_gold",
-]
-
-__getattr__, __dir__ = lazy_exports(globals(), _HOME, __all__)
+__getattr__, __dir__, __all__ = lazy_package(globals())

@@ -15,11 +15,11 @@ imported on first use.
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from stableval._options import Option
 from stableval.wording import plural
 
 __all__ = ["DATASETS", "OPTIONS", "STUDY_DATASETS", "DatasetInfo", "DatasetOption", "canonical_name", "load_dataset"]
@@ -32,29 +32,8 @@ def _turns(text: str) -> tuple[int, ...]:
     return tuple(sorted({int(p) for p in parts}))
 
 
-@dataclass(frozen=True)
-class DatasetOption:
-    """One keyword option of one or more loaders.
-
-    Attributes:
-        name: the loader's keyword (``min_annotators``).
-        kind: ``str``, ``int``, ``bool`` or ``Path``: the flag's type on the command line.
-        help: what it does, with the default.
-        choices: the values allowed, if they are a fixed list.
-        parse: turns the flag's text into the loader's value (default: the text as it is).
-        flag: the command-line spelling, if not ``--name-with-dashes`` (booleans: ``--on/--off``).
-    """
-
-    name: str
-    kind: type
-    help: str
-    choices: tuple[str, ...] | None = None
-    parse: Callable[[str], Any] | None = None
-    flag: str | None = None
-
-    @property
-    def cli(self) -> str:
-        return self.flag or "--" + self.name.replace("_", "-")
+#: one keyword option of one or more loaders: the shared option declaration (name, kind, help, choices, parse, flag)
+DatasetOption = Option
 
 
 #: every loader option, by name
@@ -68,7 +47,7 @@ OPTIONS: dict[str, DatasetOption] = {option.name: option for option in (
                   choices=("error", "first", "last", "keep")),
     DatasetOption("separate_workers", bool, "qags: keep the two files' worker ids apart (default: one id space, as "
                   "in the original analysis).", flag="--separate-workers/--shared-workers"),
-    DatasetOption("min_annotators", int, "mslr: keep responses with at least this many annotators (default 2)."),
+    DatasetOption("min_annotators", int, "mslr: keep responses with at least this many annotators (default 2).", ge=1),
     DatasetOption("truth", Path, "truth-inference: gold file (default truth.csv beside answer.csv)."),
     DatasetOption("agent", str, "truth-inference: agent name of every question (default: the folder's name)."),
     DatasetOption("levels", str, "truth-inference: answer values as ordered level names, worst first (default "

@@ -19,8 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from stableval.evaluate.rank_correlation import SCORE_DECIMALS, kendall_tau_b
-from stableval.evaluate.rank_correlation import pair_signs as _pair_signs
+from stableval.evaluate.rank_correlation import SCORE_DECIMALS, kendall_tau_b, pair_signs as _pair_signs
 
 #: metric name → True when larger is better
 METRICS: dict[str, bool] = {"mse": False, "rank_accuracy": True, "kendall_tau": True, "stability": True}
