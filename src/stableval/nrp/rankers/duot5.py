@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from stableval.errors import InputError
-from stableval.nrp.rankers import Ranker, ScoreCache, check_model_path, make_ranker, require_neural
+from stableval.nrp.rankers import RANKERS, Ranker, ScoreCache, check_model_path, make_ranker, require_neural
 
 __all__ = ["DuoT5Ranker", "PairScorer", "sym_sum"]
 
@@ -211,9 +211,10 @@ def _first_stage(spec: str | Ranker, *, device: str, batch_size: int, cache: Sco
     if isinstance(spec, Ranker):
         return spec
     name, _, directory = spec.partition("=")
-    if name == "duot5":
+    if name == DuoT5Ranker.name:
+        others = ", ".join(other for other in RANKERS if other != DuoT5Ranker.name)
         raise InputError("duoT5 cannot be its own first stage", column="--duo-first-stage", value=spec,
-                         allowed="bm25, bm25-pool, tfidf, dph, biencoder, or monot5=DIR / cross-encoder=DIR")
+                         allowed=f"{others}; NAME=DIR for one with its own model directory")
     return make_ranker(name, model_path=directory or None, device=device, batch_size=batch_size, cache=cache)
 
 
