@@ -82,6 +82,7 @@ def test_monot5_scores_are_log_probabilities(monot5_dir) -> None:
     from stableval.nrp.rankers import make_ranker
 
     ranker = make_ranker("monot5", model_path=monot5_dir, batch_size=2, max_length=32)
+    assert ranker.identity == f"monot5({monot5_dir.resolve()},max_length=32)"  # the cache key prefix, kept
     ranker.true_token, ranker.false_token = "true", "false"
     docs, answers = ranker.score(["flu"], [["flu fever", "tax car"]], [["cough"]])
     scores = np.concatenate([docs[0], answers[0]])
