@@ -495,3 +495,9 @@ def test_agree_reads_a_table_by_several_raters_and_repeated_item_ids(tmp_path) -
     unknown = runner.invoke(app, ["nrp", "agree", str(tmp_path / "expert.csv"), str(tmp_path / "system.csv"),
                                   "--annotator", "r9"])
     assert unknown.exit_code == 1 and "r1, r2" in unknown.output
+
+
+def test_table_result_lives_in_output_and_is_still_importable_from_nrp() -> None:
+    from stableval.commands import nrp, output
+
+    assert nrp.TableResult is output.TableResult and nrp.size_text is output.size_text

@@ -23,13 +23,12 @@ import typer
 
 from stableval._options import Option
 from stableval.commands.common import Output, SeedOpt, bad_input_exits, fail, output_options, record_options
-from stableval.commands.output import save_plot, write_csv
+from stableval.commands.output import TableResult as TableResult, save_plot, size_text as size_text, write_csv
 from stableval.nrp.rankers import RANKERS, REGISTRY
 from stableval.wording import plural
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
-    from rich.console import Console
 
     from stableval.nrp.collection import TestCollection
     from stableval.nrp.rankers import Ranker
@@ -199,51 +198,6 @@ def ranker_options(func: F) -> F:
     return record_options("options", flags, _ranker_record)(func)
 
 
-@dataclass(frozen=True)
-class TableResult:
-    """A table of results with a title, notes and extra JSON entries, written by
-    :func:`stableval.commands.output.emit` (JSON: the extra entries, ``notes`` and ``rows``)."""
-
-    frame: pd.DataFrame
-    title: str
-    notes: list[str] = field(default_factory=list)
-    extra: dict[str, Any] = field(default_factory=dict)
-    digits: int = 3
-
-    def to_dict(self) -> dict[str, Any]:
-        from stableval._json import jsonable, records
-
-        return {**jsonable(self.extra), "notes": list(self.notes), "rows": records(self.frame)}
-
-    def to_frame(self) -> pd.DataFrame:
-        return self.frame
-
-    def _cell(self, column: Any, value: Any) -> str:
-        """A missing number prints as ``-``; model sizes (``params``) as ``124M``, ``7B``."""
-        if not isinstance(value, float):
-            return str(value)
-        if value != value:
-            return "-"
-        if column == "params":
-            return size_text(value)
-        return f"{value:.{self.digits}f}"
-
-    def render(self, console: Console) -> None:
-        from pandas.api.types import is_numeric_dtype
-        from rich import box
-        from rich.table import Table
-
-        table = Table(box=box.SIMPLE_HEAVY, title=self.title, title_justify="left", show_edge=False)
-        for column in self.frame.columns:
-            table.add_column(str(column), justify="right" if is_numeric_dtype(self.frame[column]) else "left")
-        for row in self.frame.itertuples(index=False):
-            table.add_row(*[self._cell(column, value) for column, value in zip(self.frame.columns, row,
-                                                                               strict=True)])
-        console.print(table)
-        for note in self.notes:
-            console.print(f"note: {note}")
-
-
 @app.command("evaluate-rankers")
 @ranker_options
 @output_options(width=160)
@@ -294,14 +248,6 @@ def _write_plots(summary: pd.DataFrame, folder: Path, *, title: str, answers: pd
                   folder / "nrp_points_by_prompt.png", dpi=120)
     for prompt in summary.loc[summary["params"].notna(), "prompt"].unique():
         save_plot(nrp_vs_size_figure(summary, prompt=prompt), folder / f"nrp_vs_size_{prompt}.png", dpi=120)
-
-
-def size_text(value: float) -> str:
-    """A parameter count as people write it: ``size_text(1.24e8) == '124M'``, ``size_text(7e9) == '7B'``."""
-    for unit, scale in (("T", 1e12), ("B", 1e9), ("M", 1e6), ("k", 1e3)):
-        if abs(value) >= scale:
-            return f"{value / scale:.3g}{unit}"
-    return f"{value:.3g}"
 
 
 def _parse_sizes(text: str | None) -> dict[str, float]:
