@@ -501,3 +501,18 @@ def test_table_result_lives_in_output_and_is_still_importable_from_nrp() -> None
     from stableval.commands import nrp, output
 
     assert nrp.TableResult is output.TableResult and nrp.size_text is output.size_text
+
+
+def test_score_and_validate_share_the_nrp_and_answer_flags() -> None:
+    group = typer_command()
+    shared = ("n", "ties", "bootstrap", "confidence", "exclude_copies", "skip_unknown")
+    flags = {}
+    for name in ("score", "validate"):
+        params = {p.name: p for p in group.commands[name].params}  # type: ignore[attr-defined]
+        flags[name] = {key: (params[key].opts, params[key].default, params[key].help) for key in shared}
+    assert flags["score"] == flags["validate"]
+    assert flags["score"]["bootstrap"][:2] == (["--bootstrap", "-B"], 1000)
+    assert flags["score"]["skip_unknown"][0] == ["--skip-unknown-questions"]
+    for command in ("score", "validate"):
+        result = CliRunner().invoke(app, ["nrp", command, "somewhere", "answers.csv", "--n", "all"])
+        assert result.exit_code == 2 and "'all'; choose from documents, list" in result.output

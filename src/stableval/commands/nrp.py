@@ -1,9 +1,16 @@
 """``stableval nrp``: evaluate generated answers by ranking them among human-judged documents (NRP).
 
-``evaluate-rankers``, ``score``, ``validate`` and ``study`` share the collection and ranker flags: they are
-declared once (the ``*Opt`` types below, and one flag per ranker option declared in the ranker registry, all listed
-in :data:`SHARED_FLAGS`) and :func:`ranker_options` gives a command all of them, collected into one
-:class:`RankerOptions` record. The ``--ranker`` help is written from the registry too.
+Flags that several subcommands share are declared once and reach the command as one record each
+(:func:`~stableval.commands.common.record_options`):
+
+* :func:`ranker_options` → ``options: RankerOptions``: how to read the collection and run the rankers
+  (``evaluate-rankers``, ``score``, ``validate``, ``study``), with one flag per option a ranker declares in the
+  ranker registry (:data:`RANKER_FLAGS`, e.g. duoT5's ``--duo-k``); all listed in :data:`SHARED_FLAGS`;
+* :func:`nrp_options` → ``nrp: NRPSettings`` (``--n``, ``--ties``, ``--bootstrap``, ``--confidence``) and
+  :func:`answer_checks` → ``checks: AnswerChecks`` (``--exclude-copies``, ``--skip-unknown-questions``) for
+  ``score`` and ``validate``.
+
+The ``--ranker`` help is written from the ranker registry.
 
 >>> options = RankerOptions(batch_size=8, ranker_settings={"duot5": {"k": 5}})
 >>> options.pool, options.missing_text, options.batch_size, options.ranker_settings["duot5"]
@@ -154,6 +161,13 @@ class RankerOptions:
                                   max_length=self.max_length, cache=store, **self.ranker_settings.get(name, {}))
                 for name in chosen}
 
+    def ranker(self, name: str) -> tuple[str, Ranker]:
+        """The one ranker ``name`` of a command that scores with one (``score``, ``study``): its name and model."""
+        if "," in name:
+            raise typer.BadParameter(f"{name!r}: this command scores with one ranker", param_hint="--ranker")
+        (chosen, model), = self.rankers(name).items()
+        return chosen, model
+
 
 def _ranker_record(values: dict[str, Any]) -> RankerOptions:
     """The shared flags' values as one record; a ranker option's value is checked against its declaration."""
@@ -198,13 +212,89 @@ def ranker_options(func: F) -> F:
     return record_options("options", flags, _ranker_record)(func)
 
 
+RankersOpt = Annotated[str, typer.Option("--ranker", "-r", help=f"Comma-separated rankers: {_ranker_list()}.",
+                                         rich_help_panel="Ranker")]
+
+
+@dataclass(frozen=True)
+class NRPSettings:
+    """How an answer's rank becomes NRP (``--n``, ``--ties``) and how the intervals over questions are drawn
+    (``--bootstrap``, ``--confidence``): the flags ``score`` and ``validate`` share (:func:`nrp_options`).
+
+    >>> NRPSettings(bootstrap=200).interval_note(seed=3)
+    '95% percentile bootstrap over questions (B=200, seed 3)'
+    """
+
+    n: str = "documents"
+    ties: str = "mid"
+    bootstrap: int = 1000
+    confidence: float = 0.95
+
+    def interval_note(self, seed: int) -> str:
+        return (f"{round(self.confidence * 100)}% percentile bootstrap over questions (B={self.bootstrap}, "
+                f"seed {seed})")
+
+
+def _nrp_settings(values: dict[str, Any]) -> NRPSettings:
+    """The NRP flags as one record; ``--n`` and ``--ties`` outside their choices are usage errors."""
+    from stableval.nrp.score import N_CHOICES, TIE_POLICIES
+
+    for flag, choices in (("n", N_CHOICES), ("ties", TIE_POLICIES)):
+        if flag in values and values[flag] not in choices:
+            raise typer.BadParameter(f"{values[flag]!r}; choose from {', '.join(choices)}", param_hint=f"--{flag}")
+    return NRPSettings(**values)
+
+
+#: ``score``'s and ``validate``'s NRP flags: (python name, typer annotation, default).
+NRP_FLAGS: list[tuple[str, Any, Any]] = [
+    ("n", Annotated[str, typer.Option("--n", help="N in NRP = 1 - r/N: documents (|D_q|, the paper's formula) or "
+                                      "list (|D_q| + 1, the authors' shipped analysis).")], NRPSettings.n),
+    ("ties", Annotated[str, typer.Option("--ties", help="Documents scored exactly like the answer count as below "
+                                         "it (optimistic), half above (mid) or above (pessimistic).")],
+     NRPSettings.ties),
+    ("bootstrap", Annotated[int, typer.Option("--bootstrap", "-B", min=0, help="Bootstrap replicates over "
+                                              "questions for the intervals (0 = none).")], NRPSettings.bootstrap),
+    ("confidence", Annotated[float, typer.Option("--confidence", min=0.5, max=0.999,
+                                                 help="Confidence level of the intervals.")], NRPSettings.confidence),
+]
+
+#: Give a command the :data:`NRP_FLAGS`, collected into its ``nrp: NRPSettings`` parameter.
+nrp_options = record_options("nrp", NRP_FLAGS, _nrp_settings)
+
+
+@dataclass(frozen=True)
+class AnswerChecks:
+    """What happens to answers that copy a judged document of their question (``--exclude-copies``: left out;
+    always counted) and to answers to questions the collection lacks (``--skip-unknown-questions``: skipped and
+    counted, else an error): the flags ``score`` and ``validate`` share (:func:`answer_checks`)."""
+
+    exclude_copies: bool = False
+    skip_unknown: bool = False
+
+    @property
+    def unknown(self) -> str:
+        """What the answer readers do with an unknown question: ``skip`` or ``error``."""
+        return "skip" if self.skip_unknown else "error"
+
+
+#: Give a command ``--exclude-copies`` and ``--skip-unknown-questions``, collected into its ``checks: AnswerChecks``.
+answer_checks = record_options("checks", [
+    ("exclude_copies", Annotated[bool, typer.Option(
+        "--exclude-copies", help="Leave out answers identical or near-identical (word-count cosine >= 0.95) to a "
+                                 "judged document of their own question; they are always counted. validate: only "
+                                 "with ANSWERS.")], False),
+    ("skip_unknown", Annotated[bool, typer.Option(
+        "--skip-unknown-questions", help="Skip (and count) answers to questions that are not in the collection "
+                                         "instead of failing. validate: only with ANSWERS.")], False),
+], lambda values: AnswerChecks(**values))
+
+
 @app.command("evaluate-rankers")
 @ranker_options
 @output_options(width=160)
 def evaluate_rankers(
     collection: CollectionArg,
-    ranker: Annotated[str, typer.Option("--ranker", "-r", help=f"Comma-separated rankers: {_ranker_list()}.",
-                                        rich_help_panel="Ranker")] = RANKERS[0],
+    ranker: RankersOpt = RANKERS[0],
     min_relevant: Annotated[float, typer.Option("--min-relevant", help="Grade from which a document counts as "
                                                 "relevant for AP, P@10 and RR (nDCG uses the grades).")] = 1.0,
     per_question: Annotated[Path | None, typer.Option("--per-question", help="Also write per-question "
@@ -270,6 +360,8 @@ def _parse_sizes(text: str | None) -> dict[str, float]:
 
 @app.command("score")
 @ranker_options
+@answer_checks
+@nrp_options
 @output_options(width=160)
 def score(
     collection: CollectionArg,
@@ -281,20 +373,6 @@ def score(
                                         f"{', '.join(n for n, spec in REGISTRY.items() if spec.best)} (those "
                                         "installed), printed in the notes.", rich_help_panel="Ranker")
                       ] = RANKERS[0],
-    n: Annotated[str, typer.Option("--n", help="N in NRP = 1 - r/N: documents (|D_q|, the paper's formula) or "
-                                   "list (|D_q| + 1, the authors' shipped analysis).")] = "documents",
-    ties: Annotated[str, typer.Option("--ties", help="Documents scored exactly like the answer count as below "
-                                      "it (optimistic), half above (mid) or above (pessimistic).")] = "mid",
-    bootstrap: Annotated[int, typer.Option("--bootstrap", "-B", min=0, help="Bootstrap replicates over "
-                                           "questions for the intervals (0 = none).")] = 1000,
-    confidence: Annotated[float, typer.Option("--confidence", min=0.5, max=0.999,
-                                              help="Confidence level of the intervals.")] = 0.95,
-    exclude_copies: Annotated[bool, typer.Option("--exclude-copies", help="Leave out answers identical or "
-                                                 "near-identical (word-count cosine >= 0.95) to a judged document "
-                                                 "of their own question; they are always counted.")] = False,
-    skip_unknown: Annotated[bool, typer.Option("--skip-unknown-questions", help="Skip (and count) answers to "
-                                               "questions that are not in the collection instead of failing.")
-                            ] = False,
     relevant: Annotated[float | None, typer.Option("--relevant", help="Also report NRP among the documents of "
                                                    "grade >= this only (nrp_relevant, mean_nrp_relevant): not lifted "
                                                    "by a pool of poor documents.")] = None,
@@ -310,60 +388,72 @@ def score(
                                               "gpt2=124M,llama-2-7b=7B (or a params column in ANSWERS).",
                                               rich_help_panel="Output")] = None,
     options: RankerOptions = RankerOptions(),
+    nrp: NRPSettings = NRPSettings(),
+    checks: AnswerChecks = AnswerChecks(),
     out: Output = Output(),
 ) -> None:
     """Score generated answers by NRP: each answer is ranked alone among its question's judged documents.
     Prints mean NRP per model x prompt with a bootstrap interval over questions and the share ranked first."""
-    from stableval.nrp.collection import read_answers
-    from stableval.nrp.leakage import copies_note, find_copies
-    from stableval.nrp.score import N_CHOICES, TIE_POLICIES, score_answers
+    from stableval.nrp.score import score_answers
 
-    if n not in N_CHOICES:
-        raise typer.BadParameter(f"{n!r}; choose from {', '.join(N_CHOICES)}", param_hint="--n")
-    if ties not in TIE_POLICIES:
-        raise typer.BadParameter(f"{ties!r}; choose from {', '.join(TIE_POLICIES)}", param_hint="--ties")
     size_map = _parse_sizes(sizes)
+    notes: list[str] = []
     with bad_input_exits():
         data = options.collection(collection)
-        read_notes: list[str] = []
-        table = read_answers(answers, collection=data, unknown="skip" if skip_unknown else "error",
-                             notes=read_notes)
-        copies = find_copies(data, table)
-        if len(copies):
-            read_notes.append(copies_note(copies, excluded=exclude_copies))
-            if exclude_copies:
-                table = table[~table["answer_id"].isin(set(copies["answer_id"]))].reset_index(drop=True)
-        if size_map:
-            table["params"] = table["model"].map(size_map).astype(float).fillna(table["params"])
-        if ranker == "best":
-            from stableval.nrp.measures import select_ranker
-
-            candidates = options.rankers(",".join(best_candidates()))
-            name, chosen_from = select_ranker(data, candidates, progress=True)
-            model = candidates[name]
-            read_notes.append(f"--ranker best: {name} (nDCG@10 on {data.dimensions[0]}: " + ", ".join(
-                f"{r} {v:.3f}" for r, v in zip(chosen_from["ranker"], chosen_from["ndcg@10"], strict=True)) + ")")
-        else:
-            (name, model), = options.rankers(ranker).items()
-        result = score_answers(data, table, model, n=n, ties=ties, bootstrap=bootstrap, confidence=confidence,
-                               seed=seed, progress=True, relevant=relevant)
+        table, copies = _answers_to_score(data, answers, checks, size_map, notes)
+        name, model = _scoring_ranker(data, ranker, options, notes)
+        result = score_answers(data, table, model, n=nrp.n, ties=nrp.ties, bootstrap=nrp.bootstrap,
+                               confidence=nrp.confidence, seed=seed, progress=True, relevant=relevant)
     if answers_out is not None:
         write_csv(result.answers, answers_out)
     if plot is not None:
         _write_plots(result.summary, plot, title=f"NRP by model, grouped by prompt ({name}, {data.name})",
                      answers=result.answers)
     s = result.settings
-    notes = [*data.notes, *read_notes, *result.notes,
+    notes = [*data.notes, *notes, *result.notes,
              f"{plural(s['answers'], 'answer')} to {plural(s['questions'], 'question')} ranked by {s['ranker']}; "
-             f"N = {n}, "
-             f"ties = {ties}; {round(confidence * 100)}% percentile bootstrap over questions (B={bootstrap}, "
-             f"seed {seed})"]
+             f"N = {nrp.n}, ties = {nrp.ties}; {nrp.interval_note(seed)}"]
     out.emit(TableResult(result.summary, "NRP per model x prompt (best first)", notes,
-                         {"settings": s, "copies": len(copies)}))
+                         {"settings": s, "copies": copies}))
+
+
+def _answers_to_score(data: TestCollection, path: Path, checks: AnswerChecks, sizes: dict[str, float],
+                      notes: list[str]) -> tuple[pd.DataFrame, int]:
+    """The answers of ``path`` to score and how many copy a judged document: unknown questions and copies handled
+    as ``checks`` say (a note each), ``--sizes`` written into ``params``."""
+    from stableval.nrp.collection import read_answers
+    from stableval.nrp.leakage import copies_note, find_copies
+
+    table = read_answers(path, collection=data, unknown=checks.unknown, notes=notes)
+    copies = find_copies(data, table)
+    if len(copies):
+        notes.append(copies_note(copies, excluded=checks.exclude_copies))
+        if checks.exclude_copies:
+            table = table[~table["answer_id"].isin(set(copies["answer_id"]))].reset_index(drop=True)
+    if sizes:
+        table["params"] = table["model"].map(sizes).astype(float).fillna(table["params"])
+    return table, len(copies)
+
+
+def _scoring_ranker(data: TestCollection, name: str, options: RankerOptions, notes: list[str]
+                    ) -> tuple[str, Ranker]:
+    """``score``'s ranker: the one named, or for ``best`` the candidate with the highest nDCG@10 on ``data``
+    (the choice and every candidate's nDCG@10 noted)."""
+    if name != "best":
+        return options.ranker(name)
+    from stableval.nrp.measures import select_ranker
+
+    candidates = options.rankers(",".join(best_candidates()))
+    chosen, chosen_from = select_ranker(data, candidates, progress=True)
+    notes.append(f"--ranker best: {chosen} (nDCG@10 on {data.dimensions[0]}: " + ", ".join(
+        f"{r} {v:.3f}" for r, v in zip(chosen_from["ranker"], chosen_from["ndcg@10"], strict=True)) + ")")
+    return chosen, candidates[chosen]
 
 
 @app.command("validate")
 @ranker_options
+@answer_checks
+@nrp_options
 @output_options(width=160)
 def validate(
     collection: CollectionArg,
@@ -371,8 +461,7 @@ def validate(
         help="Graded answers: qid, model, text and a grade column (--grade-column). Omitted: leave-one-out "
              "over the judged documents (each ranked, as if it were an answer, among the rest of its pool).",
         show_default=False)] = None,
-    ranker: Annotated[str, typer.Option("--ranker", "-r", help="Comma-separated rankers to validate (see "
-                                        "evaluate-rankers).", rich_help_panel="Ranker")] = "bm25,bm25-pool,tfidf",
+    ranker: RankersOpt = "bm25,bm25-pool,tfidf",
     correct: Annotated[float, typer.Option("--correct", help="Grade from which an answer counts as correct for "
                                            "the AUC (LiveQA gains: 2 = Incomplete or Excellent).")] = 2.0,
     relevant: Annotated[float | None, typer.Option("--relevant", help="Also validate NRP among the documents of "
@@ -383,23 +472,12 @@ def validate(
                                            "leave-one-out and for nrp-rel.")] = "relevance",
     reference: Annotated[str | None, typer.Option("--reference", help="Signal the others are compared with "
                                                   "(paired differences). Default: nrp of the first ranker.")] = None,
-    n: Annotated[str, typer.Option("--n", help="N in NRP: documents or list (as in score).")] = "documents",
-    ties: Annotated[str, typer.Option("--ties", help="Tie policy of NRP (as in score).")] = "mid",
-    bootstrap: Annotated[int, typer.Option("--bootstrap", "-B", min=0, help="Bootstrap replicates over "
-                                           "questions (0 = no intervals).")] = 1000,
-    confidence: Annotated[float, typer.Option("--confidence", min=0.5, max=0.999,
-                                              help="Confidence level of the intervals.")] = 0.95,
-    exclude_copies: Annotated[bool, typer.Option("--exclude-copies", help="With ANSWERS: leave out answers "
-                                                 "identical or near-identical (word-count cosine >= 0.95) to a "
-                                                 "judged document of their own question; they are always "
-                                                 "counted.")] = False,
-    skip_unknown: Annotated[bool, typer.Option("--skip-unknown-questions", help="With ANSWERS: skip (and count) "
-                                               "answers to questions that are not in the collection instead of "
-                                               "failing.")] = False,
     seed: SeedOpt = 0,
     signals_out: Annotated[Path | None, typer.Option("--signals-out", help="Write every answer's grade and "
                                                      "signals to this CSV file.", rich_help_panel="Output")] = None,
     options: RankerOptions = RankerOptions(),
+    nrp: NRPSettings = NRPSettings(),
+    checks: AnswerChecks = AnswerChecks(),
     out: Output = Output(),
 ) -> None:
     """How far NRP agrees with human grades: AUC (correct vs incorrect), pooled and per-question Spearman and
@@ -407,35 +485,30 @@ def validate(
     the score's collection percentile) and answer length, with bootstrap intervals over questions and paired
     differences from a reference signal."""
     from stableval.nrp.collection import read_answers_table
-    from stableval.nrp.score import N_CHOICES, TIE_POLICIES
     from stableval.nrp.validate import agreement_with_grades, answer_signals, leave_one_out_signals
 
-    if n not in N_CHOICES:
-        raise typer.BadParameter(f"{n!r}; choose from {', '.join(N_CHOICES)}", param_hint="--n")
-    if ties not in TIE_POLICIES:
-        raise typer.BadParameter(f"{ties!r}; choose from {', '.join(TIE_POLICIES)}", param_hint="--ties")
     relevant = correct if relevant is None else relevant
-    if answers is None and (exclude_copies or skip_unknown):
+    if answers is None and (checks.exclude_copies or checks.skip_unknown):
         raise typer.BadParameter("only with ANSWERS (the leave-one-out ranks the judged documents themselves)",
-                                 param_hint="--exclude-copies" if exclude_copies else "--skip-unknown-questions")
+                                 param_hint="--exclude-copies" if checks.exclude_copies else "--skip-unknown-questions")
     read_notes: list[str] = []
     with bad_input_exits():
         data = options.collection(collection)
         rankers = options.rankers(ranker)
         if answers is None:
-            frame = leave_one_out_signals(data, rankers, dimension=dimension, relevant=relevant, n=n, ties=ties,
-                                          progress=True)
+            frame = leave_one_out_signals(data, rankers, dimension=dimension, relevant=relevant, n=nrp.n,
+                                          ties=nrp.ties, progress=True)
             what = f"leave-one-out over the judged documents of {data.name} ({dimension})"
         else:
             frame = answer_signals(data, read_answers_table(answers), rankers, grade=grade_column,
-                                   dimension=dimension, relevant=relevant, n=n, ties=ties, progress=True,
-                                   unknown="skip" if skip_unknown else "error", exclude_copies=exclude_copies,
+                                   dimension=dimension, relevant=relevant, n=nrp.n, ties=nrp.ties, progress=True,
+                                   unknown=checks.unknown, exclude_copies=checks.exclude_copies,
                                    file=str(answers), notes=read_notes)
             what = f"graded answers {answers.name}"
         signals = [c for c in frame.columns if c.partition(":")[0] in ("nrp", "nrp-rel", "score", "combo")] + [
             "length"]
-        table = agreement_with_grades(frame, signals, correct=correct, reference=reference, bootstrap=bootstrap,
-                                      confidence=confidence, seed=seed)
+        table = agreement_with_grades(frame, signals, correct=correct, reference=reference,
+                                      bootstrap=nrp.bootstrap, confidence=nrp.confidence, seed=seed)
     if signals_out is not None:
         write_csv(frame, signals_out)
     first = table.iloc[0]
@@ -443,8 +516,7 @@ def validate(
              f"{plural(int(first['questions']), 'question')} "
              f"({int(first['graded_questions'])} with two or more grades); correct = grade >= {correct:g}; "
              f"nrp-rel: among documents of grade >= {relevant:g}",
-             f"{round(confidence * 100)}% percentile bootstrap over questions (B={bootstrap}, seed {seed}); diff = "
-             f"signal - {reference or signals[0]} on the same replicates"]
+             f"{nrp.interval_note(seed)}; diff = signal - {reference or signals[0]} on the same replicates"]
     out.emit(TableResult(table.drop(columns=["answers", "questions", "graded_questions"]),
                          "Agreement of NRP and baselines with human grades", notes,
                          {"collection": data.name, "correct": correct, "relevant": relevant}))
@@ -642,11 +714,9 @@ def study(
     from stableval.nrp.study import build_study, write_label_studio_tasks, write_portal_questions
 
     chosen = [m.strip() for m in models.split(",") if m.strip()] if models else None
-    if "," in ranker:
-        raise typer.BadParameter(f"{ranker!r}: the study uses one ranker", param_hint="--ranker")
     with bad_input_exits():
+        _, model = options.ranker(ranker)
         data = options.collection(collection)
-        (_, model), = options.rankers(ranker).items()
         result = build_study(data, read_answers_table(answers), model, models=chosen, prompt=prompt, topics=topics,
                              seed=seed, min_grade=min_grade, progress=True)
         try:
