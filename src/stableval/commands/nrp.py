@@ -110,13 +110,11 @@ def _ranker_flags() -> dict[str, tuple[str, Option]]:
 RANKER_FLAGS: dict[str, tuple[str, Option]] = _ranker_flags()
 
 #: The flags ``evaluate-rankers``, ``score``, ``validate`` and ``study`` share, in ``--help`` order: python name
-#: -> (typer annotation, default).
-SHARED_FLAGS: dict[str, tuple[Any, Any]] = {
-    "pool": (PoolOpt, "merged"), "query_field": (QueryFieldOpt, "paraphrase"),
-    "drop_missing_text": (MissingTextOpt, False), "grade_map": (GradeMapOpt, None),
-    "model_path": (ModelPathOpt, None), "device": (DeviceOpt, "cpu"), "batch_size": (BatchOpt, 32),
-    "max_length": (MaxLenOpt, None), "cache": (CacheOpt, None),
-    **{name: (_typer_flag(option, ranker), option.default) for name, (ranker, option) in RANKER_FLAGS.items()},
+#: -> typer annotation (the defaults are :class:`RankerOptions`' own, and the rankers' declared ones).
+SHARED_FLAGS: dict[str, Any] = {
+    "pool": PoolOpt, "query_field": QueryFieldOpt, "drop_missing_text": MissingTextOpt, "grade_map": GradeMapOpt,
+    "model_path": ModelPathOpt, "device": DeviceOpt, "batch_size": BatchOpt, "max_length": MaxLenOpt,
+    "cache": CacheOpt, **{name: _typer_flag(option, ranker) for name, (ranker, option) in RANKER_FLAGS.items()},
 }
 
 
@@ -208,7 +206,9 @@ def best_candidates() -> list[str]:
 def ranker_options(func: F) -> F:
     """Give the command the :data:`SHARED_FLAGS` in place of its ``options: RankerOptions`` parameter; the
     command is called with them collected into one :class:`RankerOptions`."""
-    flags = [(name, annotation, default) for name, (annotation, default) in SHARED_FLAGS.items()]
+    defaults = RankerOptions()
+    flags = [(name, annotation, RANKER_FLAGS[name][1].default if name in RANKER_FLAGS else getattr(defaults, name))
+             for name, annotation in SHARED_FLAGS.items()]
     return record_options("options", flags, _ranker_record)(func)
 
 
