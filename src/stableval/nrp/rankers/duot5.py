@@ -29,7 +29,8 @@ from typing import Any
 import numpy as np
 
 from stableval.errors import InputError
-from stableval.nrp.rankers import Ranker, ScoreCache, check_model_path, make_ranker, require_neural
+from stableval.nrp.rankers import RANKERS, Ranker, ScoreCache, check_model_path, make_ranker, require_neural
+from stableval.nrp.rankers.t5 import T5Ranker
 
 __all__ = ["DuoT5Ranker", "PairScorer", "sym_sum"]
 
@@ -46,7 +47,7 @@ def sym_sum(p: np.ndarray) -> np.ndarray:
     return scores
 
 
-class DuoT5Ranker(Ranker):
+class DuoT5Ranker(T5Ranker):
     """Re-rank the top ``k`` of ``first_stage`` (a ranker name, ``name=DIR`` for a neural ranker with its own
     model directory, or a :class:`Ranker`) by duoT5's sym-sum; ``pair_scorer`` replaces the model (tests)."""
 
@@ -60,23 +61,14 @@ class DuoT5Ranker(Ranker):
             raise InputError("duoT5 re-ranks at least two texts", column="--duo-k", value=k, allowed="k >= 2")
         if pair_scorer is None:
             require_neural(self.name)
-            self.model_path: Path | None = check_model_path(model_path, self.name)
+            path: Path | None = check_model_path(model_path, self.name)
         else:
-            self.model_path = Path(model_path) if model_path is not None else None
+            path = Path(model_path) if model_path is not None else None
+        super().__init__(model_path=path, device=device, batch_size=batch_size, max_length=max_length, cache=cache,
+                         true_token=true_token, false_token=false_token)
         self.pair_scorer: PairScorer = pair_scorer or self._model_pairs
         self.first_stage = _first_stage(first_stage, device=device, batch_size=batch_size, cache=cache)
         self.k = k
-        self.device, self.batch_size, self.max_length = device, batch_size, max_length
-        self.cache = cache if cache is not None else ScoreCache()
-        self.true_token, self.false_token = true_token, false_token
-        self._model: Any = None
-        self._tokenizer: Any = None
-        self._ids: list[int] = []
-
-    @property
-    def identity(self) -> str:
-        model = self.model_path.resolve() if self.model_path is not None else "custom"
-        return f"duot5({model},max_length={self.max_length})"
 
     def prepare(self, corpus: Sequence[str]) -> None:
         """Pass the collection's documents on to the first stage (its corpus statistics)."""
@@ -97,42 +89,21 @@ class DuoT5Ranker(Ranker):
             out[todo] = new
         return out
 
-    def _load(self) -> tuple[Any, Any]:
-        if self._model is None:
-            from transformers import AutoTokenizer, T5ForConditionalGeneration
-
-            self._tokenizer = AutoTokenizer.from_pretrained(str(self.model_path), local_files_only=True)
-            model: Any = T5ForConditionalGeneration.from_pretrained(str(self.model_path), local_files_only=True)
-            try:
-                self._model = model.to(self.device).eval()
-            except (RuntimeError, AssertionError, ValueError) as error:
-                raise InputError(f"cannot use this torch device ({str(error).splitlines()[0]})", column="--device",
-                                 value=self.device, allowed="cpu, or cuda / cuda:N where a CUDA GPU and a CUDA "
-                                                            "build of torch are installed") from None
-            self._ids = [_token_id(self._tokenizer, t, self.model_path) for t in (self.true_token, self.false_token)]
-        return self._model, self._tokenizer
-
     def _model_pairs(self, query: str, a: Sequence[str], b: Sequence[str]) -> np.ndarray:
         """duoT5's P("true") for each pair; each document is cut to half of the tokens the query and the template
         leave of ``max_length``, so neither is truncated away."""
         import torch
 
-        model, tokenizer = self._load()
+        _, tokenizer = self._load()
         template = f"Query: {query} Document0: Document1: Relevant:"
         budget = (self.max_length - len(tokenizer(template)["input_ids"])) // 2
-        start_id = model.config.decoder_start_token_id
         out = []
         with torch.inference_mode():
             for start in range(0, len(a), self.batch_size):
                 left = _truncate(tokenizer, a[start:start + self.batch_size], budget)
                 right = _truncate(tokenizer, b[start:start + self.batch_size], budget)
-                inputs = [f"Query: {query} Document0: {x} Document1: {y} Relevant:"
-                          for x, y in zip(left, right, strict=True)]
-                batch = tokenizer(inputs, padding=True, truncation=True, max_length=self.max_length,
-                                  return_tensors="pt").to(self.device)
-                decoder = torch.full((len(inputs), 1), start_id, dtype=torch.long, device=self.device)
-                logits = model(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"],
-                               decoder_input_ids=decoder).logits[:, 0, self._ids].float()
+                logits = self.label_logits([f"Query: {query} Document0: {x} Document1: {y} Relevant:"
+                                            for x, y in zip(left, right, strict=True)])
                 out.append(torch.softmax(logits, dim=-1)[:, 0].cpu().numpy())
         return np.concatenate(out) if out else np.zeros(0)
 
@@ -211,21 +182,11 @@ def _first_stage(spec: str | Ranker, *, device: str, batch_size: int, cache: Sco
     if isinstance(spec, Ranker):
         return spec
     name, _, directory = spec.partition("=")
-    if name == "duot5":
+    if name == DuoT5Ranker.name:
+        others = ", ".join(other for other in RANKERS if other != DuoT5Ranker.name)
         raise InputError("duoT5 cannot be its own first stage", column="--duo-first-stage", value=spec,
-                         allowed="bm25, bm25-pool, tfidf, dph, biencoder, or monot5=DIR / cross-encoder=DIR")
+                         allowed=f"{others}; NAME=DIR for one with its own model directory")
     return make_ranker(name, model_path=directory or None, device=device, batch_size=batch_size, cache=cache)
-
-
-def _token_id(tokenizer: Any, token: str, path: Path | None) -> int:
-    index = tokenizer.convert_tokens_to_ids(token)
-    if index is None or index == tokenizer.unk_token_id:
-        pieces = tokenizer(token.lstrip("▁"), add_special_tokens=False)["input_ids"]
-        if not pieces:
-            raise InputError("duoT5 tokenizer has no token for the relevance label", file=str(path), value=token,
-                             allowed="a T5 tokenizer with '▁true' and '▁false'")
-        index = pieces[0]
-    return int(index)
 
 
 def _truncate(tokenizer: Any, texts: Sequence[str], budget: int) -> list[str]:
