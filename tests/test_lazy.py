@@ -32,5 +32,6 @@ def test_an_undeclared_name_is_an_attribute_error() -> None:
 
 
 def test_only_type_checking_imports_are_declared() -> None:
-    source = "import os\nfrom a import b\nif TYPE_CHECKING:\n    from c.d import e as e\nif other:\n    from f import g\n"
+    source = ("import os\nfrom a import b\nif TYPE_CHECKING:\n    from c.d import e as e\n"
+              "if other:\n    from f import g\n")
     assert declared_exports(source) == {"e": "c.d"}
