@@ -9,7 +9,7 @@ import pytest
 
 from stableval._lazy import declared_exports
 
-PACKAGES = ("stableval", "stableval.aggregate", "stableval.data", "stableval.datasets")
+PACKAGES = ("stableval", "stableval.aggregate", "stableval.data", "stableval.data.files", "stableval.datasets")
 
 
 @pytest.mark.parametrize("name", PACKAGES)
@@ -32,5 +32,6 @@ def test_an_undeclared_name_is_an_attribute_error() -> None:
 
 
 def test_only_type_checking_imports_are_declared() -> None:
-    source = "import os\nfrom a import b\nif TYPE_CHECKING:\n    from c.d import e as e\nif other:\n    from f import g\n"
+    source = ("import os\nfrom a import b\nif TYPE_CHECKING:\n    from c.d import e as e\n"
+              "if other:\n    from f import g\n")
     assert declared_exports(source) == {"e": "c.d"}
