@@ -3,8 +3,8 @@
 One concept per module: :mod:`~stableval.data.files` (read and write table files, name rows; a package with one
 module per format), :mod:`~stableval.data.columns` (column roles, ids), :mod:`~stableval.data.labels` (levels,
 label codes, credit), :mod:`~stableval.data.duplicates` (the duplicate policy), :mod:`~stableval.data.annotations`
-and :mod:`~stableval.data.pairwise` (the two readers) and :mod:`~stableval.data.loader` (one input path above both:
-:class:`InputOptions`, :func:`load`, :func:`read_any`).
+and :mod:`~stableval.data.pairwise` (the two readers), :mod:`~stableval.data.options` (:class:`InputOptions`, how
+to read a file) and :mod:`~stableval.data.loader` (one input path above both: :func:`load`, :func:`read_any`).
 Names load lazily, so the command line starts without pandas; :mod:`~stableval.data.flags` spells the flags.
 
 Parquet is read in four places, each for one case:
@@ -51,12 +51,12 @@ if TYPE_CHECKING:  # pragma: no cover  (the public names, declared once: see sta
     from stableval.data.frames import as_table as as_table
     from stableval.data.labels import parse_list as parse_list
     from stableval.data.loader import (
-        InputOptions as InputOptions,
         Loaded as Loaded,
         load as load,
         load_frame as load_frame,
         read_any as read_any,
     )
+    from stableval.data.options import InputOptions as InputOptions
     from stableval.data.pairwise import (
         PAIRWISE_ALIASES as PAIRWISE_ALIASES,
         PAIRWISE_CREDIT as PAIRWISE_CREDIT,
