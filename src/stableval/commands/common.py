@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import functools
 import inspect
-import re
 import typing
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -54,9 +53,9 @@ __all__ = [
     "RatersOpt",
     "SeedOpt",
     "bad_input_exits",
-    "cli_spelling",
     "executor_options",
     "fail",
+    "flag_spelling",
     "input_options",
     "method_options",
     "output_options",
@@ -78,23 +77,28 @@ class Duplicates(StrEnum):
     KEEP = "keep"
 
 
-# "duplicates='first'|'last' (CLI: --duplicates first|last)": the Python spelling, then the flag's
-_BOTH_SPELLINGS = re.compile(r"\b[a-z_]+=(?:\{[^{}]*\}|\[[^\[\]]*\]|[^\s(),;]*) \(CLI: ([^()]*)\)")
-_CLI_ONLY = re.compile(r"\(CLI: ([^()]*)\)")
+def flag_spelling(option: str, value: str | None = None) -> str:
+    """How the command line sets an option an error names (:class:`~stableval.errors.InputError` ``option``): its
+    flag, then the value. The flag is the input flag of :data:`~stableval.data.flags.CLI_FLAGS` (a column role
+    ``columns.ROLE`` is the role's), else the running command's own option of that name.
 
-
-def cli_spelling(message: str) -> str:
-    """A data-layer message as the command line says it: ``name=value (CLI: --flag value)`` becomes
-    ``--flag value``, and ``(CLI: --flag)`` becomes ``(--flag)``.
-
-    >>> cli_spelling("allowed: duplicates='first'|'last' (CLI: --duplicates first|last) to keep one")
-    'allowed: --duplicates first|last to keep one'
-    >>> cli_spelling("name it with columns={'item': NAME} (CLI: --item-col NAME); or format= (CLI: --format)")
-    'name it with --item-col NAME; or --format'
-    >>> cli_spelling("worst first (CLI: --levels a,b,c)")
-    'worst first (--levels a,b,c)'
+    >>> flag_spelling("duplicates", "first|last|keep"), flag_spelling("columns.item", "NAME")
+    ('--duplicates first|last|keep', '--item-col NAME')
+    >>> flag_spelling("format"), flag_spelling("rater_info", "FILE")
+    ('--input-format', '--rater-info FILE')
     """
-    return _CLI_ONLY.sub(r"(\1)", _BOTH_SPELLINGS.sub(r"\1", message))
+    import click
+
+    from stableval.errors import COLUMN_OPTION
+
+    name = option.removeprefix(COLUMN_OPTION)
+    flag = CLI_FLAGS.get(name)
+    context = click.get_current_context(silent=True)
+    if flag is None and context is not None:
+        declared = [max(param.opts, key=len) for param in context.command.params if param.name == option]
+        flag = declared[0] if declared and declared[0].startswith("--") else None
+    flag = flag or "--" + name.replace("_", "-")
+    return flag if value is None else f"{flag} {value}"
 
 
 def fail(message: str) -> typer.Exit:
@@ -104,7 +108,7 @@ def fail(message: str) -> typer.Exit:
 
     from stableval.commands.output import make_console, visible
 
-    text = Text.assemble(("error:", "bold red"), " ", visible(cli_spelling(message)))
+    text = Text.assemble(("error:", "bold red"), " ", visible(message))
     make_console(to_file=False, stderr=True).print(text, soft_wrap=True)
     return typer.Exit(code=1)
 
@@ -171,13 +175,14 @@ def record_options(parameter: str, flags: Sequence[tuple[str, Any, Any]],
 
 @contextmanager
 def bad_input_exits() -> Iterator[None]:
-    """Turn a :class:`~stableval.errors.StableValError` (bad input) into ``error: ...`` on stderr and exit code 1."""
-    from stableval.errors import StableValError
+    """Turn a :class:`~stableval.errors.StableValError` (bad input) into ``error: ...`` on stderr and exit code 1;
+    the options an :class:`~stableval.errors.InputError` names are spelled as flags (:func:`flag_spelling`)."""
+    from stableval.errors import InputError, StableValError
 
     try:
         yield
     except StableValError as error:
-        raise fail(str(error)) from None
+        raise fail(error.spelled(flag_spelling) if isinstance(error, InputError) else str(error)) from None
 
 
 # ====================================================================================== input

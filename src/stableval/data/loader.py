@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from stableval.data.annotations import annotations_from_frame
-from stableval.data.columns import CLI_FLAGS, ITEM_PARTS, KEY_HINTS, ROLE_ALIASES, resolve_columns
+from stableval.data.columns import ITEM_PARTS, KEY_HINTS, ROLE_ALIASES, resolve_columns
 from stableval.data.files import categories_as_text, dataset_part, parquet_columns, read_table_file
 from stableval.data.integer_ids import integer_table
 from stableval.data.labels import parse_credit
@@ -74,8 +74,8 @@ def load_frame(frame: pd.DataFrame, options: InputOptions | None = None, *, sour
     if levels is not None:
         raise InputError("levels cannot be set for pairwise votes: they are fixed", file=source,
                          value=levels if isinstance(levels, str) else list(levels),
-                         allowed="no levels (pairwise votes become loss, tie, win; set their credit with "
-                                 f"credit=, CLI {CLI_FLAGS['credit']} 0,0.5,1)")
+                         allowed="no levels (pairwise votes become loss, tie, win; set their credit with {credit})",
+                         option="levels", options={"credit": "0,0.5,1"})
     if options.credit is not None:
         parse_credit(options.credit, PAIRWISE_LEVELS, source=source)  # fail before the rows are scanned
     votes = pairwise_from_frame(frame, columns=options.columns, duplicates=options.duplicates, source=source)
@@ -111,8 +111,8 @@ def load(path: str | os.PathLike[str], options: InputOptions | None = None) -> L
         part = dataset_part(frame, exc.row) if exc.row is not None and exc.file == str(path) else None
         if part is None:
             raise
-        raise InputError(f"{exc.problem} (row {exc.row:,} of the dataset {path})", file=part[0], row=part[1],
-                         column=exc.column, value=exc.value, allowed=exc.allowed, has_value=exc.has_value) from exc
+        raise exc.replace(problem=f"{exc.problem_template} (row {exc.row:,} of the dataset {path})", file=part[0],
+                          row=part[1], line=None) from exc
 
 
 def _needed_columns(path: str | os.PathLike[str], options: InputOptions) -> list[str] | None:

@@ -11,7 +11,6 @@ from pathlib import Path
 
 import pandas as pd
 
-from stableval.data.flags import CLI_FLAGS
 from stableval.errors import InputError
 
 __all__ = ["ALLOWED_FORMATS", "FORMATS", "SCALE_KEY", "canonical_format", "file_scale", "format_of", "not_utf8",
@@ -58,7 +57,7 @@ def format_of(path: Path, format: str | None) -> str:
     if suffix not in FORMATS:
         raise InputError("cannot tell the file format from its suffix", file=str(path),
                          value=path.suffix or "",
-                         allowed=f"{ALLOWED_FORMATS}; or pass format= (CLI: {CLI_FLAGS['format']})")
+                         allowed=f"{ALLOWED_FORMATS}; or pass {{format}}", option="format")
     return FORMATS[suffix]
 
 

@@ -6,7 +6,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
@@ -50,11 +50,13 @@ def rows_text(rows: Sequence[int], offset: int | None) -> str:
 
 def row_error(problem: str, *, source: str, row: int, offset: int | None, column: str | None = None,
               value: Any = None, allowed: str | None = None, has_value: bool | None = None,
-              line_at: Literal["row", "problem"] = "row") -> InputError:
+              line_at: Literal["row", "problem"] = "row", option: str | None = None,
+              options: Mapping[str, str | None] | None = None) -> InputError:
     """An InputError at 1-based data row ``row``; where ``offset`` is known the message also gives the file line.
 
     ``line_at="row"`` writes the line after the row (``'a.csv, row 5 (line 6), column ...'``); ``"problem"``
     after the problem (``'a.csv, row 5, column 'x': bad value (line 6): got ...'``), as the dataset loaders do.
+    ``option`` and ``options`` name the options that fix it (see :class:`~stableval.errors.InputError`).
 
     >>> str(row_error("empty id", source="a.csv", row=5, offset=1, column="item", value=""))
     "a.csv, row 5 (line 6), column 'item': empty id: got ''"
@@ -63,14 +65,9 @@ def row_error(problem: str, *, source: str, row: int, offset: int | None, column
     """
     if offset is not None and line_at == "problem":
         problem = f"{problem} (line {row + offset})"
-    error = InputError(problem, file=source, row=row, column=column, value=value, allowed=allowed,
-                       has_value=has_value)
-    if offset is not None and line_at == "row":
-        head = f"{source}, row {row}"
-        message = str(error)
-        if message.startswith(head):
-            error.args = (f"{head} (line {row + offset})" + message[len(head):],)
-    return error
+    return InputError(problem, file=source, row=row, line=row + offset if offset is not None and line_at == "row"
+                      else None, column=column, value=value, allowed=allowed, has_value=has_value, option=option,
+                      options=options)
 
 
 def duplicated_names(names: Sequence[Any]) -> list[str]:
