@@ -207,3 +207,22 @@ def test_messages_spell_flags_from_cli_flags() -> None:
     text = caught.value.spelled(flag_spelling)
     assert f"name it with {CLI_FLAGS['label']} NAME" in text
     assert "other role options: " + ", ".join(CLI_FLAGS[r] for r in ROLE_ALIASES if r != "label") in text
+
+
+def test_duplicate_policies_are_declared_once() -> None:
+    """Issue 25: ``DUPLICATE_POLICIES``, the ``--duplicates`` choices of every command and the dataset option are
+    one declaration (``DuplicatePolicy``)."""
+    from typer.testing import CliRunner
+
+    from stableval.cli import app
+    from stableval.commands.common import INPUT_FLAGS, Duplicates
+    from stableval.data import DUPLICATE_POLICIES, DuplicatePolicy
+    from stableval.data.duplicates import DUPLICATE_POLICIES as FROM_DUPLICATES
+    from stableval.datasets.registry import OPTIONS
+
+    assert DUPLICATE_POLICIES is FROM_DUPLICATES == tuple(DuplicatePolicy) == ("error", "first", "last", "keep")
+    assert Duplicates is DuplicatePolicy and INPUT_FLAGS["duplicates"][1] is DuplicatePolicy.ERROR
+    assert OPTIONS["duplicates"].choices is DUPLICATE_POLICIES
+    for command in ("score", "mt-bench"):
+        result = CliRunner().invoke(app, [command, "--help"], env={"COLUMNS": "200"})
+        assert result.exit_code == 0 and "<error|first|last|keep>" in result.output

@@ -31,6 +31,10 @@ import typer
 
 from stableval.commands.output import Output, OutputFormat, check_output_path, write_output
 from stableval.data.flags import CLI_FLAGS
+from stableval.data.options import DuplicatePolicy
+
+#: The ``--duplicates`` values: :class:`~stableval.data.options.DuplicatePolicy` (its earlier name here).
+Duplicates = DuplicatePolicy
 
 __all__ = [
     "INPUT_FLAGS",
@@ -68,13 +72,6 @@ __all__ = [
 ]
 
 F = TypeVar("F", bound=Callable[..., Any])
-
-
-class Duplicates(StrEnum):
-    ERROR = "error"
-    FIRST = "first"
-    LAST = "last"
-    KEEP = "keep"
 
 
 def flag_spelling(option: str, value: str | None = None) -> str:
@@ -203,8 +200,8 @@ _SPECS: dict[str, tuple[str, Any, Any, str]] = {
     "levels": ("levels", str | None, None, "Ordered level names, worst first, e.g. incorrect,partial,correct. "
                "Default: integer labels 0..K-1."),
     "credit": ("credit", str | None, None, "Credit per level, e.g. 0,0.5,1. Default: evenly spaced from 0 to 1."),
-    "duplicates": ("duplicates", Duplicates, Duplicates.ERROR, "Same (item, agent, rater) judged twice: error, keep "
-                   "the first or last, or keep all as independent repeated judgments."),
+    "duplicates": ("duplicates", DuplicatePolicy, DuplicatePolicy.ERROR, "Same (item, agent, rater) judged twice: "
+                   "error, keep the first or last, or keep all as independent repeated judgments."),
     "item_col": ("column:item", str | None, None, "Column holding the item id."),
     "agent_col": ("column:agent", str | None, None, "Column holding the agent (system) name."),
     "rater_col": ("column:rater", str | None, None, "Column holding the rater id."),

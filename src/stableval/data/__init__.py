@@ -43,7 +43,6 @@ if TYPE_CHECKING:  # pragma: no cover  (the public names, declared once: see sta
         read_annotations as read_annotations,
     )
     from stableval.data.columns import ROLE_ALIASES as ROLE_ALIASES
-    from stableval.data.duplicates import DUPLICATE_POLICIES as DUPLICATE_POLICIES
     from stableval.data.files import (
         FORMATS as FORMATS,
         output_format as output_format,
@@ -58,7 +57,11 @@ if TYPE_CHECKING:  # pragma: no cover  (the public names, declared once: see sta
         load_frame as load_frame,
         read_any as read_any,
     )
-    from stableval.data.options import InputOptions as InputOptions
+    from stableval.data.options import (
+        DUPLICATE_POLICIES as DUPLICATE_POLICIES,
+        DuplicatePolicy as DuplicatePolicy,
+        InputOptions as InputOptions,
+    )
     from stableval.data.pairwise import (
         PAIRWISE_ALIASES as PAIRWISE_ALIASES,
         PAIRWISE_CREDIT as PAIRWISE_CREDIT,

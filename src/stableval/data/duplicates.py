@@ -1,5 +1,7 @@
 """The duplicate policy: what to do when the same (item, agent, rater) — or the same vote — appears on several rows.
 
+The policies are declared once, as :class:`~stableval.data.options.DuplicatePolicy`.
+
 ``"error"`` (default) names the repeated rows; ``"first"`` and ``"last"`` keep one of them; ``"keep"`` keeps
 every one as an independent judgment.
 
@@ -19,27 +21,11 @@ import pandas as pd
 
 from stableval.data.files import rows_text
 from stableval.data.labels import WARNING_PREFIX
+from stableval.data.options import DUPLICATE_POLICIES, check_policy  # declared with InputOptions
 from stableval.errors import COLUMN_OPTION, InputError, spell_options
 
 __all__ = ["DUPLICATE_POLICIES", "apply_duplicates", "check_policy", "combine_codes", "has_repeats",
            "repeats_in_pairs"]
-
-#: What ``duplicates=`` accepts: the same (item, agent, rater) judged more than once.
-DUPLICATE_POLICIES: tuple[str, ...] = ("error", "first", "last", "keep")
-
-
-def check_policy(duplicates: str) -> None:
-    """Raise ``ValueError`` unless ``duplicates`` is one of :data:`DUPLICATE_POLICIES`.
-
-    >>> check_policy("mean")
-    Traceback (most recent call last):
-    ...
-    ValueError: duplicates='mean' is not a policy; allowed: 'error', 'first', 'last', 'keep'
-    """
-    if duplicates not in DUPLICATE_POLICIES:
-        raise ValueError(f"duplicates={duplicates!r} is not a policy; allowed: "
-                         + ", ".join(repr(p) for p in DUPLICATE_POLICIES))
-
 
 def combine_codes(*codes: np.ndarray) -> np.ndarray:
     """One int64 code per distinct tuple of non-negative integer codes (no overflow: compress as we go).

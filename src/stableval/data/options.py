@@ -1,20 +1,48 @@
-"""How to read a ratings file: :class:`InputOptions`, the one record every command and the report pass around.
+"""How to read a ratings file: :class:`InputOptions`, the one record every command and the report pass around, and
+the duplicate policies (:class:`DuplicatePolicy`), declared once for Python and the command line.
 
 It sits below every reader (:mod:`~stableval.data.loader`, :mod:`~stableval.data.integer_ids`,
-:mod:`~stableval.data.partitioned`), so each can take it without importing another.
+:mod:`~stableval.data.partitioned`), so each can take it without importing another, and it imports nothing heavy,
+so the command line declares its flags from it.
 
->>> InputOptions(duplicates="first").duplicates
-'first'
+>>> InputOptions(duplicates="first").duplicates, DUPLICATE_POLICIES
+('first', ('error', 'first', 'last', 'keep'))
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from enum import StrEnum
 
-from stableval.data.duplicates import check_policy
+__all__ = ["DUPLICATE_POLICIES", "DuplicatePolicy", "InputOptions", "check_policy"]
 
-__all__ = ["InputOptions"]
+
+class DuplicatePolicy(StrEnum):
+    """What to do when the same judgment (or vote) is on several rows: the values ``duplicates=`` and
+    ``--duplicates`` take."""
+
+    ERROR = "error"  # name the repeated rows
+    FIRST = "first"  # keep the first of them
+    LAST = "last"  # keep the last of them
+    KEEP = "keep"  # keep every one as an independent judgment
+
+
+#: What ``duplicates=`` accepts: the values of :class:`DuplicatePolicy`, in order.
+DUPLICATE_POLICIES: tuple[str, ...] = tuple(policy.value for policy in DuplicatePolicy)
+
+
+def check_policy(duplicates: str) -> None:
+    """Raise ``ValueError`` unless ``duplicates`` is one of :data:`DUPLICATE_POLICIES`.
+
+    >>> check_policy("mean")
+    Traceback (most recent call last):
+    ...
+    ValueError: duplicates='mean' is not a policy; allowed: 'error', 'first', 'last', 'keep'
+    """
+    if duplicates not in DUPLICATE_POLICIES:
+        raise ValueError(f"duplicates={duplicates!r} is not a policy; allowed: "
+                         + ", ".join(repr(p) for p in DUPLICATE_POLICIES))
 
 
 @dataclass(frozen=True)
