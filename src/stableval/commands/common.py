@@ -40,6 +40,7 @@ __all__ = [
     "INPUT_FLAGS",
     "INPUT_PROFILES",
     "PARAM_FLAGS",
+    "QC_FLAGS",
     "ClusterChoice",
     "ConfidenceOpt",
     "CreditOpt",
@@ -63,6 +64,7 @@ __all__ = [
     "input_options",
     "method_options",
     "output_options",
+    "qc_options",
     "read_chosen_raters",
     "read_input",
     "read_partitioned",
@@ -510,6 +512,50 @@ LengthColOpt = Annotated[str | None, typer.Option(
     show_default=False)]
 ConfidenceOpt = Annotated[float, typer.Option("--confidence", min=0.5, max=0.999,
                                               help="Confidence level of the intervals.")]
+
+
+# ====================================================================================== quality control
+class QcAlias(StrEnum):
+    """The values of ``--qc``, the earlier spelling of ``--qc-consensus``."""
+
+    CONSENSUS = "consensus"
+
+
+#: The quality-control (QC) flags of ``reliability`` and ``report``, declared once: python name → (typer
+#: annotation, default). ``--qc consensus`` is kept as an alias of ``--qc-consensus``.
+QC_FLAGS: dict[str, tuple[Any, Any]] = {
+    "qc_rater": (Annotated[str | None, typer.Option(
+        "--qc-rater", help="QC is this rater (comma-separate several QC ids; at most one QC judgment per item).",
+        rich_help_panel="Quality control", show_default=False)], None),
+    "qc_file": (Annotated[Path | None, typer.Option(
+        "--qc-file", help="QC (gold) file: item, label, and optionally agent, flag and skip; one row per item.",
+        rich_help_panel="Quality control", show_default=False)], None),
+    "qc_consensus": (Annotated[bool, typer.Option(
+        "--qc-consensus", help="QC is the strict majority of the other raters of the item (leave-one-out); items "
+                               "without one are excluded and counted.", rich_help_panel="Quality control")], False),
+    "qc_alias": (Annotated[QcAlias | None, typer.Option(
+        "--qc", help="Alias of --qc-consensus: --qc consensus (the earlier spelling).",
+        rich_help_panel="Quality control", show_default=False)], None),
+}
+
+
+def qc_options() -> Callable[[F], F]:
+    """Give the decorated command the QC flags (:data:`QC_FLAGS`), collected into its ``qc`` parameter: a
+    :class:`~stableval.report.options.QualityControl`, or ``None`` when no QC source is given. More than one
+    source is a usage error (exit 2)."""
+    return record_options("qc", [(name, kind, default) for name, (kind, default) in QC_FLAGS.items()], _qc_record)
+
+
+def _qc_record(values: dict[str, Any]) -> Any:
+    from stableval.report.options import QualityControl
+
+    consensus = bool(values.get("qc_consensus")) or values.get("qc_alias") is QcAlias.CONSENSUS
+    given = [flag for flag, value in (("--qc-rater", values.get("qc_rater")), ("--qc-file", values.get("qc_file")),
+                                      ("--qc-consensus", consensus)) if value]
+    if len(given) > 1:
+        raise typer.BadParameter(f"give one QC source, not {' and '.join(given)}",
+                                 param_hint="--qc-rater / --qc-file / --qc-consensus")
+    return QualityControl.of(values.get("qc_rater"), values.get("qc_file"), consensus)
 
 
 # ====================================================================================== executor
