@@ -41,28 +41,36 @@ __all__ = [
     "INPUT_PROFILES",
     "PARAM_FLAGS",
     "QC_FLAGS",
+    "BootstrapOpt",
     "ClusterChoice",
     "ConfidenceOpt",
     "CreditOpt",
+    "DrawnRatersOpt",
+    "DrawsOpt",
     "Duplicates",
     "ExecutorKind",
     "FileArg",
     "FormatOpt",
+    "GoldOpt",
     "LengthColOpt",
     "MethodSelection",
     "Output",
     "OutputFormat",
     "OutputOpt",
+    "PredictionsOpt",
     "RaterInfoOpt",
     "RaterKinds",
     "RatersOpt",
     "SeedOpt",
+    "VoteRule",
     "bad_input_exits",
+    "bootstrap_flag",
     "executor_options",
     "fail",
     "flag_spelling",
     "input_options",
     "method_options",
+    "named_files",
     "output_options",
     "qc_options",
     "read_chosen_raters",
@@ -512,6 +520,56 @@ LengthColOpt = Annotated[str | None, typer.Option(
     show_default=False)]
 ConfidenceOpt = Annotated[float, typer.Option("--confidence", min=0.5, max=0.999,
                                               help="Confidence level of the intervals.")]
+GoldOpt = Annotated[Path | None, typer.Option("--gold", help="Gold labels (item[,agent],gold), e.g. a truth.csv: also "
+                                              "report the accuracy against them.", rich_help_panel="Input")]
+
+
+def bootstrap_flag(help: str = "Bootstrap replicates for the intervals (0 = none).") -> Any:
+    """``--bootstrap/-B``, a whole number >= 0, declared once; a command may say in ``help`` what it resamples:
+    ``bootstrap: Annotated[int, bootstrap_flag("Bootstrap replicates over votes (0 = none).")] = 1000``."""
+    return typer.Option("--bootstrap", "-B", min=0, help=help)
+
+
+#: ``--bootstrap/-B`` with the common help text.
+BootstrapOpt = Annotated[int, bootstrap_flag()]
+
+
+# ====================================================================================== bootstrapped ground truths
+class VoteRule(StrEnum):
+    """How the ratings drawn for an item decide: by majority (plurality) or only when unanimous."""
+
+    MAJORITY = "majority"
+    UNANIMOUS = "unanimous"
+
+
+#: The flags of the commands that score models against bootstrapped ground truths (rater-bootstrap, medqa, ddx).
+DrawsOpt = Annotated[int, typer.Option("--draws", "-B", min=1, help="Bootstrap draws of raters.")]
+DrawnRatersOpt = Annotated[int, typer.Option("--raters", "-k", min=0, help="Ratings drawn per item with "
+                                             "replacement (0 = as many as the item has).")]
+PredictionsOpt = Annotated[list[str] | None, typer.Option(
+    "--predictions", "-p", help="Model predictions as NAME=FILE (or FILE: the name is the file stem); repeatable.",
+    show_default=False)]
+
+
+def named_files(values: list[str] | None) -> dict[str, Path]:
+    """``--predictions`` values (``NAME=FILE`` or ``FILE``, named by its stem) as name → path; a malformed or
+    repeated name is a usage error.
+
+    >>> named_files(["gpt=answers.csv", "runs/claude.csv"])
+    {'gpt': PosixPath('answers.csv'), 'claude': PosixPath('runs/claude.csv')}
+    """
+    out: dict[str, Path] = {}
+    for value in values or []:
+        name, sep, path = value.partition("=")
+        if not sep:
+            name, path = Path(value).stem, value
+        name = name.strip()
+        if not name or not path.strip():
+            raise typer.BadParameter(f"expected NAME=FILE, got {value!r}", param_hint="--predictions")
+        if name in out:
+            raise typer.BadParameter(f"model name {name!r} given twice", param_hint="--predictions")
+        out[name] = Path(path.strip())
+    return out
 
 
 # ====================================================================================== quality control

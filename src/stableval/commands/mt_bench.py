@@ -13,6 +13,7 @@ from stableval.commands.common import (
     Output,
     SeedOpt,
     bad_input_exits,
+    bootstrap_flag,
     method_options,
     output_options,
 )
@@ -62,8 +63,8 @@ def mt_bench(
     duplicates: Annotated[DuplicatePolicy, typer.Option("--duplicates", help="The same vote given twice by one "
                                                         "judge: keep (default), first, last or error.")
                           ] = DuplicatePolicy.KEEP,
-    bootstrap: Annotated[int, typer.Option("--bootstrap", "-B", min=0, help="Bootstrap replicates per mapping "
-                                           "(intervals in the JSON output; 0 = point scores only).")] = 0,
+    bootstrap: Annotated[int, bootstrap_flag("Bootstrap replicates per mapping (intervals in the JSON output; "
+                                             "0 = point scores only).")] = 0,
     seed: SeedOpt = 0,
 ) -> None:
     """Score the MT-Bench human votes under every vote mapping of the STABLEVAL paper's appendix C (baseline,

@@ -18,7 +18,15 @@ from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
 
-from stableval.commands.common import Output, SeedOpt, bad_input_exits, fail, output_options, record_options
+from stableval.commands.common import (
+    Output,
+    SeedOpt,
+    bad_input_exits,
+    bootstrap_flag,
+    fail,
+    output_options,
+    record_options,
+)
 from stableval.commands.output import save_plot, write_csv
 from stableval.wording import plural
 
@@ -291,8 +299,8 @@ def score(
                                    "list (|D_q| + 1, the authors' shipped analysis).")] = "documents",
     ties: Annotated[str, typer.Option("--ties", help="Documents scored exactly like the answer count as below "
                                       "it (optimistic), half above (mid) or above (pessimistic).")] = "mid",
-    bootstrap: Annotated[int, typer.Option("--bootstrap", "-B", min=0, help="Bootstrap replicates over "
-                                           "questions for the intervals (0 = none).")] = 1000,
+    bootstrap: Annotated[int, bootstrap_flag("Bootstrap replicates over questions for the intervals (0 = none).")
+                         ] = 1000,
     confidence: Annotated[float, typer.Option("--confidence", min=0.5, max=0.999,
                                               help="Confidence level of the intervals.")] = 0.95,
     exclude_copies: Annotated[bool, typer.Option("--exclude-copies", help="Leave out answers identical or "
@@ -391,8 +399,7 @@ def validate(
                                                   "(paired differences). Default: nrp of the first ranker.")] = None,
     n: Annotated[str, typer.Option("--n", help="N in NRP: documents or list (as in score).")] = "documents",
     ties: Annotated[str, typer.Option("--ties", help="Tie policy of NRP (as in score).")] = "mid",
-    bootstrap: Annotated[int, typer.Option("--bootstrap", "-B", min=0, help="Bootstrap replicates over "
-                                           "questions (0 = no intervals).")] = 1000,
+    bootstrap: Annotated[int, bootstrap_flag("Bootstrap replicates over questions (0 = no intervals).")] = 1000,
     confidence: Annotated[float, typer.Option("--confidence", min=0.5, max=0.999,
                                               help="Confidence level of the intervals.")] = 0.95,
     exclude_copies: Annotated[bool, typer.Option("--exclude-copies", help="With ANSWERS: leave out answers "

@@ -9,12 +9,14 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from stableval.commands.common import (
+    BootstrapOpt,
     FileArg,
     LengthColOpt,
     MethodSelection,
     RaterInfoOpt,
     SeedOpt,
     bad_input_exits,
+    bootstrap_flag,
     input_options,
     method_options,
     qc_options,
@@ -47,8 +49,8 @@ def report(
     output: Annotated[Path, typer.Option("--output", "-o", help="The HTML file to write.")] = Path("report.html"),
     quick: Annotated[bool, typer.Option("--quick", help="Fewer bootstrap draws (200) for a fast first look.")
                      ] = False,
-    bootstrap: Annotated[int | None, typer.Option("--bootstrap", "-B", min=0, help="Bootstrap replicates "
-                                                  "(default 1000, or 200 with --quick).")] = None,
+    bootstrap: Annotated[int | None, bootstrap_flag("Bootstrap replicates (default 1000, or 200 with --quick).")
+                         ] = None,
     seed: SeedOpt = 0,
     jobs: Annotated[int, typer.Option("--jobs", "-j", min=0, help="Worker processes for the stability analysis "
                                       "(0 = one per core).")] = 1,
@@ -86,7 +88,7 @@ def plot(
     inputs: InputOptions,
     methods: MethodSelection,
     output: Annotated[Path, typer.Option("--output", "-o", help="Image file: .png, .svg or .pdf.")] = Path("fig.png"),
-    bootstrap: Annotated[int, typer.Option("--bootstrap", "-B", min=0, help="Bootstrap replicates.")] = 1000,
+    bootstrap: BootstrapOpt = 1000,
     seed: SeedOpt = 0,
 ) -> None:
     """Draw one figure of the report to an image file."""
