@@ -3,7 +3,10 @@ command that writes a result takes --format/--output, and `report`/`plot` read w
 
 from __future__ import annotations
 
+import inspect
 import json
+import re
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -14,12 +17,33 @@ from typer.testing import CliRunner
 
 from stableval.cli import app
 from stableval.commands.common import INPUT_FLAGS, INPUT_PROFILES
+from stableval.commands.output import Output
 
 runner = CliRunner()
-RATINGS_COMMANDS = (("score",), ("stability",), ("diagnose",), ("agreement",), ("report",), ("plot",))
-RESULT_COMMANDS = (("score",), ("stability",), ("diagnose",), ("agreement",), ("reliability",), ("pairwise",),
-                   ("rater-bootstrap",), ("medqa",), ("ddx",), ("nrp", "score"), ("nrp", "agree"),
-                   ("nrp", "evaluate-rankers"))
+SRC = Path(__file__).resolve().parents[1] / "src" / "stableval"
+
+
+def registered(command: Any = None, path: tuple[str, ...] = ()) -> Iterator[tuple[tuple[str, ...], Any]]:
+    """(path, click command) of every command ``stableval`` registers, groups walked into."""
+    command = command if command is not None else typer.main.get_command(app)
+    if hasattr(command, "commands"):
+        for name, sub in command.commands.items():
+            yield from registered(sub, (*path, name))
+    else:
+        yield path, command
+
+
+def parameters(command: Any) -> dict[str, inspect.Parameter]:
+    """The parameters of the command function as written (before the decorators turned records into flags)."""
+    return dict(inspect.signature(inspect.unwrap(command.callback), follow_wrapped=False).parameters)
+
+
+#: every command that reads ratings (it takes ``inputs: InputOptions``) and every one that writes a result
+#: (``out: Output``), found by introspection: a new command cannot escape the contracts below
+RATINGS_COMMANDS = [path for path, command in registered() if "inputs" in parameters(command)]
+RESULT_COMMANDS = [path for path, command in registered()
+                   if parameters(command).get("out") is not None
+                   and parameters(command)["out"].annotation in (Output, "Output")]
 
 
 def options_of(path: tuple[str, ...]) -> set[str]:
@@ -36,14 +60,49 @@ def flags(profile: str) -> set[str]:
     return out
 
 
+ALL_INPUT_FLAGS = set().union(*(flags(profile) for profile in INPUT_PROFILES))
+
+
+def test_the_scan_finds_the_commands() -> None:
+    assert len(RATINGS_COMMANDS) >= 8 and len(RESULT_COMMANDS) >= 15
+    assert ("score",) in RATINGS_COMMANDS and ("nrp", "score") in RESULT_COMMANDS and ("demo",) not in RESULT_COMMANDS
+
+
 @pytest.mark.parametrize("path", RATINGS_COMMANDS, ids=" ".join)
 def test_every_ratings_command_takes_the_shared_input_flags(path: tuple[str, ...]) -> None:
-    assert flags("ratings") <= options_of(path)
+    """Exactly the input flags of one profile, all from the one declaration (INPUT_FLAGS)."""
+    taken = options_of(path) & ALL_INPUT_FLAGS
+    assert any(taken == flags(profile) for profile in INPUT_PROFILES), sorted(taken)
+    if path not in (("pairwise",), ("reliability",)):
+        assert flags("ratings") <= options_of(path)
 
 
 @pytest.mark.parametrize("path", RESULT_COMMANDS, ids=" ".join)
 def test_every_result_command_writes_table_json_or_csv(path: tuple[str, ...]) -> None:
     assert {"--format", "-f", "--output", "-o"} <= options_of(path)
+
+
+def test_bootstrap_is_declared_once_and_every_command_uses_it() -> None:
+    """``--bootstrap/-B`` is written once in the source (``bootstrap_flag``); every command that has it has the
+    short form and the same bound."""
+    written = [str(path.relative_to(SRC)) for path in SRC.rglob("*.py")
+               if re.search(r"[\"']--bootstrap[\"']", path.read_text(encoding="utf-8"))]
+    assert written == ["commands/common.py"]
+    having = 0
+    for path, command in registered():
+        for parameter in command.params:
+            if "--bootstrap" in parameter.opts:
+                having += 1
+                assert parameter.opts == ["--bootstrap", "-B"] and parameter.min == 0, path
+    assert having >= 9
+
+
+def test_every_command_module_is_named_after_its_commands() -> None:
+    """medqa and ddx live in commands/studies.py, not in rater_bootstrap.py; diagnose takes GoldOpt from common."""
+    modules = {path: inspect.unwrap(command.callback).__module__ for path, command in registered()}
+    assert modules[("rater-bootstrap",)] == "stableval.commands.rater_bootstrap"
+    assert modules[("medqa",)] == modules[("ddx",)] == "stableval.commands.studies"
+    assert "commands.score" not in (SRC / "commands" / "diagnose.py").read_text(encoding="utf-8")
 
 
 def test_votes_and_judgments_profiles() -> None:
