@@ -153,14 +153,26 @@ def _extend_signature(func: Callable[..., Any], replaced: str, added: Sequence[i
 
 
 def _resolve(annotation: Any, namespace: dict[str, Any]) -> Any:
-    """A string annotation (``from __future__ import annotations``) evaluated in the command's module; one that
-    names a type-checking-only import (the record another decorator replaces) stays a string."""
+    """A postponed annotation (``from __future__ import annotations``: a string) resolved in the command's module as
+    :func:`typing.get_type_hints` resolves one, which accepts only a type expression; one that names a
+    type-checking-only import (the record another decorator replaces) stays a string.
+
+    >>> _resolve("Annotated[int | None, 'flag']", {"Annotated": Annotated}), _resolve("InputOptions", {})
+    (typing.Annotated[int | None, 'flag'], 'InputOptions')
+    """
     if not isinstance(annotation, str):
         return annotation
     try:
-        return eval(annotation, namespace)
+        return typing.get_type_hints(_Annotated(annotation), globalns=namespace, include_extras=True)["value"]
     except NameError:
         return annotation
+
+
+class _Annotated:
+    """An object with one annotation, ``value``, for :func:`typing.get_type_hints` to resolve."""
+
+    def __init__(self, annotation: str) -> None:
+        self.__annotations__ = {"value": annotation}
 
 
 def _option(name: str, annotation: Any, default: Any) -> inspect.Parameter:
