@@ -156,3 +156,37 @@ def test_plot_needs_pairwise_votes_for_the_ratings_figure(tmp_path: Path) -> Non
     pd.DataFrame({"item": ["q1", "q1"], "agent": ["A", "B"], "rater": ["r", "r"], "label": [1, 0]}).to_csv(path)
     result = runner.invoke(app, ["plot", "ratings", str(path), "-o", str(tmp_path / "x.png")])
     assert result.exit_code == 1 and "needs pairwise votes" in result.output
+
+
+def named_options() -> set[str]:
+    """Every option name an InputError in the source names (``option="..."`` or the keys of ``options={...}``)."""
+    import ast
+
+    names: set[str] = set()
+    for path in SRC.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            called = getattr(node, "func", None)
+            if not isinstance(node, ast.Call) or getattr(called, "id", getattr(called, "attr", "")) not in (
+                    "InputError", "row_error", "replace"):
+                continue
+            for keyword in node.keywords:
+                if keyword.arg == "option" and isinstance(keyword.value, ast.Constant):
+                    names.add(str(keyword.value.value))
+                elif keyword.arg == "options" and isinstance(keyword.value, ast.Dict):
+                    names.update(str(key.value) for key in keyword.value.keys if isinstance(key, ast.Constant))
+    return {name for name in names if isinstance(name, str) and name != "None"}
+
+
+def test_every_option_an_error_names_is_spelled_as_a_real_flag() -> None:
+    """Issue 25: the command line prints the option an InputError names as a flag (``flag_spelling``); that flag
+    must exist on some command, or the advice would name a flag nobody has."""
+    from stableval.commands.common import flag_spelling
+    from stableval.data.flags import CLI_FLAGS
+    from stableval.errors import COLUMN_OPTION
+
+    real = set().union(*(options_of(path) for path, _ in registered()))
+    inputs = ("levels", "credit", "duplicates", "format", "default_agent")
+    named = named_options() | {name if name in inputs else COLUMN_OPTION + name for name in CLI_FLAGS}
+    assert {"duplicates", "rater_info", "model_path", "columns.item"} <= named
+    missing = sorted(f"{name} -> {flag_spelling(name)}" for name in named if flag_spelling(name) not in real)
+    assert not missing, missing

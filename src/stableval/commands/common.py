@@ -87,24 +87,19 @@ F = TypeVar("F", bound=Callable[..., Any])
 def flag_spelling(option: str, value: str | None = None) -> str:
     """How the command line sets an option an error names (:class:`~stableval.errors.InputError` ``option``): its
     flag, then the value. The flag is the input flag of :data:`~stableval.data.flags.CLI_FLAGS` (a column role
-    ``columns.ROLE`` is the role's), else the running command's own option of that name.
+    ``columns.ROLE`` is the role's), else the flag typer derives from a Python name (``rater_info`` is
+    ``--rater-info``), which the commands' other flags keep (``tests/test_commands.py`` checks every option an
+    error names).
 
     >>> flag_spelling("duplicates", "first|last|keep"), flag_spelling("columns.item", "NAME")
     ('--duplicates first|last|keep', '--item-col NAME')
     >>> flag_spelling("format"), flag_spelling("rater_info", "FILE")
     ('--input-format', '--rater-info FILE')
     """
-    import click
-
     from stableval.errors import COLUMN_OPTION
 
     name = option.removeprefix(COLUMN_OPTION)
-    flag = CLI_FLAGS.get(name)
-    context = click.get_current_context(silent=True)
-    if flag is None and context is not None:
-        declared = [max(param.opts, key=len) for param in context.command.params if param.name == option]
-        flag = declared[0] if declared and declared[0].startswith("--") else None
-    flag = flag or "--" + name.replace("_", "-")
+    flag = CLI_FLAGS.get(name, "--" + name.replace("_", "-"))
     return flag if value is None else f"{flag} {value}"
 
 
