@@ -286,7 +286,7 @@ def test_stray_integer_label_warns_with_unused_levels_and_rows(tmp_path: Path) -
     assert result.exit_code == 0, result.output
     warning = " ".join(result.stderr.split())
     assert "warning: integer labels 0..7 but levels 3, 4, 5, 6 never occur, so K = 8" in warning
-    assert "row 5 (line 6)" in warning and "--levels 0,1,2" in warning
+    assert "row 5 (line 6)" in warning and "setting the levels to 0,1,2" in warning  # the fix, in words
     payload = json.loads(result.stdout)
     assert any(note.startswith("WARNING: integer labels 0..7") for note in payload["dataset"]["notes"])
     # the suggested fix turns the stray label into an error naming its row
@@ -420,6 +420,55 @@ def test_cli_spelling_in_error_messages(tmp_path: Path) -> None:
     path = tmp_path / "twice.csv"
     path.write_text("item,agent,rater,label\nq1,A,r1,good\nq1,A,r1,bad\n")
     output = clean_failure(runner.invoke(app, ["score", str(path), *LEVELS]), 1)
+    assert "--duplicates first|last|keep" in output and "duplicates='first'" not in output
+
+
+def test_an_input_error_names_its_option_in_python_terms_and_the_cli_spells_it_as_a_flag(tmp_path: Path) -> None:
+    """Issue 25: the data layer says ``duplicates='first'|...`` (``option='duplicates'``); only the command line
+    writes ``--duplicates``, from the option, for every kind of option: an input option, a column role, another
+    option of the running command (``--rater-info``) and a format."""
+    from stableval.data import read_any
+
+    path = tmp_path / "twice.csv"
+    path.write_text("item,agent,rater,label\nq1,A,r1,good\nq1,A,r1,bad\n")
+    with pytest.raises(InputError) as caught:
+        read_any(path, levels="bad,good")
+    assert caught.value.option == "duplicates" and "--" not in str(caught.value)
+    assert "allowed: duplicates='first'|'last'|'keep' to keep the first" in str(caught.value)
+    path.write_text("query,agent,rater,label\nq1,A,r1,good\n")
+    output = clean_failure(runner.invoke(app, ["score", str(path), *LEVELS]), 1)
+    assert "name it with --item-col NAME" in output and "columns=" not in output
+    path.write_text("item,agent,rater,label\nq1,A,r1,good\n")
+    output = clean_failure(runner.invoke(app, ["score", str(path), *LEVELS, "--raters", "llm"]), 1)
+    assert "a rater metadata file (--rater-info FILE; columns" in output and "rater_info=" not in output
+    output = clean_failure(runner.invoke(app, ["score", str(path.with_suffix(".txt")), *LEVELS]), 1)
+    assert output.rstrip().endswith("or pass --input-format")
+
+
+def test_an_input_error_keeps_its_option_through_pickling_and_replace() -> None:
+    """Errors raised on Dask workers come back pickled; the loader moves a dataset error to its file: both keep the
+    option, so the command line can still spell it as a flag."""
+    import pickle
+
+    from stableval.commands.common import flag_spelling
+
+    error = InputError("rows repeat", file="a.csv", row=3, line=4, column="item", value="q1",
+                       allowed="{duplicates} to keep one", options={"duplicates": "first|last"})
+    for copy in (pickle.loads(pickle.dumps(error)), error.replace(file="b.csv").replace(file="a.csv")):
+        assert str(copy) == str(error) == ("a.csv, row 3 (line 4), column 'item': rows repeat: got 'q1'; allowed: "
+                                           "duplicates='first'|'last' to keep one")
+        assert copy.spelled(flag_spelling).endswith("allowed: --duplicates first|last to keep one")
+        assert (copy.option, copy.options, copy.line) == ("duplicates", {"duplicates": "first|last"}, 4)
+
+
+def test_a_dataset_error_moved_to_its_file_still_spells_the_flag(tmp_path: Path) -> None:
+    folder = tmp_path / "votes"
+    folder.mkdir()
+    frame = pd.DataFrame({"item": ["q1", "q2", "q1"], "agent": "A", "rater": "r1", "label": ["good", "bad", "bad"]})
+    frame.iloc[:2].to_parquet(folder / "0.parquet", index=False)
+    frame.iloc[2:].to_parquet(folder / "1.parquet", index=False)
+    output = clean_failure(runner.invoke(app, ["score", str(folder), *LEVELS]), 1)
+    assert "1.parquet, row 1:" in output and "(row 3 of the dataset" in output
     assert "--duplicates first|last|keep" in output and "duplicates='first'" not in output
 
 

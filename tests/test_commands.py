@@ -3,7 +3,10 @@ command that writes a result takes --format/--output, and `report`/`plot` read w
 
 from __future__ import annotations
 
+import inspect
 import json
+import re
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -14,12 +17,33 @@ from typer.testing import CliRunner
 
 from stableval.cli import app
 from stableval.commands.common import INPUT_FLAGS, INPUT_PROFILES
+from stableval.commands.output import Output
 
 runner = CliRunner()
-RATINGS_COMMANDS = (("score",), ("stability",), ("diagnose",), ("agreement",), ("report",), ("plot",))
-RESULT_COMMANDS = (("score",), ("stability",), ("diagnose",), ("agreement",), ("reliability",), ("pairwise",),
-                   ("rater-bootstrap",), ("medqa",), ("ddx",), ("nrp", "score"), ("nrp", "agree"),
-                   ("nrp", "evaluate-rankers"))
+SRC = Path(__file__).resolve().parents[1] / "src" / "stableval"
+
+
+def registered(command: Any = None, path: tuple[str, ...] = ()) -> Iterator[tuple[tuple[str, ...], Any]]:
+    """(path, click command) of every command ``stableval`` registers, groups walked into."""
+    command = command if command is not None else typer.main.get_command(app)
+    if hasattr(command, "commands"):
+        for name, sub in command.commands.items():
+            yield from registered(sub, (*path, name))
+    else:
+        yield path, command
+
+
+def parameters(command: Any) -> dict[str, inspect.Parameter]:
+    """The parameters of the command function as written (before the decorators turned records into flags)."""
+    return dict(inspect.signature(inspect.unwrap(command.callback), follow_wrapped=False).parameters)
+
+
+#: every command that reads ratings (it takes ``inputs: InputOptions``) and every one that writes a result
+#: (``out: Output``), found by introspection: a new command cannot escape the contracts below
+RATINGS_COMMANDS = [path for path, command in registered() if "inputs" in parameters(command)]
+RESULT_COMMANDS = [path for path, command in registered()
+                   if parameters(command).get("out") is not None
+                   and parameters(command)["out"].annotation in (Output, "Output")]
 
 
 def options_of(path: tuple[str, ...]) -> set[str]:
@@ -36,14 +60,49 @@ def flags(profile: str) -> set[str]:
     return out
 
 
+ALL_INPUT_FLAGS = set().union(*(flags(profile) for profile in INPUT_PROFILES))
+
+
+def test_the_scan_finds_the_commands() -> None:
+    assert len(RATINGS_COMMANDS) >= 8 and len(RESULT_COMMANDS) >= 15
+    assert ("score",) in RATINGS_COMMANDS and ("nrp", "score") in RESULT_COMMANDS and ("demo",) not in RESULT_COMMANDS
+
+
 @pytest.mark.parametrize("path", RATINGS_COMMANDS, ids=" ".join)
 def test_every_ratings_command_takes_the_shared_input_flags(path: tuple[str, ...]) -> None:
-    assert flags("ratings") <= options_of(path)
+    """Exactly the input flags of one profile, all from the one declaration (INPUT_FLAGS)."""
+    taken = options_of(path) & ALL_INPUT_FLAGS
+    assert any(taken == flags(profile) for profile in INPUT_PROFILES), sorted(taken)
+    if path not in (("pairwise",), ("reliability",)):
+        assert flags("ratings") <= options_of(path)
 
 
 @pytest.mark.parametrize("path", RESULT_COMMANDS, ids=" ".join)
 def test_every_result_command_writes_table_json_or_csv(path: tuple[str, ...]) -> None:
     assert {"--format", "-f", "--output", "-o"} <= options_of(path)
+
+
+def test_bootstrap_is_declared_once_and_every_command_uses_it() -> None:
+    """``--bootstrap/-B`` is written once in the source (``bootstrap_flag``); every command that has it has the
+    short form and the same bound."""
+    written = [str(path.relative_to(SRC)) for path in SRC.rglob("*.py")
+               if re.search(r"[\"']--bootstrap[\"']", path.read_text(encoding="utf-8"))]
+    assert written == ["commands/common.py"]
+    having = 0
+    for path, command in registered():
+        for parameter in command.params:
+            if "--bootstrap" in parameter.opts:
+                having += 1
+                assert parameter.opts == ["--bootstrap", "-B"] and parameter.min == 0, path
+    assert having >= 9
+
+
+def test_every_command_module_is_named_after_its_commands() -> None:
+    """medqa and ddx live in commands/studies.py, not in rater_bootstrap.py; diagnose takes GoldOpt from common."""
+    modules = {path: inspect.unwrap(command.callback).__module__ for path, command in registered()}
+    assert modules[("rater-bootstrap",)] == "stableval.commands.rater_bootstrap"
+    assert modules[("medqa",)] == modules[("ddx",)] == "stableval.commands.studies"
+    assert "commands.score" not in (SRC / "commands" / "diagnose.py").read_text(encoding="utf-8")
 
 
 def test_votes_and_judgments_profiles() -> None:
@@ -97,3 +156,37 @@ def test_plot_needs_pairwise_votes_for_the_ratings_figure(tmp_path: Path) -> Non
     pd.DataFrame({"item": ["q1", "q1"], "agent": ["A", "B"], "rater": ["r", "r"], "label": [1, 0]}).to_csv(path)
     result = runner.invoke(app, ["plot", "ratings", str(path), "-o", str(tmp_path / "x.png")])
     assert result.exit_code == 1 and "needs pairwise votes" in result.output
+
+
+def named_options() -> set[str]:
+    """Every option name an InputError in the source names (``option="..."`` or the keys of ``options={...}``)."""
+    import ast
+
+    names: set[str] = set()
+    for path in SRC.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            called = getattr(node, "func", None)
+            if not isinstance(node, ast.Call) or getattr(called, "id", getattr(called, "attr", "")) not in (
+                    "InputError", "row_error", "replace"):
+                continue
+            for keyword in node.keywords:
+                if keyword.arg == "option" and isinstance(keyword.value, ast.Constant):
+                    names.add(str(keyword.value.value))
+                elif keyword.arg == "options" and isinstance(keyword.value, ast.Dict):
+                    names.update(str(key.value) for key in keyword.value.keys if isinstance(key, ast.Constant))
+    return {name for name in names if isinstance(name, str) and name != "None"}
+
+
+def test_every_option_an_error_names_is_spelled_as_a_real_flag() -> None:
+    """Issue 25: the command line prints the option an InputError names as a flag (``flag_spelling``); that flag
+    must exist on some command, or the advice would name a flag nobody has."""
+    from stableval.commands.common import flag_spelling
+    from stableval.data.flags import CLI_FLAGS
+    from stableval.errors import COLUMN_OPTION
+
+    real = set().union(*(options_of(path) for path, _ in registered()))
+    inputs = ("levels", "credit", "duplicates", "format", "default_agent")
+    named = named_options() | {name if name in inputs else COLUMN_OPTION + name for name in CLI_FLAGS}
+    assert {"duplicates", "rater_info", "model_path", "columns.item"} <= named
+    missing = sorted(f"{name} -> {flag_spelling(name)}" for name in named if flag_spelling(name) not in real)
+    assert not missing, missing

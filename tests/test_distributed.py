@@ -152,7 +152,7 @@ def test_duplicates_policies(client: Any, tmp_path: Path) -> None:
     frame.iloc[2:].to_parquet(tmp_path / "1.parquet", index=False)
     with pytest.raises(InputError, match=r"1\.parquet, row 2 \(item 'q1', agent 'A', rater 'a'\)") as error:
         PartitionedTable.read(tmp_path, client)
-    assert "0.parquet, row 1" in str(error.value) and "--duplicates first|last|keep" in str(error.value)
+    assert "0.parquet, row 1" in str(error.value) and "duplicates='first'|'last'|'keep'" in str(error.value)
     frame.to_parquet(tmp_path.parent / "whole.parquet", index=False)
     for policy in ("first", "last", "keep"):
         table = PartitionedTable.read(tmp_path, client, InputOptions(duplicates=policy))

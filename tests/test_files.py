@@ -146,7 +146,7 @@ def test_integer_columns_become_the_same_text_through_their_distinct_values() ->
     import numpy as np
     import pandas as pd
 
-    from stableval.data.files import _all_text
+    from stableval.data.files.categories import all_text as _all_text
 
     rng = np.random.default_rng(0)
     frame = pd.DataFrame({

@@ -3,12 +3,16 @@
     cli → commands → {report, studies, nrp, portal, simulate} → evaluate → {datasets, aggregate} → data → base
 
 Function-level imports count too (they are how heavy modules load lazily, not a licence to import upwards).
+Inside a part, no module imports itself back through others: there is no import cycle anywhere, counting
+``TYPE_CHECKING`` and function-level imports.
 """
 
 from __future__ import annotations
 
 import ast
 from pathlib import Path
+
+from stableval._lazy import declared_exports
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "stableval"
 
@@ -76,3 +80,93 @@ def test_the_scan_catches_an_upward_import(tmp_path: Path) -> None:
     (package / "data").mkdir(parents=True)
     (package / "data" / "bad.py").write_text("def f():\n    from stableval.commands import common\n")
     assert [edge[:2] for edge in imports(package)] == [("data", "commands")]
+
+
+# ====================================================================================== no import cycle
+def module_imports(root: Path = SRC) -> dict[str, set[str]]:
+    """Module → the package modules it imports anywhere (top level, ``TYPE_CHECKING``, inside functions).
+
+    ``from package import name`` counts as an import of the module ``package.name`` when that is a module, of the
+    module a lazy package declares ``name`` in (:mod:`stableval._lazy`), and else of the package itself.
+    """
+    paths = {}
+    for path in root.rglob("*.py"):
+        name = ".".join(path.relative_to(root.parent).with_suffix("").parts).removesuffix(".__init__")
+        paths[name] = path
+    lazy = {name: declared_exports(path.read_text(encoding="utf-8"))
+            for name, path in paths.items() if path.name == "__init__.py"}
+    graph: dict[str, set[str]] = {}
+    for name, path in paths.items():
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        targets: set[str] = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                targets.update(alias.name for alias in node.names)
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:  # relative: from .x import y
+                    parts = package.split(".")[: len(package.split(".")) - node.level + 1]
+                    base = ".".join([*parts, *([node.module] if node.module else [])])
+                for alias in node.names:
+                    if f"{base}.{alias.name}" in paths:
+                        targets.add(f"{base}.{alias.name}")
+                    elif base != name and alias.name in lazy.get(base, {}):
+                        targets.add(lazy[base][alias.name])
+                    else:
+                        targets.add(base)
+        graph[name] = {target for target in targets if target in paths and target != name}
+    return graph
+
+
+def import_cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The groups of modules that import one another round a loop (strongly connected, more than one module)."""
+    order: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    cycles: list[list[str]] = []
+
+    def visit(module: str) -> None:
+        order[module] = low[module] = len(order)
+        stack.append(module)
+        for target in sorted(graph.get(module, ())):
+            if target not in order:
+                visit(target)
+                low[module] = min(low[module], low[target])
+            elif target in stack:
+                low[module] = min(low[module], order[target])
+        if low[module] == order[module]:
+            group = []
+            while True:
+                member = stack.pop()
+                group.append(member)
+                if member == module:
+                    break
+            if len(group) > 1:
+                cycles.append(sorted(group))
+
+    for module in sorted(graph):
+        if module not in order:
+            visit(module)
+    return cycles
+
+
+def test_there_is_no_import_cycle() -> None:
+    graph = module_imports()
+    assert len(graph) > 150 and sum(map(len, graph.values())) > 500  # the scan sees the modules and their imports
+    assert graph["stableval.data.loader"] >= {"stableval.data.integer_ids", "stableval.data.options"}
+    assert "stableval.data.loader" in graph["stableval.report.html"]  # `from stableval.data import Loaded` (lazy)
+    cycles = import_cycles(graph)
+    assert not cycles, "import cycles:\n" + "\n".join(" <-> ".join(group) for group in cycles)
+
+
+def test_the_scan_catches_a_planted_cycle(tmp_path: Path) -> None:
+    package = tmp_path / "stableval"
+    (package / "data").mkdir(parents=True)
+    (package / "data" / "__init__.py").write_text("if TYPE_CHECKING:\n    from stableval.data.c import f as f\n")
+    (package / "data" / "a.py").write_text("if TYPE_CHECKING:\n    from stableval.data.b import B\n")
+    (package / "data" / "b.py").write_text("def g():\n    from stableval.data import a\n")
+    (package / "data" / "c.py").write_text("from . import b\n\ndef f():\n    pass\n")
+    (package / "data" / "d.py").write_text("from stableval.data import f\n")  # lazy: an import of c, not of data
+    graph = module_imports(package)
+    assert graph["stableval.data.d"] == {"stableval.data.c"} and graph["stableval.data.c"] == {"stableval.data.b"}
+    assert import_cycles(graph) == [["stableval.data.a", "stableval.data.b"]]

@@ -9,7 +9,7 @@ import pytest
 
 from stableval._lazy import declared_exports
 
-PACKAGES = ("stableval", "stableval.aggregate", "stableval.data", "stableval.datasets")
+PACKAGES = ("stableval", "stableval.aggregate", "stableval.data", "stableval.data.files", "stableval.datasets")
 
 
 @pytest.mark.parametrize("name", PACKAGES)

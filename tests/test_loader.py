@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from stableval.commands.common import flag_spelling
 from stableval.data import (
     PAIRWISE_ALIASES,
     ROLE_ALIASES,
@@ -122,7 +123,8 @@ def test_pairwise_levels_and_credit_messages_are_kept(tmp_path: Path) -> None:
         load(SMALL_VOTES, InputOptions(levels="a,b"))
     text = str(caught.value)
     assert text.startswith(f"{SMALL_VOTES}: levels cannot be set for pairwise votes: they are fixed: got 'a,b'")
-    assert text.endswith("set their credit with credit=, CLI --credit 0,0.5,1)")
+    assert text.endswith("set their credit with credit='0,0.5,1')")
+    assert caught.value.spelled(flag_spelling).endswith("set their credit with --credit 0,0.5,1)")
     # credit is checked before the rows are scanned: a bad credit wins over a bad winner further down
     path = tmp_path / "bad.csv"
     path.write_text("item,agent_a,agent_b,rater,winner\nq1,A,B,r1,a\nq1,A,C,r1,nobody\n")
@@ -193,13 +195,34 @@ def test_the_input_format_hint_of_the_file_reader_matches_cli_flags(tmp_path: Pa
     path.write_text("item,agent,rater,label\nq1,A,r1,1\n")
     with pytest.raises(InputError) as caught:
         read_table_file(path)
-    assert str(caught.value).endswith(f"or pass format= (CLI: {CLI_FLAGS['format']})")
+    assert str(caught.value).endswith("or pass format=") and caught.value.option == "format"
+    assert caught.value.spelled(flag_spelling).endswith(f"or pass {CLI_FLAGS['format']}")
 
 
 def test_messages_spell_flags_from_cli_flags() -> None:
     frame = pd.DataFrame({"question": ["q1"], "system": ["A"], "worker": ["w1"]})
     with pytest.raises(InputError) as caught:
         load_frame(frame)
-    text = str(caught.value)
-    assert f"(CLI: {CLI_FLAGS['label']} NAME)" in text
-    assert "role flags: " + ", ".join(CLI_FLAGS[r] for r in ROLE_ALIASES) in text
+    assert "name it with columns={'label': NAME}" in str(caught.value)
+    text = caught.value.spelled(flag_spelling)
+    assert f"name it with {CLI_FLAGS['label']} NAME" in text
+    assert "other role options: " + ", ".join(CLI_FLAGS[r] for r in ROLE_ALIASES if r != "label") in text
+
+
+def test_duplicate_policies_are_declared_once() -> None:
+    """Issue 25: ``DUPLICATE_POLICIES``, the ``--duplicates`` choices of every command and the dataset option are
+    one declaration (``DuplicatePolicy``)."""
+    from typer.testing import CliRunner
+
+    from stableval.cli import app
+    from stableval.commands.common import INPUT_FLAGS, Duplicates
+    from stableval.data import DUPLICATE_POLICIES, DuplicatePolicy
+    from stableval.data.duplicates import DUPLICATE_POLICIES as FROM_DUPLICATES
+    from stableval.datasets.registry import OPTIONS
+
+    assert DUPLICATE_POLICIES is FROM_DUPLICATES == tuple(DuplicatePolicy) == ("error", "first", "last", "keep")
+    assert Duplicates is DuplicatePolicy and INPUT_FLAGS["duplicates"][1] is DuplicatePolicy.ERROR
+    assert OPTIONS["duplicates"].choices is DUPLICATE_POLICIES
+    for command in ("score", "mt-bench"):
+        result = CliRunner().invoke(app, [command, "--help"], env={"COLUMNS": "200"})
+        assert result.exit_code == 0 and "<error|first|last|keep>" in result.output

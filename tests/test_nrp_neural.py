@@ -99,7 +99,7 @@ def test_monot5_scores_are_log_probabilities(monot5_dir) -> None:
 def test_missing_model_path_says_what_to_pass(tmp_path) -> None:
     from stableval.nrp.rankers import make_ranker
 
-    with pytest.raises(InputError, match=r"--model-path DIR"):
+    with pytest.raises(InputError, match=r"model_path=DIR"):
         make_ranker("monot5")
     with pytest.raises(InputError, match=r"config\.json"):
         make_ranker("cross-encoder", model_path=tmp_path)

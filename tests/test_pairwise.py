@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from stableval.commands.common import flag_spelling
 from stableval.data import (
     AnnotationTable,
     PairwiseTable,
@@ -100,7 +101,8 @@ def test_missing_winner_column_names_flag() -> None:
     with pytest.raises(InputError) as excinfo:
         pairwise_from_frame(votes().drop(columns="winner"), source="nw.csv")
     text = str(excinfo.value)
-    assert "nw.csv" in text and "no winner column" in text and "--winner-col" in text
+    assert "nw.csv" in text and "no winner column" in text and "columns={'winner': NAME}" in text
+    assert "--winner-col NAME" in excinfo.value.spelled(flag_spelling)
     assert "columns present: item, agent_a, agent_b, rater" in text
 
 
@@ -116,7 +118,8 @@ def test_duplicate_votes_are_the_same_unordered_pair() -> None:
     text = str(excinfo.value)
     assert text.startswith("d.csv, row 2: 1 row(s) repeat a (item, agent pair, rater) judged on an earlier")
     assert "rows 1 and 2 (item 'q1', agents 'A' and 'B', rater 'r1')" in text
-    assert "--duplicates first|last|keep" in text
+    assert "duplicates='first'|'last'|'keep'" in text
+    assert "--duplicates first|last|keep" in excinfo.value.spelled(flag_spelling)
 
 
 @pytest.mark.parametrize("policy, winners, note", [
@@ -190,7 +193,8 @@ def test_read_any_pairwise_levels_and_credit() -> None:
     with pytest.raises(InputError) as excinfo:
         read_any(SMALL, levels=["bad", "good"])
     text = str(excinfo.value)
-    assert str(SMALL) in text and "fixed" in text and "loss, tie, win" in text and "--credit" in text
+    assert str(SMALL) in text and "fixed" in text and "loss, tie, win" in text and "credit=" in text
+    assert "--credit" in excinfo.value.spelled(flag_spelling)
     np.testing.assert_allclose(read_any(SMALL, credit="0,0.3,1").credit, [0, 0.3, 1])
     with pytest.raises(InputError) as excinfo:
         read_any(SMALL, credit="0,1")
@@ -219,7 +223,8 @@ def test_bundled_example_has_one_repeated_vote() -> None:
         read_any(example_path())
     text = str(excinfo.value)
     assert "rows 992 and 994 (lines 993 and 995)" in text
-    assert "item 'q128-turn1'" in text and "rater 'author_0'" in text and "--duplicates" in text
+    assert "item 'q128-turn1'" in text and "rater 'author_0'" in text and "duplicates=" in text
+    assert "--duplicates" in excinfo.value.spelled(flag_spelling)
     assert read_pairwise(example_path(), duplicates="first").n_votes == 1688
 
 

@@ -11,6 +11,7 @@ import pandas as pd
 import pytest
 from hypothesis import given, settings, strategies as st
 
+from stableval.commands.common import flag_spelling
 from stableval.data import (
     ROLE_ALIASES,
     AnnotationTable,
@@ -44,6 +45,11 @@ def frame(**columns: Sequence[object]) -> pd.DataFrame:
 
 def error_text(excinfo: pytest.ExceptionInfo[InputError]) -> str:
     return str(excinfo.value)
+
+
+def cli_text(excinfo: pytest.ExceptionInfo[InputError]) -> str:
+    """The message as the command line prints it: the options it names spelled as flags."""
+    return excinfo.value.spelled(flag_spelling)
 
 
 def arrays(table: AnnotationTable) -> dict[str, object]:
@@ -226,7 +232,8 @@ def test_dawid_skene_1979_semicolon_file() -> None:
         read_annotations(ANESTHESIA, levels=["1", "2", "3", "4"], default_agent="anesthesia",
                          columns={"item": "patient", "rater": "observer", "label": "response"})
     text = error_text(excinfo)
-    assert "rows 1, 2 and 3 (lines 2, 3 and 4)" in text and "--duplicates first|last|keep" in text
+    assert "rows 1, 2 and 3 (lines 2, 3 and 4)" in text and "duplicates='first'|'last'|'keep'" in text
+    assert "--duplicates first|last|keep" in cli_text(excinfo)
 
 
 # ====================================================================================== columns
@@ -253,7 +260,8 @@ def test_missing_column_names_file_column_present_columns_and_flag(tmp_path: Pat
         read_annotations(path)
     text = error_text(excinfo)
     assert "norater.csv" in text and "no rater column" in text
-    assert "columns present: item, agent, label" in text and "--rater-col" in text
+    assert "columns present: item, agent, label" in text and "columns={'rater': NAME}" in text
+    assert "--rater-col NAME" in cli_text(excinfo) and excinfo.value.option == "columns.rater"
     assert "worker" in text and "annotator" in text  # the aliases looked for
 
 
@@ -262,7 +270,7 @@ def test_missing_agent_column_and_default_agent() -> None:
     with pytest.raises(InputError) as excinfo:
         annotations_from_frame(data)
     assert "no agent column" in error_text(excinfo) and "default_agent" in error_text(excinfo)
-    assert "--agent-col" in error_text(excinfo)
+    assert "--agent-col NAME" in cli_text(excinfo) and "--default-agent NAME" in cli_text(excinfo)
     table = annotations_from_frame(data, default_agent="gpt")
     assert list(table.agents) == ["gpt"] and table.n_responses == 2
     assert table.notes[0] == "no agent column: every judgment is of agent 'gpt'"
@@ -361,7 +369,8 @@ def test_bad_integer_labels(tmp_path: Path, bad: str) -> None:
         read_annotations(path)
     text = error_text(excinfo)
     assert text.startswith(f"{path}, row 2 (line 3), column 'label'")
-    assert f"got {bad!r}" in text and "--levels a,b,c" in text and "integer level codes >= 0" in text
+    assert f"got {bad!r}" in text and "levels='a,b,c'" in text and "integer level codes >= 0" in text
+    assert "--levels a,b,c" in cli_text(excinfo) and excinfo.value.option == "levels"
 
 
 def test_empty_label() -> None:
@@ -382,7 +391,8 @@ def test_levels_must_be_two_or_more_and_distinct() -> None:
     assert "level 'bad' is named twice" in error_text(excinfo)
     with pytest.raises(InputError) as excinfo:
         annotations_from_frame(data.assign(label=["0"]))
-    assert "at least 2 levels" in error_text(excinfo) and "--levels" in error_text(excinfo)
+    assert "at least 2 levels" in error_text(excinfo) and "levels=" in error_text(excinfo)
+    assert "--levels" in cli_text(excinfo)
 
 
 # ====================================================================================== credit
@@ -406,7 +416,8 @@ def test_credit_errors() -> None:
     with pytest.raises(InputError) as excinfo:
         annotations_from_frame(data, levels=LEVELS, credit="0,1")
     text = error_text(excinfo)
-    assert "3 levels (bad, ok, good), 2 numbers given" in text and "--credit 0,0.5,1" in text
+    assert "3 levels (bad, ok, good), 2 numbers given" in text and "credit='0,0.5,1'" in text
+    assert "--credit 0,0.5,1" in cli_text(excinfo)
     with pytest.raises(InputError, match="finite"):
         annotations_from_frame(data, levels=LEVELS, credit=[0, float("inf"), 1])
     with pytest.raises(InputError) as excinfo:  # without levels, K comes from the labels
@@ -432,7 +443,7 @@ def test_duplicates_error_names_rows_ids_and_flag(tmp_path: Path) -> None:
     assert text.startswith(f"{path}, row 3: 3 row(s) repeat a (item, agent, rater) judged on an earlier row")
     assert "rows 1, 3 and 5 (lines 2, 4 and 6) (item 'q1', agent 'A', rater 'r1')" in text
     assert "rows 4 and 6 (lines 5 and 7) (item 'q2', agent 'A', rater 'r1')" in text
-    assert "--duplicates first|last|keep" in text
+    assert "duplicates='first'|'last'|'keep'" in text and "--duplicates first|last|keep" in cli_text(excinfo)
 
 
 @pytest.mark.parametrize("policy, expected, note", [

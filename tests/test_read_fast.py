@@ -19,7 +19,8 @@ import pytest
 from stableval.data import read_annotations, read_any, read_table_file
 from stableval.data.annotations import annotations_from_frame
 from stableval.data.duplicates import apply_duplicates, combine_codes, has_repeats
-from stableval.data.files import _integer_codes, categories_as_text
+from stableval.data.files import categories_as_text
+from stableval.data.files.categories import _integer_codes
 from stableval.data.table import AnnotationTable, sorted_codes, sorted_integer_codes
 from stableval.errors import InputError
 

@@ -288,3 +288,21 @@ def test_cli_usage_and_input_errors(tmp_path: Path) -> None:
     bad.write_text("item,rater,label,flag\nq1,r1,A,perhaps\n")
     result = runner.invoke(app, ["reliability", str(bad), "--qc", "consensus"])
     assert result.exit_code == 1 and "'perhaps'" in result.output
+
+
+def test_qc_consensus_is_one_flag_in_both_commands_and_qc_consensus_its_alias() -> None:
+    """Issue 25: ``reliability --qc consensus`` and ``report --qc-consensus`` named one concept two ways; both
+    commands now declare the same QC flags (``--qc-consensus``), and ``--qc consensus`` is an alias saying so."""
+    from stableval.commands.common import QC_FLAGS
+
+    for command in ("reliability", "report"):
+        help_text = " ".join(runner.invoke(app, [command, "--help"], env={"COLUMNS": "200"}).output.split())
+        assert "--qc-consensus" in help_text and "Alias of --qc-consensus" in help_text
+        assert all(name in help_text for name in ("--qc-rater", "--qc-file"))
+    assert set(QC_FLAGS) == {"qc_rater", "qc_file", "qc_consensus", "qc_alias"}
+    new = runner.invoke(app, ["reliability", str(FLAGS), "--qc-consensus", "-f", "csv"])
+    old = runner.invoke(app, ["reliability", str(FLAGS), "--qc", "consensus", "-f", "csv"])
+    assert new.exit_code == old.exit_code == 0 and new.output == old.output
+    both = runner.invoke(app, ["reliability", str(FLAGS), "--qc-file", str(FLAGS), "--qc-consensus"])
+    assert both.exit_code == 2 and "give one QC source, not --qc-file and --qc-consensus" in " ".join(
+        part for part in both.output.replace("│", " ").split())

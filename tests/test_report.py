@@ -174,3 +174,23 @@ def test_report_counts_print_as_integers() -> None:
                                     "correct": [3.0, 4.0], "reliability": [1.0, 0.5]}))
     cells = re.findall(r"<td>([^<]*)</td>", html)
     assert cells == ["a", "12", "3", "1.000", "b", "", "4", "0.500"]
+
+
+def test_report_options_are_a_typed_record_and_a_mapping_of_its_fields_still_works(qc_report_html: str,
+                                                                                     tmp_path: Path) -> None:
+    """Issue 25: ``build_report(options=...)`` reads a :class:`ReportOptions` record (``qc`` a ``QualityControl``);
+    the old mapping is converted to it, and a misspelt key is refused instead of silently ignored."""
+    from stableval.report import QualityControl, ReportOptions
+
+    from synthetic import synthetic_frame
+
+    frame, _ = synthetic_frame(n_items=30, seed=2)
+    path = tmp_path / "ratings.csv"
+    frame.to_csv(path, index=False)
+    html = build_report(path, quick=True, bootstrap=10, sections=("summary", "agreement", "reliability"),
+                        options=ReportOptions(qc=QualityControl(consensus=True)))
+    assert _section(html, "reliability") == _section(qc_report_html, "reliability")
+    assert ReportOptions.of({"qc": {"rater": "a, b"}}).qc == QualityControl(raters=("a", "b"))
+    assert ReportOptions.of({"qc": {}}).qc is None  # an empty QC mapping adds no section, as before
+    with pytest.raises(TypeError, match="unknown report option"):
+        build_report(path, sections=("summary",), options={"QC": {"consensus": True}})

@@ -29,6 +29,7 @@ from stableval.commands import (
     serve,
     simulate,
     stability,
+    studies,
 )
 
 #: every command module, in ``stableval --help`` order
@@ -43,6 +44,7 @@ COMMANDS: tuple[ModuleType, ...] = (
     simulate,
     ablate,
     rater_bootstrap,
+    studies,
     nrp,
     pairwise,
     report,

@@ -13,6 +13,7 @@ from stableval.commands.common import (
     Output,
     SeedOpt,
     bad_input_exits,
+    bootstrap_flag,
     input_options,
     output_options,
     read_input,
@@ -41,8 +42,7 @@ def agreement(
     file: FileArg,
     inputs: InputOptions,
     out: Output,
-    bootstrap: Annotated[int, typer.Option("--bootstrap", "-B", min=0,
-                                           help="Bootstrap replicates over responses for the 95% CIs (0 = none).")
+    bootstrap: Annotated[int, bootstrap_flag("Bootstrap replicates over responses for the 95% CIs (0 = none).")
                          ] = 1000,
     quick: Annotated[bool, typer.Option("--quick", help=f"Fewer bootstrap replicates (B={QUICK_BOOTSTRAP}) "
                                                         "for a fast first look.")] = False,

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import functools
 import inspect
-import re
 import typing
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -32,34 +31,48 @@ import typer
 
 from stableval.commands.output import Output, OutputFormat, check_output_path, write_output
 from stableval.data.flags import CLI_FLAGS
+from stableval.data.options import DuplicatePolicy
+
+#: The ``--duplicates`` values: :class:`~stableval.data.options.DuplicatePolicy` (its earlier name here).
+Duplicates = DuplicatePolicy
 
 __all__ = [
     "INPUT_FLAGS",
     "INPUT_PROFILES",
     "PARAM_FLAGS",
+    "QC_FLAGS",
+    "BootstrapOpt",
     "ClusterChoice",
     "ConfidenceOpt",
     "CreditOpt",
+    "DrawnRatersOpt",
+    "DrawsOpt",
     "Duplicates",
     "ExecutorKind",
     "FileArg",
     "FormatOpt",
+    "GoldOpt",
     "LengthColOpt",
     "MethodSelection",
     "Output",
     "OutputFormat",
     "OutputOpt",
+    "PredictionsOpt",
     "RaterInfoOpt",
     "RaterKinds",
     "RatersOpt",
     "SeedOpt",
+    "VoteRule",
     "bad_input_exits",
-    "cli_spelling",
+    "bootstrap_flag",
     "executor_options",
     "fail",
+    "flag_spelling",
     "input_options",
     "method_options",
+    "named_files",
     "output_options",
+    "qc_options",
     "read_chosen_raters",
     "read_input",
     "read_partitioned",
@@ -71,30 +84,23 @@ __all__ = [
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-class Duplicates(StrEnum):
-    ERROR = "error"
-    FIRST = "first"
-    LAST = "last"
-    KEEP = "keep"
+def flag_spelling(option: str, value: str | None = None) -> str:
+    """How the command line sets an option an error names (:class:`~stableval.errors.InputError` ``option``): its
+    flag, then the value. The flag is the input flag of :data:`~stableval.data.flags.CLI_FLAGS` (a column role
+    ``columns.ROLE`` is the role's), else the flag typer derives from a Python name (``rater_info`` is
+    ``--rater-info``), which the commands' other flags keep (``tests/test_commands.py`` checks every option an
+    error names).
 
-
-# "duplicates='first'|'last' (CLI: --duplicates first|last)": the Python spelling, then the flag's
-_BOTH_SPELLINGS = re.compile(r"\b[a-z_]+=(?:\{[^{}]*\}|\[[^\[\]]*\]|[^\s(),;]*) \(CLI: ([^()]*)\)")
-_CLI_ONLY = re.compile(r"\(CLI: ([^()]*)\)")
-
-
-def cli_spelling(message: str) -> str:
-    """A data-layer message as the command line says it: ``name=value (CLI: --flag value)`` becomes
-    ``--flag value``, and ``(CLI: --flag)`` becomes ``(--flag)``.
-
-    >>> cli_spelling("allowed: duplicates='first'|'last' (CLI: --duplicates first|last) to keep one")
-    'allowed: --duplicates first|last to keep one'
-    >>> cli_spelling("name it with columns={'item': NAME} (CLI: --item-col NAME); or format= (CLI: --format)")
-    'name it with --item-col NAME; or --format'
-    >>> cli_spelling("worst first (CLI: --levels a,b,c)")
-    'worst first (--levels a,b,c)'
+    >>> flag_spelling("duplicates", "first|last|keep"), flag_spelling("columns.item", "NAME")
+    ('--duplicates first|last|keep', '--item-col NAME')
+    >>> flag_spelling("format"), flag_spelling("rater_info", "FILE")
+    ('--input-format', '--rater-info FILE')
     """
-    return _CLI_ONLY.sub(r"(\1)", _BOTH_SPELLINGS.sub(r"\1", message))
+    from stableval.errors import COLUMN_OPTION
+
+    name = option.removeprefix(COLUMN_OPTION)
+    flag = CLI_FLAGS.get(name, "--" + name.replace("_", "-"))
+    return flag if value is None else f"{flag} {value}"
 
 
 def fail(message: str) -> typer.Exit:
@@ -104,7 +110,7 @@ def fail(message: str) -> typer.Exit:
 
     from stableval.commands.output import make_console, visible
 
-    text = Text.assemble(("error:", "bold red"), " ", visible(cli_spelling(message)))
+    text = Text.assemble(("error:", "bold red"), " ", visible(message))
     make_console(to_file=False, stderr=True).print(text, soft_wrap=True)
     return typer.Exit(code=1)
 
@@ -142,14 +148,26 @@ def _extend_signature(func: Callable[..., Any], replaced: str, added: Sequence[i
 
 
 def _resolve(annotation: Any, namespace: dict[str, Any]) -> Any:
-    """A string annotation (``from __future__ import annotations``) evaluated in the command's module; one that
-    names a type-checking-only import (the record another decorator replaces) stays a string."""
+    """A postponed annotation (``from __future__ import annotations``: a string) resolved in the command's module as
+    :func:`typing.get_type_hints` resolves one, which accepts only a type expression; one that names a
+    type-checking-only import (the record another decorator replaces) stays a string.
+
+    >>> _resolve("Annotated[int | None, 'flag']", {"Annotated": Annotated}), _resolve("InputOptions", {})
+    (typing.Annotated[int | None, 'flag'], 'InputOptions')
+    """
     if not isinstance(annotation, str):
         return annotation
     try:
-        return eval(annotation, namespace)
+        return typing.get_type_hints(_Annotated(annotation), globalns=namespace, include_extras=True)["value"]
     except NameError:
         return annotation
+
+
+class _Annotated:
+    """An object with one annotation, ``value``, for :func:`typing.get_type_hints` to resolve."""
+
+    def __init__(self, annotation: str) -> None:
+        self.__annotations__ = {"value": annotation}
 
 
 def _option(name: str, annotation: Any, default: Any) -> inspect.Parameter:
@@ -171,13 +189,14 @@ def record_options(parameter: str, flags: Sequence[tuple[str, Any, Any]],
 
 @contextmanager
 def bad_input_exits() -> Iterator[None]:
-    """Turn a :class:`~stableval.errors.StableValError` (bad input) into ``error: ...`` on stderr and exit code 1."""
-    from stableval.errors import StableValError
+    """Turn a :class:`~stableval.errors.StableValError` (bad input) into ``error: ...`` on stderr and exit code 1;
+    the options an :class:`~stableval.errors.InputError` names are spelled as flags (:func:`flag_spelling`)."""
+    from stableval.errors import InputError, StableValError
 
     try:
         yield
     except StableValError as error:
-        raise fail(str(error)) from None
+        raise fail(error.spelled(flag_spelling) if isinstance(error, InputError) else str(error)) from None
 
 
 # ====================================================================================== input
@@ -198,8 +217,8 @@ _SPECS: dict[str, tuple[str, Any, Any, str]] = {
     "levels": ("levels", str | None, None, "Ordered level names, worst first, e.g. incorrect,partial,correct. "
                "Default: integer labels 0..K-1."),
     "credit": ("credit", str | None, None, "Credit per level, e.g. 0,0.5,1. Default: evenly spaced from 0 to 1."),
-    "duplicates": ("duplicates", Duplicates, Duplicates.ERROR, "Same (item, agent, rater) judged twice: error, keep "
-                   "the first or last, or keep all as independent repeated judgments."),
+    "duplicates": ("duplicates", DuplicatePolicy, DuplicatePolicy.ERROR, "Same (item, agent, rater) judged twice: "
+                   "error, keep the first or last, or keep all as independent repeated judgments."),
     "item_col": ("column:item", str | None, None, "Column holding the item id."),
     "agent_col": ("column:agent", str | None, None, "Column holding the agent (system) name."),
     "rater_col": ("column:rater", str | None, None, "Column holding the rater id."),
@@ -508,6 +527,100 @@ LengthColOpt = Annotated[str | None, typer.Option(
     show_default=False)]
 ConfidenceOpt = Annotated[float, typer.Option("--confidence", min=0.5, max=0.999,
                                               help="Confidence level of the intervals.")]
+GoldOpt = Annotated[Path | None, typer.Option("--gold", help="Gold labels (item[,agent],gold), e.g. a truth.csv: also "
+                                              "report the accuracy against them.", rich_help_panel="Input")]
+
+
+def bootstrap_flag(help: str = "Bootstrap replicates for the intervals (0 = none).") -> Any:
+    """``--bootstrap/-B``, a whole number >= 0, declared once; a command may say in ``help`` what it resamples:
+    ``bootstrap: Annotated[int, bootstrap_flag("Bootstrap replicates over votes (0 = none).")] = 1000``."""
+    return typer.Option("--bootstrap", "-B", min=0, help=help)
+
+
+#: ``--bootstrap/-B`` with the common help text.
+BootstrapOpt = Annotated[int, bootstrap_flag()]
+
+
+# ====================================================================================== bootstrapped ground truths
+class VoteRule(StrEnum):
+    """How the ratings drawn for an item decide: by majority (plurality) or only when unanimous."""
+
+    MAJORITY = "majority"
+    UNANIMOUS = "unanimous"
+
+
+#: The flags of the commands that score models against bootstrapped ground truths (rater-bootstrap, medqa, ddx).
+DrawsOpt = Annotated[int, typer.Option("--draws", "-B", min=1, help="Bootstrap draws of raters.")]
+DrawnRatersOpt = Annotated[int, typer.Option("--raters", "-k", min=0, help="Ratings drawn per item with "
+                                             "replacement (0 = as many as the item has).")]
+PredictionsOpt = Annotated[list[str] | None, typer.Option(
+    "--predictions", "-p", help="Model predictions as NAME=FILE (or FILE: the name is the file stem); repeatable.",
+    show_default=False)]
+
+
+def named_files(values: list[str] | None) -> dict[str, Path]:
+    """``--predictions`` values (``NAME=FILE`` or ``FILE``, named by its stem) as name → path; a malformed or
+    repeated name is a usage error.
+
+    >>> named_files(["gpt=answers.csv", "runs/claude.csv"])
+    {'gpt': PosixPath('answers.csv'), 'claude': PosixPath('runs/claude.csv')}
+    """
+    out: dict[str, Path] = {}
+    for value in values or []:
+        name, sep, path = value.partition("=")
+        if not sep:
+            name, path = Path(value).stem, value
+        name = name.strip()
+        if not name or not path.strip():
+            raise typer.BadParameter(f"expected NAME=FILE, got {value!r}", param_hint="--predictions")
+        if name in out:
+            raise typer.BadParameter(f"model name {name!r} given twice", param_hint="--predictions")
+        out[name] = Path(path.strip())
+    return out
+
+
+# ====================================================================================== quality control
+class QcAlias(StrEnum):
+    """The values of ``--qc``, the earlier spelling of ``--qc-consensus``."""
+
+    CONSENSUS = "consensus"
+
+
+#: The quality-control (QC) flags of ``reliability`` and ``report``, declared once: python name → (typer
+#: annotation, default). ``--qc consensus`` is kept as an alias of ``--qc-consensus``.
+QC_FLAGS: dict[str, tuple[Any, Any]] = {
+    "qc_rater": (Annotated[str | None, typer.Option(
+        "--qc-rater", help="QC is this rater (comma-separate several QC ids; at most one QC judgment per item).",
+        rich_help_panel="Quality control", show_default=False)], None),
+    "qc_file": (Annotated[Path | None, typer.Option(
+        "--qc-file", help="QC (gold) file: item, label, and optionally agent, flag and skip; one row per item.",
+        rich_help_panel="Quality control", show_default=False)], None),
+    "qc_consensus": (Annotated[bool, typer.Option(
+        "--qc-consensus", help="QC is the strict majority of the other raters of the item (leave-one-out); items "
+                               "without one are excluded and counted.", rich_help_panel="Quality control")], False),
+    "qc_alias": (Annotated[QcAlias | None, typer.Option(
+        "--qc", help="Alias of --qc-consensus: --qc consensus (the earlier spelling).",
+        rich_help_panel="Quality control", show_default=False)], None),
+}
+
+
+def qc_options() -> Callable[[F], F]:
+    """Give the decorated command the QC flags (:data:`QC_FLAGS`), collected into its ``qc`` parameter: a
+    :class:`~stableval.report.options.QualityControl`, or ``None`` when no QC source is given. More than one
+    source is a usage error (exit 2)."""
+    return record_options("qc", [(name, kind, default) for name, (kind, default) in QC_FLAGS.items()], _qc_record)
+
+
+def _qc_record(values: dict[str, Any]) -> Any:
+    from stableval.report.options import QualityControl
+
+    consensus = bool(values.get("qc_consensus")) or values.get("qc_alias") is QcAlias.CONSENSUS
+    given = [flag for flag, value in (("--qc-rater", values.get("qc_rater")), ("--qc-file", values.get("qc_file")),
+                                      ("--qc-consensus", consensus)) if value]
+    if len(given) > 1:
+        raise typer.BadParameter(f"give one QC source, not {' and '.join(given)}",
+                                 param_hint="--qc-rater / --qc-file / --qc-consensus")
+    return QualityControl.of(values.get("qc_rater"), values.get("qc_file"), consensus)
 
 
 # ====================================================================================== executor

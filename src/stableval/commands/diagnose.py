@@ -11,6 +11,7 @@ import typer
 from stableval.commands.common import (
     ClusterChoice,
     FileArg,
+    GoldOpt,
     LengthColOpt,
     MethodSelection,
     Output,
@@ -24,7 +25,6 @@ from stableval.commands.common import (
     read_rated_input,
 )
 from stableval.commands.output import Appended
-from stableval.commands.score import GoldOpt
 
 if TYPE_CHECKING:  # pragma: no cover
     from rich.console import Console

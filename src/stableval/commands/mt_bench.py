@@ -13,9 +13,11 @@ from stableval.commands.common import (
     Output,
     SeedOpt,
     bad_input_exits,
+    bootstrap_flag,
     method_options,
     output_options,
 )
+from stableval.data.options import DuplicatePolicy
 from stableval.datasets.registry import OPTIONS
 from stableval.wording import plural
 
@@ -58,10 +60,11 @@ def mt_bench(
     mapping: Annotated[str, typer.Option("--mapping", help="all, or comma-separated vote mappings: "
                                          + ", ".join(MAPPING_NAMES) + ".")] = "all",
     turns: Annotated[str, typer.Option("--turns", help=OPTIONS["turns"].help)] = "1",
-    duplicates: Annotated[str, typer.Option("--duplicates", help="The same vote given twice by one judge: keep "
-                                            "(default), first, last or error.")] = "keep",
-    bootstrap: Annotated[int, typer.Option("--bootstrap", "-B", min=0, help="Bootstrap replicates per mapping "
-                                           "(intervals in the JSON output; 0 = point scores only).")] = 0,
+    duplicates: Annotated[DuplicatePolicy, typer.Option("--duplicates", help="The same vote given twice by one "
+                                                        "judge: keep (default), first, last or error.")
+                          ] = DuplicatePolicy.KEEP,
+    bootstrap: Annotated[int, bootstrap_flag("Bootstrap replicates per mapping (intervals in the JSON output; "
+                                             "0 = point scores only).")] = 0,
     seed: SeedOpt = 0,
 ) -> None:
     """Score the MT-Bench human votes under every vote mapping of the STABLEVAL paper's appendix C (baseline,
@@ -76,11 +79,8 @@ def mt_bench(
         chosen_turns = OPTIONS["turns"].parse(turns)
     except ValueError as error:
         raise typer.BadParameter(str(error), param_hint="--turns") from None
-    allowed = OPTIONS["duplicates"].choices or ()
-    if duplicates not in allowed:
-        raise typer.BadParameter(f"{duplicates!r}; allowed: {', '.join(allowed)}", param_hint="--duplicates")
     with bad_input_exits():
-        tables = {name: load_mt_bench(path, mapping=name, turns=chosen_turns, duplicates=duplicates)
+        tables = {name: load_mt_bench(path, mapping=name, turns=chosen_turns, duplicates=duplicates.value)
                   for name in chosen_mappings}
         first = next(iter(tables.values()))
         notes = [f"turn(s) {', '.join(map(str, chosen_turns))}: "

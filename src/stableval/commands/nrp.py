@@ -29,7 +29,15 @@ from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 import typer
 
 from stableval._options import Option
-from stableval.commands.common import Output, SeedOpt, bad_input_exits, fail, output_options, record_options
+from stableval.commands.common import (
+    Output,
+    SeedOpt,
+    bad_input_exits,
+    bootstrap_flag,
+    fail,
+    output_options,
+    record_options,
+)
 from stableval.commands.output import TableResult as TableResult, save_plot, size_text as size_text, write_csv
 from stableval.nrp.rankers import RANKERS, REGISTRY
 from stableval.wording import plural
@@ -252,8 +260,8 @@ NRP_FLAGS: list[tuple[str, Any, Any]] = [
     ("ties", Annotated[str, typer.Option("--ties", help="Documents scored exactly like the answer count as below "
                                          "it (optimistic), half above (mid) or above (pessimistic).")],
      NRPSettings.ties),
-    ("bootstrap", Annotated[int, typer.Option("--bootstrap", "-B", min=0, help="Bootstrap replicates over "
-                                              "questions for the intervals (0 = none).")], NRPSettings.bootstrap),
+    ("bootstrap", Annotated[int, bootstrap_flag("Bootstrap replicates over questions for the intervals (0 = none).")],
+     NRPSettings.bootstrap),
     ("confidence", Annotated[float, typer.Option("--confidence", min=0.5, max=0.999,
                                                  help="Confidence level of the intervals.")], NRPSettings.confidence),
 ]

@@ -13,6 +13,7 @@ from stableval.commands.common import (
     Output,
     SeedOpt,
     bad_input_exits,
+    bootstrap_flag,
     input_options,
     output_options,
 )
@@ -35,8 +36,7 @@ def pairwise(
                                                      "Davidson's (1970) tie model.")] = "half",
     prior: Annotated[float, typer.Option("--prior", min=0.0, help="Virtual ties added between every pair of agents "
                                                                   "(needed when an agent never lost).")] = 0.0,
-    bootstrap: Annotated[int, typer.Option("--bootstrap", "-B", min=0, help="Bootstrap replicates over votes "
-                                                                            "(0 = none).")] = 1000,
+    bootstrap: Annotated[int, bootstrap_flag("Bootstrap replicates over votes (0 = none).")] = 1000,
     seed: SeedOpt = 0,
     confidence: ConfidenceOpt = 0.95,
 ) -> None:

@@ -1,8 +1,8 @@
-"""``stableval rater-bootstrap``, ``stableval medqa`` and ``stableval ddx``: accuracy over bootstrapped ground truths.
+"""``stableval rater-bootstrap``: accuracy of models over bootstrapped ground truths.
 
     stableval rater-bootstrap labels.csv --predictions model=preds.csv
-    stableval medqa medqa_relabelling.csv --predictions gemini=answers.csv --plot medqa.png
-    stableval ddx dermatology_selectors.json --predictions modelA=scores.txt
+
+The studies built on the same idea have their own commands (``medqa``, ``ddx``: :mod:`stableval.commands.studies`).
 """
 
 from __future__ import annotations
@@ -13,13 +13,18 @@ from typing import Annotated
 
 import typer
 
-from stableval.commands.common import Output, SeedOpt, bad_input_exits, output_options
-from stableval.commands.output import check_output_path, save_plot, write_csv
-
-
-class Rule(StrEnum):
-    MAJORITY = "majority"
-    UNANIMOUS = "unanimous"
+from stableval.commands.common import (
+    ConfidenceOpt,
+    DrawnRatersOpt,
+    DrawsOpt,
+    Output,
+    PredictionsOpt,
+    SeedOpt,
+    VoteRule,
+    bad_input_exits,
+    named_files,
+    output_options,
+)
 
 
 class GenericTies(StrEnum):
@@ -29,38 +34,10 @@ class GenericTies(StrEnum):
     EXCLUDE = "exclude"
 
 
-DrawsOpt = Annotated[int, typer.Option("--draws", "-B", min=1, help="Bootstrap draws of raters.")]
-RatersOpt = Annotated[int, typer.Option("--raters", "-k", min=0, help="Ratings drawn per item with replacement "
-                                        "(0 = as many as the item has).")]
-ConfidenceOpt = Annotated[float, typer.Option("--confidence", min=0.5, max=0.999,
-                                              help="Coverage of the percentile intervals over draws.")]
-PredictionsOpt = Annotated[list[str] | None, typer.Option(
-    "--predictions", "-p", help="Model predictions as NAME=FILE (or FILE: the name is the file stem); repeatable.",
-    show_default=False)]
-
-
 def register(app: typer.Typer) -> None:
     app.command("rater-bootstrap")(rater_bootstrap)
-    app.command("medqa")(medqa)
-    app.command("ddx")(ddx)
 
 
-def _named(values: list[str] | None) -> dict[str, Path]:
-    out: dict[str, Path] = {}
-    for value in values or []:
-        name, sep, path = value.partition("=")
-        if not sep:
-            name, path = Path(value).stem, value
-        name = name.strip()
-        if not name or not path.strip():
-            raise typer.BadParameter(f"expected NAME=FILE, got {value!r}", param_hint="--predictions")
-        if name in out:
-            raise typer.BadParameter(f"model name {name!r} given twice", param_hint="--predictions")
-        out[name] = Path(path.strip())
-    return out
-
-
-# ====================================================================================== generic
 @output_options(width=160)
 def rater_bootstrap(
     file: Annotated[Path, typer.Argument(help="Per-item labels: one row per rating (item, label) or one row per "
@@ -74,12 +51,13 @@ def rater_bootstrap(
                          ] = None,
     levels: Annotated[str | None, typer.Option("--levels", help="Comma-separated label names in order (default: "
                                                "sorted distinct labels, or the count columns).")] = None,
-    rule: Annotated[Rule, typer.Option("--rule", help="Aggregate each draw by majority (plurality) or unanimity "
-                                       "(items without agreement are left out of that draw).")] = Rule.MAJORITY,
+    rule: Annotated[VoteRule, typer.Option("--rule", help="Aggregate each draw by majority (plurality) or unanimity "
+                                           "(items without agreement are left out of that draw).")
+                    ] = VoteRule.MAJORITY,
     ties: Annotated[GenericTies, typer.Option("--ties", help="Majority ties: split credit among tied labels, "
                                               "random (seeded), lowest label, or exclude the item from the draw.")
                     ] = GenericTies.SPLIT,
-    raters: RatersOpt = 3,
+    raters: DrawnRatersOpt = 3,
     draws: DrawsOpt = 1000,
     seed: SeedOpt = 0,
     confidence: ConfidenceOpt = 0.95,
@@ -90,7 +68,7 @@ def rater_bootstrap(
     from stableval.datasets.label_sets import read_label_sets, read_predictions_file
     from stableval.evaluate.rater_bootstrap import rater_bootstrap as run
 
-    models = _named(predictions)
+    models = named_files(predictions)
     with bad_input_exits():
         sets = read_label_sets(file, item_col=item_col, label_col=label_col,
                                levels=[v.strip() for v in levels.split(",") if v.strip()] if levels else None)
@@ -98,101 +76,3 @@ def rater_bootstrap(
         result = run(sets, preds, k=raters or None, n_draws=draws, rule=rule.value, ties=ties.value, seed=seed,
                      confidence=confidence, progress=True)
     out.emit(result)
-
-
-# ====================================================================================== MedQA
-@output_options(width=160)
-def medqa(
-    ratings: Annotated[Path, typer.Argument(help="medqa_relabelling.csv (Relabeled MedQA ratings).",
-                                            show_default=False)],
-    predictions: PredictionsOpt = None,
-    raters: Annotated[int, typer.Option("--raters", "-k", min=1, help="Ratings drawn per question with "
-                                        "replacement.")] = 3,
-    draws: DrawsOpt = 1000,
-    vote: Annotated[Rule, typer.Option("--vote", help="Exclude a question for a reason when all drawn raters "
-                                       "(unanimous) or more than half (majority) flag it.")] = Rule.UNANIMOUS,
-    seed: SeedOpt = 0,
-    confidence: ConfidenceOpt = 0.95,
-    plot: Annotated[Path | None, typer.Option("--plot", help="Write a bar plot (PNG) of questions kept and "
-                                              "accuracy per exclusion step.")] = None,
-    out: Output = Output(),
-) -> None:
-    """Relabeled MedQA: share of questions excluded for missing information, label errors and multiple correct
-    answers, and each model's accuracy (predictions: CSV with qid,answer) after each exclusion."""
-    from stableval.datasets.medqa import load_medqa, read_medqa_predictions
-    from stableval.report.figures import check_figure_path, medqa_figure
-    from stableval.studies.medqa import evaluate_medqa
-
-    models = _named(predictions)
-    with bad_input_exits():
-        if plot is not None:
-            check_figure_path(plot)
-        data = load_medqa(ratings)
-        preds = {name: read_medqa_predictions(path) for name, path in models.items()}
-        result = evaluate_medqa(data, preds, k=raters, n_draws=draws, how=vote.value, seed=seed,
-                                confidence=confidence, progress=True)
-    if plot is not None:
-        save_plot(medqa_figure(result), plot)
-    out.emit(result)
-
-
-# ====================================================================================== DDx
-@output_options(width=160)
-def ddx(
-    selectors: Annotated[Path, typer.Argument(help="dermatology_selectors.json: per case a list of partial "
-                                              "rankings (ordered groups of condition indices).",
-                                              show_default=False)],
-    predictions: PredictionsOpt = None,
-    conditions: Annotated[Path | None, typer.Option("--conditions", help="Condition names, one per line "
-                                                    "(default: dermatology_conditions.txt beside SELECTORS, if "
-                                                    "present).")] = None,
-    risks: Annotated[Path | None, typer.Option("--risks", help="Risk category per condition, one per line: 0 low, "
-                                               "1 medium, 2 high (default: dermatology_risks.txt beside "
-                                               "SELECTORS, if present).")] = None,
-    raters: RatersOpt = 3,
-    draws: DrawsOpt = 1000,
-    top_k: Annotated[str, typer.Option("--top-k", help="Comma-separated k of the top-k accuracies.")] = "1,3,5",
-    least_certain: Annotated[int, typer.Option("--least-certain", min=0, help="How many of the least certain "
-                                               "cases to list.")] = 10,
-    certainty_out: Annotated[Path | None, typer.Option("--certainty-out", help="Write every case's annotation "
-                                                       "certainty to this CSV file.")] = None,
-    seed: SeedOpt = 0,
-    confidence: ConfidenceOpt = 0.95,
-    out: Output = Output(),
-) -> None:
-    """Dermatology DDx: top-k accuracy of N × C score matrices (.npy or numpy.savetxt text) against bootstrapped
-    IRN ground truths, by risk category, and per-case annotation certainty."""
-    import dataclasses
-
-    from stableval.datasets.ddx import load_ddx, load_scores
-    from stableval.studies.ddx import evaluate_ddx
-
-    models = _named(predictions)
-    try:
-        ks = [int(v) for v in top_k.split(",") if v.strip()]
-        if not ks or min(ks) < 1:
-            raise ValueError
-    except ValueError:
-        raise typer.BadParameter(f"expected positive integers such as 1,3,5, got {top_k!r}",
-                                 param_hint="--top-k") from None
-    for given, default, flag in ((conditions, "dermatology_conditions.txt", "conditions"),
-                                 (risks, "dermatology_risks.txt", "risks")):
-        if given is None and (selectors.parent / default).exists():
-            typer.echo(f"using --{flag} {selectors.parent / default}", err=True)
-    conditions = conditions or _beside(selectors, "dermatology_conditions.txt")
-    risks = risks or _beside(selectors, "dermatology_risks.txt")
-    check_output_path(certainty_out, "--certainty-out")  # before the work, as --output is
-    with bad_input_exits():
-        data = load_ddx(selectors, conditions=conditions, risks=risks)
-        shape = (data.n_cases, data.n_conditions)
-        scores = {name: load_scores(path, shape=shape) for name, path in models.items()}
-        result = evaluate_ddx(data, scores, k=raters or None, n_draws=draws, top_k=ks, seed=seed,
-                              confidence=confidence, progress=True)
-    if certainty_out is not None:
-        write_csv(result.certainty, certainty_out)
-    out.emit(dataclasses.replace(result, shown=least_certain))
-
-
-def _beside(selectors: Path, name: str) -> Path | None:
-    path = selectors.parent / name
-    return path if path.exists() else None

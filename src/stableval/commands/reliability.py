@@ -2,21 +2,24 @@
 
 from __future__ import annotations
 
-from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from stableval.commands.common import ConfidenceOpt, Output, bad_input_exits, input_options, output_options
+from stableval.commands.common import (
+    ConfidenceOpt,
+    Output,
+    bad_input_exits,
+    input_options,
+    output_options,
+    qc_options,
+)
 from stableval.commands.output import save_plot
 
 if TYPE_CHECKING:  # pragma: no cover
     from stableval.data import InputOptions
-
-
-class QcMode(StrEnum):
-    CONSENSUS = "consensus"
+    from stableval.report.options import QualityControl
 
 
 def register(app: typer.Typer) -> None:
@@ -24,6 +27,7 @@ def register(app: typer.Typer) -> None:
 
 
 @input_options("judgments")
+@qc_options()
 @output_options(width=120)
 def reliability(
     file: Annotated[Path, typer.Argument(
@@ -31,19 +35,11 @@ def reliability(
              "flag / skip columns (yes/no); or a .json file in NVIDIA's reliability-notebook format (QC embedded).",
         show_default=False)],
     inputs: InputOptions,
+    qc: QualityControl | None,
     out: Output,
-    qc_rater: Annotated[str | None, typer.Option(
-        "--qc-rater", help="QC is this rater (comma-separate several QC ids; at most one QC judgment per item).",
-        rich_help_panel="QC")] = None,
-    qc_file: Annotated[Path | None, typer.Option(
-        "--qc-file", help="QC (gold) file: item, label, and optionally agent, flag and skip; one row per item.",
-        rich_help_panel="QC")] = None,
-    qc: Annotated[QcMode | None, typer.Option(
-        "--qc", help="consensus: QC is the strict majority of the other raters of the item (leave-one-out); items "
-                     "without one are excluded and counted.", rich_help_panel="QC")] = None,
     consensus_min: Annotated[int, typer.Option(
-        "--consensus-min", min=1, help="With --qc consensus: fewest other raters an item needs.",
-        rich_help_panel="QC")] = 2,
+        "--consensus-min", min=1, help="With --qc-consensus: fewest other raters an item needs.",
+        rich_help_panel="Quality control")] = 2,
     min_items: Annotated[int, typer.Option(
         "--min-items", min=0, help="Warn about evaluators with fewer applicable items than this.")] = 10,
     confidence: ConfidenceOpt = 0.95,
@@ -54,16 +50,13 @@ def reliability(
     """Reliability of every evaluator against QC: matches with QC over the items neither flagged nor skipped,
     flag-mismatch %, total items, a Wilson interval; pooled overall and the share of items QC flagged.
 
-    Give the QC as --qc-rater ID, --qc-file FILE or --qc consensus; a notebook-format .json carries its own QC.
+    Give the QC as --qc-rater ID, --qc-file FILE or --qc-consensus; a notebook-format .json carries its own QC.
     """
     from stableval.datasets.gold import read_gold
     from stableval.datasets.judgments import read_judgments
     from stableval.evaluate.reliability import reliability_vs_qc
     from stableval.report.figures import check_figure_path, reliability_figure
 
-    given = [name for name, value in (("--qc-rater", qc_rater), ("--qc-file", qc_file), ("--qc", qc)) if value]
-    if len(given) > 1:
-        raise typer.BadParameter(f"give one QC source, not {' and '.join(given)}", param_hint="--qc")
     if inputs.duplicates == "keep":
         raise typer.BadParameter("'keep' does not apply here: an evaluator has one judgment per item",
                                  param_hint="--duplicates")
@@ -73,15 +66,15 @@ def reliability(
             check_figure_path(plot)
         judgments = read_judgments(file, columns=columns or None, levels=inputs.levels, format=inputs.format,
                                    default_agent=inputs.default_agent)
-        if not given and not judgments["qc"].any():
-            raise typer.BadParameter("say where QC comes from: --qc-rater ID, --qc-file FILE or --qc consensus",
-                                     param_hint="--qc")
+        if qc is None and not judgments["qc"].any():
+            raise typer.BadParameter("say where QC comes from: --qc-rater ID, --qc-file FILE or --qc-consensus",
+                                     param_hint="--qc-consensus")
         gold = None
-        if qc_file is not None:
+        if qc is not None and qc.file is not None:
             gold_columns = {role: name for role, name in columns.items() if role != "rater"}
-            gold = read_gold(qc_file, columns=gold_columns or None, levels=inputs.levels, every_agent=True)
-        ids = [part.strip() for part in qc_rater.split(",") if part.strip()] if qc_rater else None
-        result = reliability_vs_qc(judgments, qc_rater=ids, gold=gold, consensus=qc is QcMode.CONSENSUS,
+            gold = read_gold(qc.file, columns=gold_columns or None, levels=inputs.levels, every_agent=True)
+        ids = list(qc.raters) if qc is not None and qc.raters else None
+        result = reliability_vs_qc(judgments, qc_rater=ids, gold=gold, consensus=qc is not None and qc.consensus,
                                    consensus_min=consensus_min, min_items=min_items, confidence=confidence,
                                    duplicates=inputs.duplicates, source=str(file))
     if plot is not None:

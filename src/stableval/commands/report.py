@@ -9,14 +9,17 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from stableval.commands.common import (
+    BootstrapOpt,
     FileArg,
     LengthColOpt,
     MethodSelection,
     RaterInfoOpt,
     SeedOpt,
     bad_input_exits,
+    bootstrap_flag,
     input_options,
     method_options,
+    qc_options,
     read_input,
     read_rated_input,
 )
@@ -25,6 +28,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.figure import Figure
 
     from stableval.data import InputOptions, Loaded
+    from stableval.report.options import QualityControl
 
 PLOT_KINDS = ("forest", "win-probability", "stability", "raters", "confusion", "ratings", "win-rate")
 
@@ -34,56 +38,43 @@ def register(app: typer.Typer) -> None:
     app.command()(plot)
 
 
-def _qc(qc_rater: str | None, qc_file: Path | None, qc_consensus: bool) -> dict[str, Any] | None:
-    if sum(x is not None and x is not False for x in (qc_rater, qc_file, qc_consensus or None)) > 1:
-        raise typer.BadParameter("give one of --qc-rater, --qc-file, --qc-consensus", param_hint="--qc-*")
-    if not (qc_rater or qc_file or qc_consensus):
-        return None
-    return {"rater": [r.strip() for r in qc_rater.split(",") if r.strip()] if qc_rater else None,
-            "file": qc_file, "consensus": qc_consensus}
-
-
 @input_options("ratings")
 @method_options()
+@qc_options()
 def report(
     file: FileArg,
     inputs: InputOptions,
     methods: MethodSelection,
+    qc: QualityControl | None,
     output: Annotated[Path, typer.Option("--output", "-o", help="The HTML file to write.")] = Path("report.html"),
     quick: Annotated[bool, typer.Option("--quick", help="Fewer bootstrap draws (200) for a fast first look.")
                      ] = False,
-    bootstrap: Annotated[int | None, typer.Option("--bootstrap", "-B", min=0, help="Bootstrap replicates "
-                                                  "(default 1000, or 200 with --quick).")] = None,
+    bootstrap: Annotated[int | None, bootstrap_flag("Bootstrap replicates (default 1000, or 200 with --quick).")
+                         ] = None,
     seed: SeedOpt = 0,
     jobs: Annotated[int, typer.Option("--jobs", "-j", min=0, help="Worker processes for the stability analysis "
                                       "(0 = one per core).")] = 1,
-    qc_rater: Annotated[str | None, typer.Option("--qc-rater", help="Add reliability against QC: the QC rater "
-                                                 "id(s), comma-separated.", rich_help_panel="Quality control")] = None,
-    qc_file: Annotated[Path | None, typer.Option("--qc-file", help="Add reliability against QC labels from a file "
-                                                 "(item[, agent], label).", rich_help_panel="Quality control")] = None,
-    qc_consensus: Annotated[bool, typer.Option("--qc-consensus", help="Add reliability against the consensus of the "
-                                               "other raters.", rich_help_panel="Quality control")] = False,
     rater_info: RaterInfoOpt = None,
     length_col: LengthColOpt = None,
 ) -> None:
     """Write one self-contained HTML report (inline figures, printable) of every analysis of FILE.
 
     With rater kinds (--rater-info or a rater_kind column) it adds the leaderboards of the people and of the LLM
-    judges side by side, with rank changes, and each judge against the human consensus.
+    judges side by side, with rank changes, and each judge against the human consensus; with a QC source
+    (--qc-rater, --qc-file or --qc-consensus) the reliability of every rater against it.
     """
     import os
 
-    from stableval.report import build_report
+    from stableval.report import ReportOptions, build_report
 
-    qc = _qc(qc_rater, qc_file, qc_consensus)
     if output.is_dir():
         raise typer.BadParameter(f"{output} is a folder; give the HTML file to write", param_hint="--output")
     with bad_input_exits():
         loaded, info, lengths = read_rated_input(file, inputs, rater_info, length_col)
         html = build_report(loaded, methods=methods.chosen(seed=seed), quick=quick, seed=seed,
                             bootstrap=bootstrap, command="stableval " + " ".join(sys.argv[1:]), progress=True,
-                            options={"jobs": jobs or os.cpu_count() or 1, "qc": qc, "rater_info": info,
-                                     "lengths": lengths})
+                            options=ReportOptions(jobs=jobs or os.cpu_count() or 1, qc=qc, rater_info=info,
+                                                  lengths=lengths))
     output.parent.mkdir(parents=True, exist_ok=True)
     output.write_text(html, encoding="utf-8")
     typer.echo(f"wrote {output} ({len(html) / 1024:.0f} KiB)", err=True)
@@ -97,7 +88,7 @@ def plot(
     inputs: InputOptions,
     methods: MethodSelection,
     output: Annotated[Path, typer.Option("--output", "-o", help="Image file: .png, .svg or .pdf.")] = Path("fig.png"),
-    bootstrap: Annotated[int, typer.Option("--bootstrap", "-B", min=0, help="Bootstrap replicates.")] = 1000,
+    bootstrap: BootstrapOpt = 1000,
     seed: SeedOpt = 0,
 ) -> None:
     """Draw one figure of the report to an image file."""

@@ -9,9 +9,11 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from stableval.commands.common import (
+    BootstrapOpt,
     ClusterChoice,
     ConfidenceOpt,
     FileArg,
+    GoldOpt,
     MethodSelection,
     Output,
     OutputFormat,
@@ -34,9 +36,6 @@ if TYPE_CHECKING:  # pragma: no cover
 
     from stableval.data import InputOptions
 
-BootstrapOpt = Annotated[int, typer.Option("--bootstrap", "-B", min=0, help="Bootstrap replicates for CIs (0 = none).")]
-GoldOpt = Annotated[Path | None, typer.Option("--gold", help="Gold labels (item[,agent],gold), e.g. a truth.csv: also "
-                                              "report the accuracy against them.", rich_help_panel="Input")]
 
 
 def register(app: typer.Typer) -> None:
@@ -122,7 +121,7 @@ def with_gold_accuracy(result: Any, table: Any, posteriors: dict[str, Any], path
 
 
 def demo(
-    bootstrap: Annotated[int, typer.Option("--bootstrap", "-B", min=0, help="Bootstrap replicates.")] = 1000,
+    bootstrap: BootstrapOpt = 1000,
     output_format: Annotated[OutputFormat, typer.Option("--format", "-f", help="table, json or csv.")
                              ] = OutputFormat.TABLE,
 ) -> None:

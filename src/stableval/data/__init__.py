@@ -1,11 +1,27 @@
 """The annotation table and its readers: files → validated, integer-coded :class:`AnnotationTable`.
 
-One concept per module: :mod:`~stableval.data.files` (read and write table files, name rows),
-:mod:`~stableval.data.columns` (column roles, ids, the CLI flag spellings), :mod:`~stableval.data.labels`
-(levels, label codes, credit), :mod:`~stableval.data.duplicates` (the duplicate policy),
-:mod:`~stableval.data.annotations` and :mod:`~stableval.data.pairwise` (the two readers) and
-:mod:`~stableval.data.loader` (one input path above both: :class:`InputOptions`, :func:`load`, :func:`read_any`).
-Names load lazily, so the command line starts without pandas; :mod:`~stableval.data.flags` spells the flags.
+One concept per module: :mod:`~stableval.data.files` (read and write table files, name rows; a package with one
+module per format), :mod:`~stableval.data.columns` (column roles, ids), :mod:`~stableval.data.labels` (levels,
+label codes, credit), :mod:`~stableval.data.duplicates` (the duplicate policy), :mod:`~stableval.data.annotations`
+and :mod:`~stableval.data.pairwise` (the two readers), :mod:`~stableval.data.options` (:class:`InputOptions`, how
+to read a file) and :mod:`~stableval.data.loader` (one input path above both: :func:`load`, :func:`read_any`).
+Names load lazily, so the command line starts without pandas. Messages name options in Python terms
+(:class:`~stableval.errors.InputError` ``option``); :mod:`~stableval.data.flags` is how the command line spells
+them.
+
+Parquet is read in four places, each for one case:
+
+* :mod:`~stableval.data.files.parquet` — one Parquet file through :func:`read_table_file`: every column as text
+  (or categories of text), every check and message of the other formats. The general reader: :func:`load` uses
+  it whenever the integer path below declines, and so do the dataset loaders and the portal's imports.
+* :mod:`~stableval.data.files.parquet_dataset` — a folder or glob of Parquet files given to
+  :func:`read_table_file`: the same reader over every file, rows numbered across the files, a bad file named.
+* :mod:`~stableval.data.integer_ids` — tried first by :func:`load` for a Parquet file or dataset whose item,
+  agent and rater ids are integers: codes them without making text per row. It answers only for clean files and
+  returns ``None`` for anything that needs a message or a duplicate policy, so the general reader then reads the
+  file and names the problem.
+* :mod:`~stableval.data.partitioned` — ``--executor dask``: the file or dataset read row group by row group on
+  the Dask workers into a :class:`~stableval.data.partitioned.PartitionedTable` that stays on the cluster.
 
 >>> from stableval.data import example_path, read_any
 >>> table = read_any(example_path("mt_bench"), duplicates="keep")
@@ -27,7 +43,6 @@ if TYPE_CHECKING:  # pragma: no cover  (the public names, declared once: see sta
         read_annotations as read_annotations,
     )
     from stableval.data.columns import ROLE_ALIASES as ROLE_ALIASES
-    from stableval.data.duplicates import DUPLICATE_POLICIES as DUPLICATE_POLICIES
     from stableval.data.files import (
         FORMATS as FORMATS,
         output_format as output_format,
@@ -37,11 +52,15 @@ if TYPE_CHECKING:  # pragma: no cover  (the public names, declared once: see sta
     from stableval.data.frames import as_table as as_table
     from stableval.data.labels import parse_list as parse_list
     from stableval.data.loader import (
-        InputOptions as InputOptions,
         Loaded as Loaded,
         load as load,
         load_frame as load_frame,
         read_any as read_any,
+    )
+    from stableval.data.options import (
+        DUPLICATE_POLICIES as DUPLICATE_POLICIES,
+        DuplicatePolicy as DuplicatePolicy,
+        InputOptions as InputOptions,
     )
     from stableval.data.pairwise import (
         PAIRWISE_ALIASES as PAIRWISE_ALIASES,

@@ -1,15 +1,13 @@
 """Column roles: which column of a table holds the item, agent, rater and label, and the ids in those columns.
 
 A role's column is named explicitly (``columns={"item": "question"}``) or found under one of its aliases
-(:data:`ROLE_ALIASES`, case-insensitive). :data:`CLI_FLAGS` is the one place that spells the command-line flags
-the data layer's messages mention.
+(:data:`ROLE_ALIASES`, case-insensitive). A missing role's message names the option that sets it,
+``columns.ROLE`` (:class:`~stableval.errors.InputError` ``option``), which the command line spells as its flag.
 
 >>> import pandas as pd
 >>> frame = pd.DataFrame({"Task": ["q1"], "system": ["A"], "worker": ["w1"], "rating": ["2"]})
 >>> resolve_columns(frame, ROLE_ALIASES, None, source="ratings.csv")
 {'item': 'Task', 'agent': 'system', 'rater': 'worker', 'label': 'rating'}
->>> CLI_FLAGS["item"], CLI_FLAGS["levels"]
-('--item-col', '--levels')
 """
 
 from __future__ import annotations
@@ -20,8 +18,8 @@ import numpy as np
 import pandas as pd
 
 from stableval.data.files import line_offset, row_error
-from stableval.data.flags import CLI_FLAGS
-from stableval.errors import InputError
+from stableval.data.flags import CLI_FLAGS  # re-exported: its earlier home
+from stableval.errors import COLUMN_OPTION, InputError
 
 __all__ = ["CLI_FLAGS", "ITEM_PARTS", "KEY_HINTS", "ROLE_ALIASES", "category_codes", "coded", "id_codes", "id_column",
            "is_coded", "item_with_parts", "key_hint_columns", "resolve_columns"]
@@ -36,7 +34,7 @@ ROLE_ALIASES: dict[str, tuple[str, ...]] = {
     "label": ("label", "rating", "score", "grade", "judgment", "judgement"),
 }
 
-# the roles whose flags a missing-column message lists ("role flags: ...")
+# the roles whose options a missing-column message lists ("role options: ...")
 _LISTED_ROLES = ("item", "agent", "rater", "label", "agent_a", "agent_b", "winner", "criterion")
 
 
@@ -50,7 +48,8 @@ def resolve_columns(
 ) -> dict[str, str | None]:
     """Role → column: an explicit mapping first, then the aliases (case-insensitive, exact case preferred).
 
-    Required roles that are not found raise an InputError naming the columns present and the CLI flag.
+    Required roles that are not found raise an InputError naming the columns present and the option
+    (``columns.ROLE``) that names the column.
 
     >>> import pandas as pd
     >>> resolve_columns(pd.DataFrame(columns=["Q", "label"]), {"item": ("item",), "label": ("label",)},
@@ -87,16 +86,18 @@ def resolve_columns(
                 found[role] = lowered[alias][0]
                 break
         if found[role] is None and role not in optional:
-            flag = CLI_FLAGS.get(role, f"--{role}-col")
-            allowed = f"name it with columns={{{role!r}: NAME}} (CLI: {flag} NAME)"
+            option = COLUMN_OPTION + role
+            options: dict[str, str | None] = {option: "NAME"}
+            allowed = f"name it with {{{option}}}"
             if role == "agent":
-                allowed += (f"; or, if one system was rated, default_agent=NAME (CLI: {CLI_FLAGS['default_agent']} "
-                            "NAME) gives every row that agent")
+                options["default_agent"] = "NAME"
+                allowed += "; or, if one system was rated, {default_agent} gives every row that agent"
+            listed = [COLUMN_OPTION + r for r in roles if r in _LISTED_ROLES and r != role]
+            options.update(dict.fromkeys(listed))
             raise InputError(
                 f"no {role} column (looked for: {', '.join(aliases)}); columns present: {', '.join(present)}",
-                file=source, column=role,
-                allowed=allowed + "; role flags: "
-                + ", ".join(CLI_FLAGS[r] for r in roles if r in _LISTED_ROLES))
+                file=source, column=role, option=option, options=options,
+                allowed=allowed + "; other role options: " + ", ".join("{" + name + "}" for name in listed))
     used: dict[str, str] = {}
     for role, column in found.items():
         if column is None:

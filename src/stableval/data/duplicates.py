@@ -1,5 +1,7 @@
 """The duplicate policy: what to do when the same (item, agent, rater) — or the same vote — appears on several rows.
 
+The policies are declared once, as :class:`~stableval.data.options.DuplicatePolicy`.
+
 ``"error"`` (default) names the repeated rows; ``"first"`` and ``"last"`` keep one of them; ``"keep"`` keeps
 every one as an independent judgment.
 
@@ -17,30 +19,13 @@ from collections.abc import Callable, Mapping
 import numpy as np
 import pandas as pd
 
-from stableval.data.columns import CLI_FLAGS
 from stableval.data.files import rows_text
 from stableval.data.labels import WARNING_PREFIX
-from stableval.errors import InputError
+from stableval.data.options import DUPLICATE_POLICIES, check_policy  # declared with InputOptions
+from stableval.errors import COLUMN_OPTION, InputError, spell_options
 
 __all__ = ["DUPLICATE_POLICIES", "apply_duplicates", "check_policy", "combine_codes", "has_repeats",
            "repeats_in_pairs"]
-
-#: What ``duplicates=`` accepts: the same (item, agent, rater) judged more than once.
-DUPLICATE_POLICIES: tuple[str, ...] = ("error", "first", "last", "keep")
-
-
-def check_policy(duplicates: str) -> None:
-    """Raise ``ValueError`` unless ``duplicates`` is one of :data:`DUPLICATE_POLICIES`.
-
-    >>> check_policy("mean")
-    Traceback (most recent call last):
-    ...
-    ValueError: duplicates='mean' is not a policy; allowed: 'error', 'first', 'last', 'keep'
-    """
-    if duplicates not in DUPLICATE_POLICIES:
-        raise ValueError(f"duplicates={duplicates!r} is not a policy; allowed: "
-                         + ", ".join(repr(p) for p in DUPLICATE_POLICIES))
-
 
 def combine_codes(*codes: np.ndarray) -> np.ndarray:
     """One int64 code per distinct tuple of non-negative integer codes (no overflow: compress as we go).
@@ -139,15 +124,17 @@ def apply_duplicates(
     differ = _differing(key, hints or {})
     if differ:
         names = ", ".join(map(repr, differ))
+        criterion = COLUMN_OPTION + "criterion"
         advice = (f"rows that repeat a {what} differ in column(s) {names}: they are probably different things "
                   "judged (e.g. a second turn or another criterion). Name them: make the column part of the item "
-                  f"id, score each value separately (pairwise votes: {CLI_FLAGS['criterion']} {differ[0]}), or "
+                  f"id, score each value separately (pairwise votes: {{{criterion}}}), or "
                   "convert the file (stableval convert mt-bench for MT-Bench votes)")
+        options = {criterion: differ[0], "duplicates": "keep"}
         if duplicates == "error":
             first = int(np.flatnonzero(repeat)[0])
             raise InputError(f"{n_repeat:,} row(s) repeat a {what} judged on an earlier row, but {advice}",
-                             file=source, row=first + 1, column=differ[0],
-                             allowed=f"one row per {what}; {CLI_FLAGS['duplicates']} keep would merge them")
+                             file=source, row=first + 1, column=differ[0], options=options,
+                             allowed=f"one row per {what}; {{duplicates}} would merge them")
     if duplicates == "error":
         examples = []
         repeated_keys = pd.unique(key[repeat])[:3]
@@ -159,10 +146,11 @@ def apply_duplicates(
         first = int(np.flatnonzero(repeat)[0])
         raise InputError(
             f"{n_repeat:,} row(s) repeat a {what} judged on an earlier row: " + "; ".join(examples),
-            file=source, row=first + 1,
-            allowed=f"duplicates='first'|'last'|'keep' (CLI: {CLI_FLAGS['duplicates']} first|last|keep) to keep "
-                    "the first, the last, or every one of them as an independent judgment")
-    warning = [WARNING_PREFIX + advice] if differ else []
+            file=source, row=first + 1, options={"duplicates": "first|last|keep"},
+            allowed="{duplicates} to keep the first, the last, or every one of them as an independent judgment")
+    # a note is read by Python and command-line users alike: the option in words
+    warning = [WARNING_PREFIX + spell_options(advice, options, lambda _, column: f"make {column!r} the criterion "
+                                                                                  "column")] if differ else []
     if duplicates == "keep":
         return None, [f"kept {n_repeat:,} repeated judgment(s) of the same {what} as independent judgments "
                       "(policy 'keep')", *warning]

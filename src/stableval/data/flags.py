@@ -1,5 +1,6 @@
-"""How the command line spells each input option and column role: one table, read by the data layer's messages
-and by the commands' flag declarations alike. No imports, so ``stableval --help`` can read it cheaply.
+"""How the command line spells each input option and column role: one table, read by the commands' flag
+declarations and by the command line's spelling of the option an :class:`~stableval.errors.InputError` names
+(``stableval.commands.common.flag_spelling``). No imports, so ``stableval --help`` can read it cheaply.
 
 >>> CLI_FLAGS["item"], CLI_FLAGS["format"]
 ('--item-col', '--input-format')
@@ -10,10 +11,9 @@ from __future__ import annotations
 __all__ = ["CLI_FLAGS"]
 
 #: The command-line flag of each input option (``levels``, ``credit``, ``duplicates``, ``format``,
-#: ``default_agent``) and of each column role (``item`` → ``--item-col``, ...): the only place the data layer
-#: spells a flag. Its messages say what to pass both ways, e.g. ``columns={'item': NAME} (CLI: --item-col NAME)``;
-#: the command line declares its input flags from this same table (``stableval.commands.common``), so the two
-#: cannot drift apart.
+#: ``default_agent``) and of each column role (``item`` → ``--item-col``, ...). The data layer's messages name
+#: options in Python terms only (``InputError.option``, e.g. ``columns.item``); the command line declares its
+#: input flags from this table and spells those options with it, so the two cannot drift apart.
 CLI_FLAGS: dict[str, str] = {
     "levels": "--levels",
     "credit": "--credit",

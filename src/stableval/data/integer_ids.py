@@ -1,4 +1,4 @@
-"""Parquet judgments whose item, agent and rater ids are integers, coded at memory speed (issue 14).
+"""Parquet judgments whose item, agent and rater ids are integers, coded at memory speed.
 
 Files written by LLM-judge pipelines usually hold integer ids. For them no text is made per row: each row group
 is read (only the needed columns, decoded by Arrow's threads) straight into offsets from the column's smallest
@@ -13,7 +13,7 @@ the file and names the problem exactly as it always has.
 
 >>> import pathlib, tempfile
 >>> import pandas as pd
->>> from stableval.data.loader import InputOptions
+>>> from stableval.data.options import InputOptions
 >>> path = pathlib.Path(tempfile.mkdtemp()) / "judgments.parquet"
 >>> pd.DataFrame({"item": [10, 10, 9], "agent": [1, 1, 2], "rater": [5, 7, 5], "label": [2, 0, 1]}).to_parquet(path)
 >>> table = integer_table(path, InputOptions())
@@ -28,7 +28,7 @@ from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -37,12 +37,10 @@ from stableval.data.columns import ITEM_PARTS, ROLE_ALIASES, resolve_columns
 from stableval.data.duplicates import repeats_in_pairs
 from stableval.data.files import FORMATS, SCALE_KEY, dataset_files, is_dataset_path
 from stableval.data.labels import WARNING_PREFIX, check_levels, encode_labels, parse_credit
+from stableval.data.options import InputOptions
 from stableval.data.pairwise import is_pairwise_frame
 from stableval.data.table import AnnotationTable
 from stableval.errors import InputError
-
-if TYPE_CHECKING:  # pragma: no cover
-    from stableval.data.loader import InputOptions
 
 __all__ = ["integer_table"]
 

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from stableval.data.columns import CLI_FLAGS, category_codes, is_coded
+from stableval.data.columns import category_codes, is_coded
 from stableval.data.files import line_offset, row_error, rows_text
 from stableval.data.table import default_credit
 from stableval.errors import InputError
@@ -28,7 +28,8 @@ __all__ = ["MAX_INTEGER_LEVELS", "WARNING_PREFIX", "check_levels", "credit_text"
 #: Integer labels above this are refused (a scale with more levels is almost surely a wrong column).
 MAX_INTEGER_LEVELS = 1000
 
-_LEVELS_HINT = f"(CLI: {CLI_FLAGS['levels']} a,b,c)"
+#: The levels to suggest where a file's labels need them named (a placeholder in messages, see stableval.errors).
+_NAME_LEVELS = {"levels": "a,b,c"}
 
 
 def credit_text(values: Sequence[float] | np.ndarray) -> str:
@@ -62,15 +63,15 @@ def check_levels(levels: Sequence[str] | str, *, source: str) -> tuple[str, ...]
     names = parse_list(levels, what="levels") if isinstance(levels, str) else [str(v).strip() for v in levels]
     if any(not name for name in names):
         raise InputError("empty level name", file=source, value=list(names),
-                         allowed=f"non-empty level names, worst first {_LEVELS_HINT}")
+                         allowed="non-empty level names, worst first, e.g. {levels}", options=_NAME_LEVELS)
     if len(names) < 2:
         raise InputError("need at least 2 levels", file=source, value=list(names),
-                         allowed=f"two or more level names, worst first {_LEVELS_HINT}")
+                         allowed="two or more level names, worst first, e.g. {levels}", options=_NAME_LEVELS)
     seen: set[str] = set()
     for name in names:
         if name in seen:
             raise InputError(f"level {name!r} is named twice", file=source, value=list(names),
-                             allowed=f"distinct level names, worst first {_LEVELS_HINT}")
+                             allowed="distinct level names, worst first, e.g. {levels}", options=_NAME_LEVELS)
         seen.add(name)
     return tuple(names)
 
@@ -102,7 +103,7 @@ def encode_labels(
         lookup = {level: code for code, level in enumerate(levels)}
         mapped = np.array([lookup.get(u, -1) for u in unique_text], dtype=np.int64)
     else:
-        allowed = f"integer level codes >= 0, or name the levels worst first with levels=[...] {_LEVELS_HINT}"
+        allowed = "integer level codes >= 0, or name the levels worst first with {levels}"
         numbers = pd.to_numeric(pd.Series(unique_text, dtype=object), errors="coerce").to_numpy(dtype=float)
         with np.errstate(invalid="ignore"):
             ok = np.isfinite(numbers) & (numbers >= 0) & (numbers == np.floor(numbers))
@@ -129,18 +130,19 @@ def encode_labels(
             else:
                 problem = f"label is not an integer level code and no levels were given ({count})"
         raise row_error(problem, source=source, row=pos + 1, offset=offset, column=name, value=value,
-                        has_value=True, allowed=allowed)
+                        has_value=True, allowed=allowed, options=_NAME_LEVELS if levels is None else None)
     label = mapped[codes]
     if levels is None:
         top = int(label.max())
         if top < 1:
             raise InputError("need at least 2 levels: every label is 0", file=source, column=name,
-                             value="0", allowed=f"integer codes 0..K-1 with K >= 2, or levels=[...] {_LEVELS_HINT}")
+                             value="0", allowed="integer codes 0..K-1 with K >= 2, or name them with {levels}",
+                             options=_NAME_LEVELS)
         levels = tuple(str(v) for v in range(top + 1))
         low = int(label.min())
         notes.append(f"integer labels {low}..{top}: levels 0..{top}"
                      + (f" (levels below {low} never occur but still take part of the default credit scale; "
-                        f"pass {CLI_FLAGS['levels']} or {CLI_FLAGS['credit']} to change that)" if low > 0 else ""))
+                        "set the levels or the credit to change that)" if low > 0 else ""))
         gap = unused_levels_warning(label, low, top, offset)
         if gap is not None:
             notes.append(gap)
@@ -154,14 +156,16 @@ WARNING_PREFIX = "WARNING: "
 def unused_levels_warning(label: np.ndarray, low: int, top: int, offset: int | None) -> str | None:
     """A warning when inferred integer levels between the lowest and highest label never occur (e.g. one stray
     ``7`` on a 0..2 scale makes K = 8 and rescales every credit): the unused levels, the rows above the first
-    gap, and the ``--levels`` fix; ``None`` when every level between them occurs.
+    gap, and the fix (naming the levels); ``None`` when every level between them occurs.
 
     >>> print(unused_levels_warning(np.array([0, 1, 2, 7, 2]), 0, 7, 1))  # doctest: +NORMALIZE_WHITESPACE
     WARNING: integer labels 0..7 but levels 3, 4, 5, 6 never occur, so K = 8 and the default credit of every
     level is rescaled (level 2 gets 0.286, not 1). Labels above 2: row 4 (line 5). If the scale is 0..2, fix those
-    rows (--levels 0,1,2 makes them an error naming each); if 0..7 is meant, pass --levels 0,1,2,3,4,5,6,7 to say so.
-    >>> print(unused_levels_warning(np.array([0, 2, 2]), 0, 2, None))
-    WARNING: integer labels 0..2 but level 1 never occurs, so K = 3; if 0..2 is meant, pass --levels 0,1,2 to say so.
+    rows (setting the levels to 0,1,2 makes them an error naming each); if 0..7 is meant, set the levels to
+    0,1,2,3,4,5,6,7 to say so.
+    >>> print(unused_levels_warning(np.array([0, 2, 2]), 0, 2, None))  # doctest: +NORMALIZE_WHITESPACE
+    WARNING: integer labels 0..2 but level 1 never occurs, so K = 3; if 0..2 is meant, set the levels to 0,1,2 to
+    say so.
     """
     counts = np.bincount(label, minlength=top + 1)
     unused = [level for level in range(low + 1, top) if counts[level] == 0]
@@ -180,11 +184,10 @@ def unused_levels_warning(label: np.ndarray, low: int, top: int, offset: int | N
         text += (f" and the default credit of every level is rescaled (level {below} gets "
                  f"{credit_text([below / top])}, not 1)."
                  f" Labels above {below}: {shown}. If the scale is 0..{below}, fix those rows "
-                 f"({CLI_FLAGS['levels']} {','.join(map(str, range(below + 1)))} makes them an error naming each);")
+                 f"(setting the levels to {','.join(map(str, range(below + 1)))} makes them an error naming each);")
     else:
         text += ";"
-    return (text + f" if 0..{top} is meant, pass {CLI_FLAGS['levels']} {','.join(map(str, range(top + 1)))} "
-            "to say so.")
+    return text + f" if 0..{top} is meant, set the levels to {','.join(map(str, range(top + 1)))} to say so."
 
 
 def parse_credit(credit: Sequence[float] | str | None, levels: Sequence[str], *, source: str) -> np.ndarray:
@@ -212,6 +215,6 @@ def parse_credit(credit: Sequence[float] | str | None, levels: Sequence[str], *,
     if len(values) != k:
         raise InputError(f"credit needs one number per level: {k} levels ({', '.join(levels)}), "
                          f"{len(values)} numbers given", file=source, value=entries,
-                         allowed=f"{k} comma-separated numbers (CLI: {CLI_FLAGS['credit']} "
-                                 f"{','.join(f'{v:g}' for v in default_credit(k))})")
+                         allowed=f"{k} comma-separated numbers, e.g. {{credit}}",
+                         options={"credit": ",".join(f"{v:g}" for v in default_credit(k))})
     return np.asarray(values, dtype=float)

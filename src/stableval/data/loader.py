@@ -1,8 +1,9 @@
 """One input path: read a ratings file once — annotations or pairwise votes — into an annotation table.
 
-:class:`InputOptions` is the one record of how to read a file (what every command's input flags and the report
-pass around); :func:`load` reads the file once and returns a :class:`Loaded`: the annotation table, and for
-pairwise input the validated votes as well. :func:`read_any` is the same returning only the table.
+:class:`~stableval.data.options.InputOptions` (re-exported here) is the one record of how to read a file (what
+every command's input flags and the report pass around); :func:`load` reads the file once and returns a
+:class:`Loaded`: the annotation table, and for pairwise input the validated votes as well. :func:`read_any` is
+the same returning only the table.
 
 >>> from stableval.data import example_path
 >>> loaded = load(example_path("mt_bench"), InputOptions(duplicates="keep"))
@@ -19,11 +20,11 @@ from dataclasses import dataclass
 import pandas as pd
 
 from stableval.data.annotations import annotations_from_frame
-from stableval.data.columns import CLI_FLAGS, ITEM_PARTS, KEY_HINTS, ROLE_ALIASES, resolve_columns
-from stableval.data.duplicates import check_policy
+from stableval.data.columns import ITEM_PARTS, KEY_HINTS, ROLE_ALIASES, resolve_columns
 from stableval.data.files import categories_as_text, dataset_part, parquet_columns, read_table_file
 from stableval.data.integer_ids import integer_table
 from stableval.data.labels import parse_credit
+from stableval.data.options import InputOptions
 from stableval.data.pairwise import (
     PAIRWISE_LEVELS,
     PairwiseTable,
@@ -35,46 +36,6 @@ from stableval.data.table import AnnotationTable
 from stableval.errors import InputError
 
 __all__ = ["InputOptions", "Loaded", "load", "load_frame", "read_any"]
-
-
-@dataclass(frozen=True)
-class InputOptions:
-    """How to read a ratings file: the one record every command and the report pass around.
-
-    Attributes:
-        levels: ordered level names, worst first (sequence or ``"a,b,c"``); ``None``: integer labels. Not
-            allowed for pairwise votes, whose levels are fixed (``loss, tie, win``).
-        credit: one number per level (sequence or ``"0,0.5,1"``); ``None``: evenly spaced from 0 to 1.
-        duplicates: the same judgment (or vote) on several rows: ``"error"``, ``"first"``, ``"last"``, ``"keep"``.
-        columns: role → column name for the roles item, agent, rater, label, agent_a, agent_b, winner,
-            criterion, weight (e.g. ``{"item": "question"}``); other columns are found by their aliases.
-        default_agent: the agent of every row when an annotation file has no agent column.
-        pairwise: ``True``/``False`` says whether the file holds pairwise votes; ``None`` detects it from the
-            columns (:func:`~stableval.data.pairwise.is_pairwise_frame`).
-        format: ``csv``, ``tsv``, ``jsonl`` or ``parquet``; ``None`` takes it from the file suffix.
-
-    An unknown ``duplicates`` policy raises ``ValueError`` at once; everything else is checked when a file is
-    read, where the message can name it.
-
-    >>> options = InputOptions(levels="bad,good", columns={"item": "question"})
-    >>> options.duplicates, options.pairwise
-    ('error', None)
-    >>> InputOptions(duplicates="mean")
-    Traceback (most recent call last):
-    ...
-    ValueError: duplicates='mean' is not a policy; allowed: 'error', 'first', 'last', 'keep'
-    """
-
-    levels: Sequence[str] | str | None = None
-    credit: Sequence[float] | str | None = None
-    duplicates: str = "error"
-    columns: Mapping[str, str] | None = None
-    default_agent: str | None = None
-    pairwise: bool | None = None
-    format: str | None = None
-
-    def __post_init__(self) -> None:
-        check_policy(self.duplicates)
 
 
 @dataclass(frozen=True, eq=False)
@@ -113,8 +74,8 @@ def load_frame(frame: pd.DataFrame, options: InputOptions | None = None, *, sour
     if levels is not None:
         raise InputError("levels cannot be set for pairwise votes: they are fixed", file=source,
                          value=levels if isinstance(levels, str) else list(levels),
-                         allowed="no levels (pairwise votes become loss, tie, win; set their credit with "
-                                 f"credit=, CLI {CLI_FLAGS['credit']} 0,0.5,1)")
+                         allowed="no levels (pairwise votes become loss, tie, win; set their credit with {credit})",
+                         option="levels", options={"credit": "0,0.5,1"})
     if options.credit is not None:
         parse_credit(options.credit, PAIRWISE_LEVELS, source=source)  # fail before the rows are scanned
     votes = pairwise_from_frame(frame, columns=options.columns, duplicates=options.duplicates, source=source)
@@ -150,8 +111,8 @@ def load(path: str | os.PathLike[str], options: InputOptions | None = None) -> L
         part = dataset_part(frame, exc.row) if exc.row is not None and exc.file == str(path) else None
         if part is None:
             raise
-        raise InputError(f"{exc.problem} (row {exc.row:,} of the dataset {path})", file=part[0], row=part[1],
-                         column=exc.column, value=exc.value, allowed=exc.allowed, has_value=exc.has_value) from exc
+        raise exc.replace(problem=f"{exc.problem_template} (row {exc.row:,} of the dataset {path})", file=part[0],
+                          row=part[1], line=None) from exc
 
 
 def _needed_columns(path: str | os.PathLike[str], options: InputOptions) -> list[str] | None:

@@ -270,8 +270,8 @@ def build_partition(parts: Sequence[tuple[np.ndarray, ...]], n_agents: int, n_ra
         raise InputError(f"{repeats:,} row(s) in this partition repeat an (item, agent, rater) judged on an earlier "
                          f"row: {where} (item {vocabulary.items[item]!r}, agent {vocabulary.agents[agent]!r}, "
                          f"rater {vocabulary.raters[int(rater[at])]!r})",
-                         allowed="duplicates='first'|'last'|'keep' (CLI: --duplicates first|last|keep) to keep the "
-                                 "first, the last, or every one of them as an independent judgment")
+                         allowed="{duplicates} to keep the first, the last, or every one of them as an independent "
+                                 "judgment", options={"duplicates": "first|last|keep"})
     if repeats and duplicates in ("first", "last"):
         keep = ~pd.Series(key).duplicated(keep="first" if duplicates == "first" else "last").to_numpy()
         response, rater, label, order = response[keep], rater[keep], label[keep], order[keep]
@@ -483,20 +483,21 @@ def _levels(names: Sequence[PieceNames], options: InputOptions, source: str) -> 
         top = int(np.flatnonzero(counts).max(initial=0))  # a piece of only 0s was read with levels 0, 1
         if top < 1:
             raise InputError("need at least 2 levels: every label is 0", file=source, column="label", value="0",
-                             allowed="integer codes 0..K-1 with K >= 2, or levels=[...] (CLI: --levels a,b,c)")
+                             allowed="integer codes 0..K-1 with K >= 2, or name them with {levels}",
+                             options={"levels": "a,b,c"})
         levels = tuple(str(v) for v in range(top + 1))
         counts = counts[:top + 1]
         used = np.flatnonzero(counts)
         low = int(used.min())
         notes.append(f"integer labels {low}..{top}: levels 0..{top}"
                      + (f" (levels below {low} never occur but still take part of the default credit scale; "
-                        "pass --levels or --credit to change that)" if low > 0 else ""))
+                        "set the levels or the credit to change that)" if low > 0 else ""))
         unused = [str(level) for level in range(low + 1, top) if counts[level] == 0]
         if unused:
             from stableval.data.labels import WARNING_PREFIX
 
             notes.append(f"{WARNING_PREFIX}integer labels {low}..{top} but level(s) {', '.join(unused)} never occur, "
-                         f"so K = {top + 1}; if 0..{top} is meant, pass --levels "
+                         f"so K = {top + 1}; if 0..{top} is meant, set the levels to "
                          f"{','.join(map(str, range(top + 1)))} to say so.")
     skip = ("integer labels ", "WARNING: integer labels ", "kept ", "dropped ")
     for n in names:

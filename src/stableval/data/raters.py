@@ -3,7 +3,7 @@
 Two sources, one result (:class:`RaterInfo`, aligned with an :class:`~stableval.data.table.AnnotationTable`'s
 raters):
 
-* a **rater metadata file** (CSV, TSV, JSON Lines or Parquet; CLI ``--rater-info FILE``) with one row per name:
+* a **rater metadata file** (CSV, TSV, JSON Lines or Parquet; ``rater_info=``) with one row per name:
   ``name`` (aliases ``rater``, ``rater_id``, ``judge``, ``agent``, ``id``), ``kind`` (``human``, ``llm`` or
   ``agent``) and ``family`` (the model family, e.g. ``gpt-4``; empty for people). Rows of kind ``agent`` give the
   families of the *rated* agents, which self-preference needs; a name may be listed once as a rater and once as an
@@ -203,7 +203,7 @@ def _from_judgment_columns(frame: pd.DataFrame, options: InputOptions, source: s
             raise InputError("a rater family column without a rater kind column", file=source,
                              column=str(found["rater_family"]),
                              allowed="also a rater_kind column (human or llm on every row), or a metadata file "
-                                     "(CLI: --rater-info FILE)")
+                                     "({rater_info})", options={"rater_info": "FILE"})
         return None
     pairwise = options.pairwise if options.pairwise is not None else is_pairwise_frame(frame, options.columns)
     roles = PAIRWISE_ALIASES if pairwise else ROLE_ALIASES
@@ -453,8 +453,8 @@ def select_raters(table: AnnotationTable, info: RaterInfo | None, kind: str) -> 
         return table
     if info is None:
         raise InputError(f"raters of kind {kind!r} asked for, but the raters' kinds are not known", file=table.source,
-                         allowed="a rater metadata file (CLI: --rater-info FILE; columns name, kind, family) or a "
-                                 "rater_kind column in the ratings")
+                         allowed="a rater metadata file ({rater_info}; columns name, kind, family) or a "
+                                 "rater_kind column in the ratings", options={"rater_info": "FILE"})
     keep = info.judgment_mask(table, kind)
     if not keep.any():
         raise InputError(f"no judgments by raters of kind {kind!r}", file=table.source, value=kind,

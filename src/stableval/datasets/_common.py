@@ -1,10 +1,12 @@
-"""Helpers shared by the dataset loaders: finding the file, checking columns, the ``Dataset`` record.
+"""Helpers shared by the dataset loaders: finding the file, checking columns, yes/no columns, the ``Dataset`` record.
 
 Row errors and id columns come from :mod:`stableval.data.files` (``row_error``) and
 :mod:`stableval.data.columns` (``id_column``), as for every other reader.
 
 >>> import pandas as pd
 >>> require_columns(pd.DataFrame(columns=["a", "b"]), ("a",), source="x.csv")
+>>> parse_flags(pd.DataFrame({"nsfw": ["Y", "0", ""]}), "nsfw", source="x.csv").tolist()
+[True, False, False]
 """
 
 from __future__ import annotations
@@ -14,11 +16,19 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
+from stableval.data.files import line_offset, row_error
 from stableval.data.table import AnnotationTable
 from stableval.errors import InputError
 
+#: Text read as a set flag / skip (case-insensitive) ...
+FLAG_TRUE: frozenset[str] = frozenset({"yes", "y", "true", "t", "1"})
+#: ... and as not set (an empty cell is not set).
+FLAG_FALSE: frozenset[str] = frozenset({"no", "n", "false", "f", "0", ""})
+#: What a flag or skip cell may hold, for messages.
+FLAG_ALLOWED = "yes/no, true/false, y/n, 1/0 (case-insensitive) or empty"
 #: Gold labels: (item, agent) → level name.
 GoldMap = Mapping[tuple[str, str], str]
 
@@ -71,3 +81,15 @@ def require_columns(frame: pd.DataFrame, names: Sequence[str], *, source: str) -
                              allowed="columns " + ", ".join(names) + "; present: " + ", ".join(present))
 
 
+def parse_flags(frame: pd.DataFrame, column: str, *, source: str) -> np.ndarray:
+    """(rows,) bool of a yes/no column (:data:`FLAG_TRUE` / :data:`FLAG_FALSE`); anything else raises, naming the
+    first bad row."""
+    text = frame[column].astype(str).str.strip().str.lower().to_numpy(dtype=object)
+    truth = np.isin(text, list(FLAG_TRUE))
+    bad = ~truth & ~np.isin(text, list(FLAG_FALSE))
+    if bad.any():
+        pos = int(np.flatnonzero(bad)[0])
+        raise row_error(f"not a yes/no value ({int(bad.sum()):,} row(s) in all)", source=source, row=pos + 1,
+                        offset=line_offset(frame), column=column, value=str(frame[column].iloc[pos]),
+                        allowed=FLAG_ALLOWED)
+    return truth

@@ -247,7 +247,7 @@ def read_gold(
     ``item``, ``question``, ``task``, ``id``, ... ; agent ``agent``, ``system``, ``model``, ... ; gold ``gold``,
     ``truth``, ``gold_label``, ``true_label``, ``label``, ``rating``, ``best``, ... ; ``flag`` and ``skip`` are yes/no
     (a flagged or skipped row may leave the label empty). The ``truth.csv`` files of the truth-inference format
-    (``question,truth``) read as they are. Without an agent column every row is of ``default_agent`` (CLI: the
+    (``question,truth``) read as they are. Without an agent column every row is of ``default_agent`` (command line: the
     table's only agent); without either, ``every_agent=True`` makes each label the item's, for every agent's
     response to it (as ``reliability --qc-file`` does), and otherwise it is an error. ``levels`` restricts the
     labels. A response listed twice must have the same label (the repeat is dropped). Labels are text (level names).

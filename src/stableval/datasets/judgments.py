@@ -11,8 +11,6 @@ be empty only on a flagged or skipped row. :func:`read_judgments` reads CSV, TSV
 >>> raw = pd.DataFrame({"item": ["q1", "q1"], "worker": ["qc", "ann"], "label": ["A", ""], "flag": ["no", "Yes"]})
 >>> judgments_from_frame(raw)[["item", "rater", "label", "flag", "skip"]].values.tolist()
 [['q1', 'qc', 'A', False, False], ['q1', 'ann', '', True, False]]
->>> parse_flags(pd.DataFrame({"nsfw": ["Y", "0", ""]}), "nsfw", source="x.csv").tolist()
-[True, False, False]
 """
 
 from __future__ import annotations
@@ -26,6 +24,7 @@ import pandas as pd
 
 from stableval.data.columns import ROLE_ALIASES, id_column, resolve_columns
 from stableval.data.files import line_offset, read_table_file, row_error
+from stableval.datasets._common import FLAG_ALLOWED, FLAG_FALSE, FLAG_TRUE, parse_flags
 from stableval.errors import InputError
 
 __all__ = [
@@ -46,28 +45,8 @@ JUDGMENT_ROLES: dict[str, tuple[str, ...]] = {
     "flag": ("flag", "item_flag", "flagged", "nsfw", "unratable"),
     "skip": ("skip", "skipped"),
 }
-#: Text read as a set flag / skip (case-insensitive) ...
-FLAG_TRUE: frozenset[str] = frozenset({"yes", "y", "true", "t", "1"})
-#: ... and as not set (an empty cell is not set).
-FLAG_FALSE: frozenset[str] = frozenset({"no", "n", "false", "f", "0", ""})
-#: What a flag or skip cell may hold, for messages.
-FLAG_ALLOWED = "yes/no, true/false, y/n, 1/0 (case-insensitive) or empty"
 #: The columns of a validated judgment frame (``qc`` marks QC judgments; ``row`` is the 1-based data row).
 JUDGMENT_COLUMNS: tuple[str, ...] = ("item", "agent", "rater", "label", "flag", "skip", "qc", "row")
-
-
-def parse_flags(frame: pd.DataFrame, column: str, *, source: str) -> np.ndarray:
-    """(rows,) bool of a yes/no column (:data:`FLAG_TRUE` / :data:`FLAG_FALSE`); anything else raises, naming the
-    first bad row."""
-    text = frame[column].astype(str).str.strip().str.lower().to_numpy(dtype=object)
-    truth = np.isin(text, list(FLAG_TRUE))
-    bad = ~truth & ~np.isin(text, list(FLAG_FALSE))
-    if bad.any():
-        pos = int(np.flatnonzero(bad)[0])
-        raise row_error(f"not a yes/no value ({int(bad.sum()):,} row(s) in all)", source=source, row=pos + 1,
-                        offset=line_offset(frame), column=column, value=str(frame[column].iloc[pos]),
-                        allowed=FLAG_ALLOWED)
-    return truth
 
 
 def _labels(frame: pd.DataFrame, column: str, *, flag: np.ndarray, skip: np.ndarray,

@@ -27,7 +27,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from stableval.datasets.judgments import parse_flags
+from stableval.datasets._common import parse_flags
 from stableval.errors import InputError
 
 __all__ = ["read_toy_json"]

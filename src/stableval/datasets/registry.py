@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from stableval._options import Option
+from stableval.data.options import DUPLICATE_POLICIES
 from stableval.wording import plural
 
 __all__ = ["DATASETS", "OPTIONS", "STUDY_DATASETS", "DatasetInfo", "DatasetOption", "canonical_name", "load_dataset"]
@@ -44,7 +45,7 @@ OPTIONS: dict[str, DatasetOption] = {option.name: option for option in (
                   "PARTIAL (869 of 1,666 votes, winners skewed).", parse=_turns),
     DatasetOption("duplicates", str, "mt-bench, truth-inference: the same vote/answer given twice by one rater: keep "
                   "all (mt-bench default), first (truth-inference default), last, or error.",
-                  choices=("error", "first", "last", "keep")),
+                  choices=DUPLICATE_POLICIES),
     DatasetOption("separate_workers", bool, "qags: keep the two files' worker ids apart (default: one id space, as "
                   "in the original analysis).", flag="--separate-workers/--shared-workers"),
     DatasetOption("min_annotators", int, "mslr: keep responses with at least this many annotators (default 2).", ge=1),

@@ -52,8 +52,9 @@ def _integer_codes(column: pd.Series, *, source: str, name: str) -> np.ndarray:
         raise row_error(f"not an integer class code ({plural(int((~ok).sum()), 'row')} in all)", source=source,
                         row=pos + 1, offset=1, line_at="problem", column=name, value=str(column.iloc[pos]),
                         has_value=True,
-                        allowed=f"integers 0..{MAX_INTEGER_LEVELS - 1}, or pass levels=[...] naming every answer "
-                                "value (CLI: --levels a,b,c); continuous scales (f201_Emotion) need binning first")
+                        allowed=f"integers 0..{MAX_INTEGER_LEVELS - 1}, or pass {{levels}} naming every answer "
+                                "value; continuous scales (f201_Emotion) need binning first",
+                        options={"levels": "a,b,c"})
     return number.astype(np.int64)
 
 

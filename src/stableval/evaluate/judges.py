@@ -349,7 +349,7 @@ def judge_diagnostics(
         if missing:
             notes.append("agents without a family count as other-family: " + ", ".join(missing))
     if lengths is None:
-        notes.append("no answer lengths given, so no length bias (CLI: --length-col)")
+        notes.append("no answer lengths given, so no length bias (give the column of answer lengths)")
     if votes is None:
         notes.append("position bias needs pairwise votes")
     settings = {"method": chosen.label, "params": chosen.estimator.get_params(), "bootstrap": bootstrap,

@@ -5,5 +5,7 @@
 
 from stableval.report.figures import figure_to_svg, forest_plot, rating_plot, win_heatmap
 from stableval.report.html import build_report
+from stableval.report.options import QualityControl, ReportOptions
 
-__all__ = ["build_report", "figure_to_svg", "forest_plot", "rating_plot", "win_heatmap"]
+__all__ = ["QualityControl", "ReportOptions", "build_report", "figure_to_svg", "forest_plot", "rating_plot",
+           "win_heatmap"]

@@ -30,6 +30,7 @@ from stableval.aggregate.registry import (
 )
 from stableval.data.labels import credit_text
 from stableval.progress import progress_bar
+from stableval.report.options import ReportOptions
 from stableval.wording import plural
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -123,7 +124,7 @@ class ReportContext:
     bootstrap: int
     quick: bool
     command: str
-    options: dict[str, Any]
+    options: ReportOptions
     cache: dict[str, Any]
     shown_notes: set[str] = field(default_factory=set)
 
@@ -183,10 +184,11 @@ def _reliability(ctx: ReportContext) -> Section:
     from stableval.evaluate.reliability import reliability_vs_qc
     from stableval.report.figures import reliability_figure, save_figure
 
-    qc = ctx.options["qc"]
-    gold = read_gold(qc["file"], levels=list(ctx.table.levels), every_agent=True) if qc.get("file") else None
-    result = reliability_vs_qc(ctx.table, qc_rater=qc.get("rater"), gold=gold, consensus=bool(qc.get("consensus")),
-                               source=str(ctx.path))
+    qc = ctx.options.qc
+    assert qc is not None  # the section is only built with QC
+    gold = read_gold(qc.file, levels=list(ctx.table.levels), every_agent=True) if qc.file is not None else None
+    result = reliability_vs_qc(ctx.table, qc_rater=list(qc.raters) if qc.raters else None, gold=gold,
+                               consensus=qc.consensus, source=str(ctx.path))
     with tempfile.TemporaryDirectory() as folder:
         png = save_figure(reliability_figure(result), Path(folder) / "reliability.png").read_bytes()
     image = base64.b64encode(png).decode("ascii")
@@ -245,7 +247,7 @@ def _stability(ctx: ReportContext) -> Section:
     from stableval.report.figures.stability import stability_figure
 
     result = ranking_stability(ctx.table, ctx.methods, repetitions=10 if ctx.quick else 50, seed=ctx.seed,
-                               jobs=int(ctx.options.get("jobs", 1)))
+                               jobs=ctx.options.jobs)
     columns = ["method", "raters", "tau_mean", "tau_ci_low", "tau_ci_high", "mean_rank_sd", "mean_rank_range",
                "p_top_change", "responses_dropped_mean"]
     body = figure_html(stability_figure(result), "Mean Kendall tau-b between the ranking from all raters and "
@@ -323,7 +325,8 @@ def _pairwise(ctx: ReportContext) -> Section:
 def _rater_kinds(ctx: ReportContext) -> Section:
     from stableval.evaluate.judges import judge_diagnostics, leaderboards_by_kind
 
-    info = ctx.options["rater_info"]
+    info = ctx.options.rater_info
+    assert info is not None  # the section is only built with rater kinds
     primary = next(c for c in ctx.methods if c.key == primary_method(c.key for c in ctx.methods))
     board = leaderboards_by_kind(ctx.table, info, primary, bootstrap=min(ctx.bootstrap, 200), seed=ctx.seed)
     names = {"all": "all raters", "human": "people", "llm": "LLM judges"}
@@ -341,7 +344,7 @@ def _rater_kinds(ctx: ReportContext) -> Section:
     body = (f"<p>{counts['human']:,} human rater(s) and {counts['llm']:,} LLM judge(s); "
             f"{html_lib.escape(primary.label)} fitted on each group separately.</p>" + table_html(shown))
     if counts["human"] and counts["llm"]:
-        judges = judge_diagnostics(ctx.table, info, primary, votes=ctx.votes, lengths=ctx.options.get("lengths"),
+        judges = judge_diagnostics(ctx.table, info, primary, votes=ctx.votes, lengths=ctx.options.lengths,
                                    bootstrap=min(ctx.bootstrap, 500), seed=ctx.seed)
         columns = [c for c in ("judge", "family", "compared", "agreement", "leniency", "leniency_ci_low",
                                "leniency_ci_high", "self_preference", "self_preference_ci_low",
@@ -402,17 +405,18 @@ def build_report(
     sections: Sequence[str] | None = None,
     command: str = "",
     progress: bool = False,
-    options: dict[str, Any] | None = None,
+    options: ReportOptions | Mapping[str, Any] | None = None,
 ) -> str:
     """Run every analysis of a ratings file (read once with ``inputs``, or already :func:`~stableval.data.load`-ed)
     and return the report as one self-contained HTML string.
 
     ``methods``/``params``: the aggregation methods of the leaderboard and stability sections (default: the
-    registry's defaults); the rater sections use the last of them with a rater model. ``options``: ``jobs``
-    (worker processes for the stability analysis), ``qc`` (a dict with ``rater``, ``file`` or ``consensus``:
-    adds the reliability-against-QC section), ``rater_info`` (a :class:`~stableval.data.raters.RaterInfo`: adds
-    the people-vs-LLM-judges section) and ``lengths`` (answer length per response, for its length bias). Pairwise
-    input adds the Bradley–Terry section.
+    registry's defaults); the rater sections use the last of them with a rater model. ``options``: a
+    :class:`~stableval.report.options.ReportOptions` (or a mapping of its fields): ``jobs`` (worker processes for
+    the stability analysis), ``qc`` (a :class:`~stableval.report.options.QualityControl`, or a mapping with
+    ``rater``, ``file`` or ``consensus``: adds the reliability-against-QC section), ``rater_info`` (a
+    :class:`~stableval.data.raters.RaterInfo`: adds the people-vs-LLM-judges section) and ``lengths`` (answer length
+    per response, for its length bias). Pairwise input adds the Bradley–Terry section.
     """
     from jinja2 import Environment, PackageLoader, select_autoescape
     from markupsafe import Markup
@@ -424,10 +428,10 @@ def build_report(
     table = loaded.table
     ctx = ReportContext(path=path, table=table, votes=loaded.votes, methods=resolve_methods(methods, params),
                         seed=seed, bootstrap=bootstrap if bootstrap is not None else (200 if quick else 1000),
-                        quick=quick, command=command, options=dict(options or {}), cache={})
-    has_qc = bool(ctx.options.get("qc"))
+                        quick=quick, command=command, options=ReportOptions.of(options), cache={})
     chosen = [name for name in (sections or BUILDERS) if name in BUILDERS and (name != "pairwise" or ctx.votes)
-              and (name != "reliability" or has_qc) and (name != "rater-kinds" or ctx.options.get("rater_info"))]
+              and (name != "reliability" or ctx.options.qc is not None)
+              and (name != "rater-kinds" or ctx.options.rater_info is not None)]
     built = []
     with progress_bar("report", total=len(chosen), enabled=progress) as bar:
         for name in chosen:

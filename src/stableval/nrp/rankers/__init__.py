@@ -256,14 +256,14 @@ def _split(scores: np.ndarray, sizes: Sequence[tuple[int, int]]) -> tuple[list[n
 def check_model_path(model_path: str | Path | None, ranker: str, *, files: Sequence[str] = ("config.json",)) -> Path:
     """The local model directory, or an InputError saying exactly what to pass (never a hub download)."""
     if model_path is None:
-        raise InputError(f"the {ranker} ranker needs a local model directory", column="--model-path",
-                         allowed=f"--model-path DIR, a directory saved with save_pretrained() holding "
+        raise InputError(f"the {ranker} ranker needs a local model directory", options={"model_path": "DIR"},
+                         allowed=f"{{model_path}}, a directory saved with save_pretrained() holding "
                                  f"{', '.join(files)}, the weights and the tokenizer (no download is attempted)")
     path = Path(model_path)
     missing = [name for name in files if not (path / name).is_file()]
     if not path.is_dir() or missing:
         raise InputError(f"{ranker} model directory is missing {', '.join(missing) or 'entirely'}", file=str(path),
-                         column="--model-path",
+                         option="model_path",
                          allowed="a local directory saved with save_pretrained() (config.json, weights, tokenizer)")
     return path
 
