@@ -385,6 +385,11 @@ def log_prior(priors: np.ndarray, confusion: np.ndarray, alpha_mu: float, alpha_
 ACCELERATIONS = ("auto", "anderson", "squarem", "none")
 #: how many past iterates Anderson acceleration combines (its depth m; :class:`AndersonHistory`)
 ANDERSON_DEPTH = 5
+#: Anderson hands over to plain EM after this many steps in a row without a new best objective. In exact
+#: arithmetic every step improves (an accepted extrapolation is no lower than the current point, a plain EM step
+#: is higher), so only rounding stalls it: with a tolerance finer than the objective's last digits resolve, the
+#: extrapolations can cycle at the optimum forever, where plain EM reaches its fixed point and stops
+ANDERSON_STALL = 2 * (ANDERSON_DEPTH + 1)
 #: with ``acceleration="auto"``, Anderson acceleration needs at least this many stored judgments in all ...
 ANDERSON_FROM = 250_000
 #: ... and at least this many judgments by all but :data:`ANDERSON_SPARSE_SHARE` of the raters; else SQUAREM.
@@ -589,7 +594,9 @@ class _EMRun:
         step from the current point (its M-step is already known). One E-step per point instead of SQUAREM's
         three per cycle. Convergence is judged as in :meth:`plain`, on a plain EM step: when an extrapolated point
         improves by less than the tolerance, the next step is a plain one, and the run stops only if that one
-        does too (an extrapolation can stall far from the optimum; a plain step does not).
+        does too (an extrapolation can stall far from the optimum; a plain step does not). After
+        :data:`ANDERSON_STALL` steps without a new best objective (rounding, at a tolerance finer than the
+        objective resolves) the run goes on as plain EM.
         """
         objective, log_likelihood, image = self.evaluate(params)
         self.accept(objective, log_likelihood)
@@ -597,9 +604,12 @@ class _EMRun:
         history.add(params, image)
         current, current_image, current_objective = params, image, objective
         check = False  # an extrapolated point improved by less than the tolerance: confirm with a plain step
+        best, stalled = objective, 0
         while True:
             if self.spent:
                 return current, False
+            if stalled >= ANDERSON_STALL:  # rounding has the last word: plain EM ends the run as it would alone
+                return self.plain(current_image)
             extrapolated = None if check else history.extrapolate()
             if extrapolated is not None:
                 objective, log_likelihood, image = self.evaluate(extrapolated)
@@ -619,6 +629,7 @@ class _EMRun:
             small = self.accept(objective, log_likelihood)
             history.add(candidate, image)
             current, current_image, current_objective = candidate, image, objective
+            best, stalled = (objective, 0) if objective > best else (best, stalled + 1)
             if small and plain:
                 return current, True
             check = small
