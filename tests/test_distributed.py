@@ -103,11 +103,11 @@ def test_fits_equal_in_memory(tables: tuple[PartitionedTable, Any], name: str, p
 
 def test_starts_screened_on_a_subset_equal_in_memory(tables: tuple[PartitionedTable, Any],
                                                      monkeypatch: pytest.MonkeyPatch) -> None:
-    import stableval.aggregate._base as base
+    import stableval.aggregate.em_fit as em_fit
 
     table, memory = tables
-    monkeypatch.setattr(base, "SCREEN_SUBSET_ABOVE", 100)
-    monkeypatch.setattr(base, "SCREEN_RESPONSES", 150)
+    monkeypatch.setattr(em_fit, "SCREEN_SUBSET_ABOVE", 100)
+    monkeypatch.setattr(em_fit, "SCREEN_RESPONSES", 150)
     fitted = fit_distributed(table, "stableval")
     reference = Stableval().fit(memory)
     assert {s["screened_responses"] for s in reference.starts_} == {150}

@@ -13,10 +13,12 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-import stableval.aggregate._base as base
 import stableval.aggregate.em as em
+import stableval.aggregate.em_acceleration as em_acceleration
+import stableval.aggregate.em_fit as em_fit
 from stableval.aggregate import DawidSkene, Stableval
-from stableval.aggregate.em import AndersonHistory, ResponseBlocks, acceleration_choice, run_em, vote_counts
+from stableval.aggregate.em import ResponseBlocks, run_em, vote_counts_of_matrix
+from stableval.aggregate.em_acceleration import AndersonHistory, acceleration_choice
 
 from synthetic import simulated_matrix
 
@@ -34,7 +36,7 @@ def X() -> sp.csr_matrix:
 
 
 def soft_start(X: sp.csr_matrix) -> np.ndarray:
-    counts = vote_counts(X, K)
+    counts = vote_counts_of_matrix(X, K)
     return np.ascontiguousarray((counts / counts.sum(axis=1, keepdims=True)).T)
 
 
@@ -125,21 +127,21 @@ def test_anderson_history_solves_a_linear_map_in_dimension_plus_one_steps() -> N
 
 def test_auto_is_squarem_below_the_threshold_and_anderson_from_it(X: sp.csr_matrix,
                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
-    per = em.ANDERSON_PER_RATER
-    prolific = np.full(em.ANDERSON_FROM // per, per)  # raters with the least judgments each that qualify
+    per = em_acceleration.ANDERSON_PER_RATER
+    prolific = np.full(em_acceleration.ANDERSON_FROM // per, per)  # raters with the least judgments each that qualify
     assert acceleration_choice("auto", prolific) == "anderson"
     assert acceleration_choice("auto", np.r_[prolific[:-1], per - 1]) == "squarem"  # too few judgments in all
     assert acceleration_choice("auto", np.r_[prolific, 0, 0, 0]) == "anderson"  # raters without judgments: none
-    assert acceleration_choice("auto", np.full(1, em.ANDERSON_FROM)) == "anderson"
+    assert acceleration_choice("auto", np.full(1, em_acceleration.ANDERSON_FROM)) == "anderson"
     with pytest.raises(ValueError, match="acceleration='fast'; allowed: auto, anderson, squarem, none"):
         acceleration_choice("fast", prolific)
     with pytest.raises(ValueError, match="acceleration='fast'"):
         DawidSkene(acceleration="fast")
     n_raters = X.shape[1] // K
-    monkeypatch.setattr(em, "ANDERSON_FROM", X.nnz)
+    monkeypatch.setattr(em_acceleration, "ANDERSON_FROM", X.nnz)
     least = int(em.rater_judgments(X, n_raters).min())
     for per_rater, same_as in ((least + 1, "squarem"), (least, "anderson")):
-        monkeypatch.setattr(em, "ANDERSON_PER_RATER", per_rater)
+        monkeypatch.setattr(em_acceleration, "ANDERSON_PER_RATER", per_rater)
         auto = DawidSkene().fit_matrix(X, n_raters, K)
         chosen = DawidSkene(acceleration=same_as).fit_matrix(X, n_raters, K)
         np.testing.assert_array_equal(auto.posteriors_, chosen.posteriors_)
@@ -148,10 +150,10 @@ def test_auto_is_squarem_below_the_threshold_and_anderson_from_it(X: sp.csr_matr
 
 def test_screened_starts_run_the_accelerator_of_the_whole_matrix(X: sp.csr_matrix,
                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(base, "SCREEN_SUBSET_ABOVE", 1000)
-    monkeypatch.setattr(base, "SCREEN_RESPONSES", 1500)  # the subset holds a quarter of the judgments ...
-    monkeypatch.setattr(em, "ANDERSON_FROM", X.nnz)  # ... so alone it would run SQUAREM
-    monkeypatch.setattr(em, "ANDERSON_PER_RATER", 1)
+    monkeypatch.setattr(em_fit, "SCREEN_SUBSET_ABOVE", 1000)
+    monkeypatch.setattr(em_fit, "SCREEN_RESPONSES", 1500)  # the subset holds a quarter of the judgments ...
+    monkeypatch.setattr(em_acceleration, "ANDERSON_FROM", X.nnz)  # ... so alone it would run SQUAREM
+    monkeypatch.setattr(em_acceleration, "ANDERSON_PER_RATER", 1)
     n_raters = X.shape[1] // K
     auto = Stableval().fit_matrix(X, n_raters, K)
     anderson = Stableval(acceleration="anderson").fit_matrix(X, n_raters, K)
@@ -187,10 +189,10 @@ def test_a_dask_fit_runs_anderson_as_in_memory(tmp_path: Path, monkeypatch: pyte
         np.testing.assert_allclose(fitted.posteriors_, reference.posteriors_, rtol=0, atol=1e-9)
 
         stored = memory.response_matrix().nnz
-        monkeypatch.setattr(base, "SCREEN_SUBSET_ABOVE", 500)
-        monkeypatch.setattr(base, "SCREEN_RESPONSES", 600)  # about half the judgments ...
-        monkeypatch.setattr(em, "ANDERSON_FROM", stored)  # ... so alone the subset would run SQUAREM
-        monkeypatch.setattr(em, "ANDERSON_PER_RATER", 1)
+        monkeypatch.setattr(em_fit, "SCREEN_SUBSET_ABOVE", 500)
+        monkeypatch.setattr(em_fit, "SCREEN_RESPONSES", 600)  # about half the judgments ...
+        monkeypatch.setattr(em_acceleration, "ANDERSON_FROM", stored)  # ... so alone the subset would run SQUAREM
+        monkeypatch.setattr(em_acceleration, "ANDERSON_PER_RATER", 1)
         screened = fit_distributed(table, "stableval")
         in_memory = Stableval().fit(memory)
         anderson = Stableval(acceleration="anderson").fit(memory)
@@ -204,7 +206,7 @@ def test_auto_keeps_squarem_when_more_than_one_percent_of_raters_are_sparse() ->
     1,000 with 200 average 990 per rater, and Anderson then needed more E-steps than SQUAREM (29 vs 25 for
     Dawid-Skene; with 2% of the raters at 100 judgments, 30 vs 16)."""
     mixed = np.r_[np.full(10, 80_000), np.full(1000, 200)]
-    assert mixed.mean() >= em.ANDERSON_PER_RATER and mixed.sum() >= em.ANDERSON_FROM
+    assert mixed.mean() >= em_acceleration.ANDERSON_PER_RATER and mixed.sum() >= em_acceleration.ANDERSON_FROM
     assert acceleration_choice("auto", mixed) == "squarem"
     one_in_fifty = np.r_[np.full(245, 4000), np.full(5, 100)]
     assert acceleration_choice("auto", one_in_fifty) == "squarem"

@@ -28,7 +28,7 @@ from stableval.aggregate import (
     get_method,
     method_names,
 )
-from stableval.aggregate._base import EMStart
+from stableval.aggregate.em_fit import EMStart
 from stableval.aggregate.registry import method_label, resolve_methods, shared_params
 from stableval.cli import app
 from stableval.data import InputOptions

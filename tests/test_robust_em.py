@@ -18,8 +18,8 @@ from scipy.special import gammaln
 from typer.testing import CliRunner
 
 from stableval import AnnotationTable, DawidSkene, Stableval, example_path, read_any
-from stableval.aggregate._base import diagonal_dominant, pooled_confusion
-from stableval.aggregate.em import dirichlet_concentration
+from stableval.aggregate.em_fit import diagonal_dominant, pooled_confusion
+from stableval.aggregate.em_priors import dirichlet_concentration
 from stableval.cli import app
 from stableval.datasets import gold_accuracy, load_dataset
 
@@ -307,21 +307,22 @@ def test_a_fit_at_the_cap_says_how_far_its_scores_still_move(tmp_path: Path) -> 
 def test_starts_screened_on_a_subset_then_the_winner_fitted_on_all(monkeypatch: pytest.MonkeyPatch) -> None:
     import scipy.sparse as sp
 
-    import stableval.aggregate._base as base
-    from stableval.aggregate.em import vote_counts
+    import stableval.aggregate.em_fit as em_fit
+    from stableval.aggregate.em import ResponseBlocks, vote_counts_of_matrix
 
     table = read_any(example_path("mt_bench"), duplicates="keep")
     full = Stableval().fit(table)
     assert {s["screened_responses"] for s in full.starts_} == {table.n_responses}  # small data: every response
-    monkeypatch.setattr(base, "SCREEN_SUBSET_ABOVE", 200)
-    monkeypatch.setattr(base, "SCREEN_RESPONSES", 300)
+    monkeypatch.setattr(em_fit, "SCREEN_SUBSET_ABOVE", 200)
+    monkeypatch.setattr(em_fit, "SCREEN_RESPONSES", 300)
     model = Stableval().fit(table)
-    rows = base.screening_rows(table.n_responses)
+    rows = em_fit.screening_rows(table.n_responses)
     assert rows is not None and rows.size == 300 and np.all(np.diff(rows) > 0)
     assert {s["screened_responses"] for s in model.starts_} == {300}
     # the result is the winning start fitted from scratch on every response
     X = sp.csr_matrix(table.response_matrix())
-    starts = dict(model.em_starts(vote_counts(X, table.n_levels)))
-    again = model._run(X, starts[model.start_], table.n_raters, table.n_levels, None, model.dirichlet(), model.max_iter)
+    starts = dict(model.em_starts(vote_counts_of_matrix(X, table.n_levels)))
+    again = model._run(ResponseBlocks(X), starts[model.start_], table.n_raters, table.n_levels, None,
+                       model.dirichlet(), model.max_iter)
     np.testing.assert_allclose(model.posteriors_, again.posteriors.T, rtol=0, atol=1e-12)
     np.testing.assert_allclose(model.posteriors_, full.posteriors_, atol=1e-3)  # same optimum on this data

@@ -15,8 +15,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from stableval.aggregate import OneCoinDawidSkene, Wawa, ZeroBasedSkill
-from stableval.aggregate._base import Judgments
+from stableval.aggregate import Judgments, OneCoinDawidSkene, Wawa, ZeroBasedSkill
 from stableval.aggregate.batch_em import ProblemBatch, batch_fit
 from stableval.aggregate.registry import get_method
 from stableval.aggregate.wawa import weighted_shares

@@ -21,7 +21,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from stableval.aggregate._base import EMAggregator, EMStart, Method, check_em_settings
+from stableval.aggregate.em_fit import EMAggregator, EMStart, check_em_settings
+from stableval.aggregate.method import Method
 
 
 class DawidSkene(EMAggregator):

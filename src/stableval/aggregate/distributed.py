@@ -7,8 +7,8 @@ sends back the sums the M-step needs: the log-likelihood, the posterior mass per
 (K, R·K) — K + K·R·K + 1 floats per partition per iteration. The client adds them and runs the M-step
 (:func:`~stableval.aggregate.em.parameters_from_counts`), then sends the new parameters (K + R·K·K floats) back.
 The posteriors stay on the workers until the fit ends. The iteration, stopping rule, SQUAREM acceleration, starts
-and learnt priors are the in-memory code's (:class:`~stableval.aggregate.em._EMRun` and the same steps as
-:meth:`~stableval.aggregate._base.EMAggregator.fit_matrix`), so the fit equals the in-memory one up to the order in
+and learnt priors are the in-memory code's (:class:`~stableval.aggregate.em.EMIteration` and the same steps as
+:meth:`~stableval.aggregate.em_fit.EMAggregator.fit_matrix`), so the fit equals the in-memory one up to the order in
 which floating-point sums are added (about 1e-12 here).
 
 Sources: Dawid & Skene (1979), JRSS C 28(1):20–28 (the model and its EM); Bonagiri et al. (2026),
@@ -38,21 +38,10 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import scipy.sparse as sp
 
-from stableval.aggregate._base import (
-    Aggregator,
-    EMAggregator,
-    EMRunner,
-    EMStart,
-    screening_rows,
-)
-from stableval.aggregate.em import (
-    EMResult,
-    ResponseBlocks,
-    _EMRun,
-    acceleration_choice,
-    parameters_from_counts,
-    rater_judgments,
-)
+from stableval.aggregate._base import Aggregator
+from stableval.aggregate.em import ResponseBlocks, rater_judgments, vote_counts_of_matrix
+from stableval.aggregate.em_acceleration import acceleration_choice
+from stableval.aggregate.em_fit import EMAggregator, EMRunner, screening_rows
 from stableval.aggregate.majority_vote import MajorityVote
 from stableval.errors import StableValError
 
@@ -74,9 +63,7 @@ def refuse_distributed(name: str) -> None:
 
 # ====================================================================================== worker side
 def _vote_counts(partition: Partition) -> np.ndarray:
-    from stableval.aggregate.em import vote_counts
-
-    return vote_counts(partition.X, partition.first_seen.shape[1])
+    return vote_counts_of_matrix(partition.X, partition.first_seen.shape[1])
 
 
 def _first_seen(partition: Partition) -> np.ndarray:
@@ -156,8 +143,17 @@ class PartitionedEStep:
         self._last: list[Any] = []
 
     def rater_judgments(self, n_raters: int) -> np.ndarray:
-        """Judgments per rater (R,) over every partition (:func:`~stableval.aggregate.em.acceleration_choice`)."""
+        """Judgments per rater (R,) over every partition
+        (:func:`~stableval.aggregate.em_acceleration.acceleration_choice`)."""
         return self.judgments_per_rater
+
+    def posteriors_buffer(self, n_levels: int) -> np.ndarray:
+        """No buffer on the client: the posteriors stay on the workers."""
+        return np.empty((n_levels, 0))
+
+    def final_posteriors(self, buffer: np.ndarray) -> np.ndarray:
+        """The last E-step's posteriors (K, N), gathered in response order."""
+        return self.posteriors()
 
     def counts(self, posteriors: np.ndarray) -> np.ndarray:
         """Expected counts (K, R·K) of client-side posteriors (K, N): each partition's slice, summed in partition
@@ -187,49 +183,6 @@ class PartitionedEStep:
         return np.concatenate(parts, axis=1) if parts else np.zeros((self.table.n_levels, 0))
 
 
-def run_em_partitioned(estep: PartitionedEStep, *, n_raters: int, n_levels: int,
-                       init_posteriors: np.ndarray | None = None,
-                       init_params: tuple[np.ndarray, np.ndarray] | None = None, alpha_mu: float = 1.0,
-                       alpha_pi: float | np.ndarray = 1.0, max_iter: int = 500, tol: float = 1e-8,
-                       acceleration: str = "none") -> EMResult:
-    """:func:`~stableval.aggregate.em.run_em` with the E-step spread over the partitions."""
-    if init_posteriors is not None:
-        counts = estep.counts(init_posteriors)
-        start = parameters_from_counts(init_posteriors.sum(axis=1), counts, n_raters, alpha_mu, alpha_pi)
-    elif init_params is not None:
-        start = init_params
-    else:
-        raise ValueError("give exactly one of init_posteriors and init_params")
-    run = _EMRun(estep, np.empty((n_levels, 0)), n_raters, alpha_mu, alpha_pi,  # type: ignore[arg-type]
-                 max(1, max_iter), tol)
-    final, converged = run.solve(start, acceleration)
-    return EMResult(posteriors=estep.posteriors(), priors=final[0], confusion=final[1],
-                    log_likelihood=np.asarray(run.likelihoods), objective=np.asarray(run.objectives),
-                    n_iter=run.evaluations, converged=converged)
-
-
-def _run_start(model: EMAggregator, estep: PartitionedEStep, start: EMStart, n_raters: int, n_levels: int,
-               alphas: tuple[float, float | np.ndarray], max_iter: int) -> EMResult:
-    """EM from one start, as :meth:`EMAggregator._run` (without gold labels)."""
-    alpha_mu, alpha_pi = alphas
-    common: dict[str, Any] = dict(n_raters=n_raters, n_levels=n_levels, max_iter=max_iter, tol=model.tol,
-                                  acceleration=model.acceleration)
-    if start.confusion is not None:
-        distributions = start.distributions
-        priors = distributions.mean(axis=0) if distributions.shape[0] else np.full(n_levels, 1.0 / n_levels)
-        confusion = np.broadcast_to(start.confusion, (n_raters, n_levels, n_levels)).copy()
-        return run_em_partitioned(estep, init_params=(priors, confusion), alpha_mu=alpha_mu, alpha_pi=alpha_pi,
-                                  **common)
-    shares = np.ascontiguousarray(np.array(start.distributions, dtype=float).T)
-    if not start.maximum_likelihood_first:
-        return run_em_partitioned(estep, init_posteriors=shares, alpha_mu=alpha_mu, alpha_pi=alpha_pi, **common)
-    ml = run_em_partitioned(estep, init_posteriors=shares, **common)
-    result = run_em_partitioned(estep, init_posteriors=ml.posteriors, alpha_mu=alpha_mu, alpha_pi=alpha_pi, **common)
-    return EMResult(posteriors=result.posteriors, priors=result.priors, confusion=result.confusion,
-                    log_likelihood=result.log_likelihood, objective=result.objective,
-                    n_iter=ml.n_iter + result.n_iter, converged=result.converged)
-
-
 def _fit_em(model: EMAggregator, table: PartitionedTable, counts: np.ndarray) -> None:
     """:meth:`EMAggregator.fit_matrix` on a partitioned table: the same starts, screening and learnt-prior refit
     (:meth:`EMAggregator.fit_from_starts`), with the E-step a map over partitions."""
@@ -241,15 +194,16 @@ def _fit_em(model: EMAggregator, table: PartitionedTable, counts: np.ndarray) ->
         return np.ascontiguousarray(rows.reshape(k, n_raters, k).transpose(1, 0, 2).reshape(n_raters * k, k))
 
     screen: tuple[np.ndarray, EMRunner] | None = None
+    acceleration = acceleration_choice(model.acceleration, estep.judgments_per_rater)  # the whole matrix's
     rows = screening_rows(table.n_responses)
     if rows is not None:  # the starts are compared on the same responses as in memory, gathered to the client
-        part = _gather_rows(table, rows)
-        acceleration = acceleration_choice(model.acceleration, estep.judgments_per_rater)  # the whole matrix's
+        part = ResponseBlocks(_gather_rows(table, rows), kernel=estep.kernel)
         screen = rows, lambda start, alphas, max_iter: model._run(part, start, n_raters, k, None, alphas, max_iter,
-                                                                  kernel=estep.kernel, acceleration=acceleration)
+                                                                  acceleration)
     model.fit_from_starts(
         counts, n_raters, k,
-        run=lambda start, alphas, max_iter: _run_start(model, estep, start, n_raters, k, alphas, max_iter),
+        run=lambda start, alphas, max_iter: model._run(estep, start, n_raters, k, None, alphas, max_iter,
+                                                       acceleration),
         expected=expected, screen=screen)
 
 
@@ -265,7 +219,7 @@ def _partition_rows(partition: Any, local: np.ndarray) -> sp.csr_matrix:
     return sp.csr_matrix(partition.X[local])
 
 
-def vote_counts(table: PartitionedTable) -> np.ndarray:
+def partitioned_vote_counts(table: PartitionedTable) -> np.ndarray:
     """(N, K) label counts per response, gathered from the partitions in response order."""
     parts = table.gather(table.map(_vote_counts))
     return np.concatenate(parts) if parts else np.zeros((0, table.n_levels))
@@ -287,7 +241,7 @@ def fit_distributed(table: PartitionedTable, method: str | Aggregator, **params:
     else:
         model = method
         refuse_distributed(method_of(model).name)
-    counts = vote_counts(table)
+    counts = partitioned_vote_counts(table)
     if isinstance(model, MajorityVote):
         first_seen = None
         if model.ties == "first":

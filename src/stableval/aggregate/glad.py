@@ -34,7 +34,9 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.special import expit
 
-from stableval.aggregate._base import Aggregator, Judgments, Method, check_em_settings, softmax_posteriors
+from stableval.aggregate._base import Aggregator, Judgments, softmax_posteriors
+from stableval.aggregate.em_fit import check_em_settings
+from stableval.aggregate.method import Method
 
 __all__ = ["GLAD", "METHOD"]
 

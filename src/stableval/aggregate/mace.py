@@ -41,7 +41,9 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.special import digamma
 
-from stableval.aggregate._base import Aggregator, Method, check_em_settings, softmax_posteriors
+from stableval.aggregate._base import Aggregator, softmax_posteriors
+from stableval.aggregate.em_fit import check_em_settings
+from stableval.aggregate.method import Method
 
 __all__ = ["MACE", "METHOD"]
 

@@ -23,7 +23,8 @@ from typing import TYPE_CHECKING, Self
 
 import numpy as np
 
-from stableval.aggregate._base import Aggregator, GoldLabels, Method, gold_codes
+from stableval.aggregate._base import Aggregator, GoldLabels, gold_codes
+from stableval.aggregate.method import Method
 
 if TYPE_CHECKING:  # pragma: no cover
     import scipy.sparse as sp
@@ -111,9 +112,9 @@ class MajorityVote(Aggregator):
         """Fit on a response matrix (responses × rater·K + label) directly; responses with a known ``gold``
         level (>= 0) take it. ``first_seen`` (N, K): where each level's first judgment of each response comes in
         file order (:func:`first_seen`), for ``ties="first"``; without it that policy breaks ties at random."""
-        from stableval.aggregate.em import vote_counts
+        from stableval.aggregate.em import vote_counts_of_matrix
 
-        counts = vote_counts(X, n_levels)
+        counts = vote_counts_of_matrix(X, n_levels)
         if first_seen is not None and np.shape(first_seen) != counts.shape:
             raise ValueError(f"first_seen must have shape {counts.shape} (responses × levels), "
                              f"got {np.shape(first_seen)}")

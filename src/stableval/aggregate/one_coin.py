@@ -28,7 +28,9 @@ from typing import TYPE_CHECKING, Any, Self
 
 import numpy as np
 
-from stableval.aggregate._base import Aggregator, Method, check_em_settings, clamp_gold, softmax_posteriors
+from stableval.aggregate._base import Aggregator, clamp_gold, softmax_posteriors
+from stableval.aggregate.em_fit import check_em_settings
+from stableval.aggregate.method import Method
 
 if TYPE_CHECKING:  # pragma: no cover
     import scipy.sparse as sp
@@ -73,13 +75,13 @@ class OneCoinDawidSkene(Aggregator):
                    gold: np.ndarray | None = None) -> Self:
         """Fit on a response matrix (responses × rater·K + label); responses with a ``gold`` level (>= 0) are
         clamped to it."""
-        from stableval.aggregate.em import vote_counts
+        from stableval.aggregate.em import vote_counts_of_matrix
 
         k = n_levels
         column_rater = np.arange(n_raters * k) // k
         column_level = np.arange(n_raters * k) % k
         judged = np.bincount(column_rater, weights=np.asarray(X.sum(axis=0)).ravel(), minlength=n_raters)
-        counts = vote_counts(X, k)
+        counts = vote_counts_of_matrix(X, k)
         posteriors = counts / np.maximum(counts.sum(axis=1, keepdims=True), 1.0)
         history: list[float] = []
         converged = False

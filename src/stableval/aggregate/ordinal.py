@@ -57,7 +57,9 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.special import log_ndtr
 
-from stableval.aggregate._base import Aggregator, Method, check_em_settings, clamp_gold, em_fit_summary
+from stableval.aggregate._base import Aggregator, clamp_gold
+from stableval.aggregate.em_fit import check_em_settings, em_fit_summary
+from stableval.aggregate.method import Method
 
 if TYPE_CHECKING:  # pragma: no cover
     from stableval.aggregate.em import ResponseBlocks
@@ -149,7 +151,7 @@ def ordinal_strength(counts: np.ndarray, shape: np.ndarray) -> float:
     """The empirical-Bayes strength c of the Dirichlet prior Dirichlet(c q_r[k]) centred on each rater's ordinal
     row q_r[k]: the c maximising the Dirichlet-multinomial evidence of the expected counts ``counts`` (R, K, K)
     [rater, true, given] (Minka 2000, "Estimating a Dirichlet distribution", with the mean fixed), searched on
-    :data:`~stableval.aggregate.em.STRENGTHS` (0.01 to 10,000, steps of about 6%). Rows without counts carry no
+    :data:`~stableval.aggregate.em_priors.STRENGTHS` (0.01 to 10,000, steps of about 6%). Rows without counts carry no
     evidence. Counts that follow the ordinal rows give a large c, counts that leave them a small one.
 
     >>> shape = ordinal_confusion(np.zeros(2), np.full(2, 0.5), 3)
@@ -158,7 +160,7 @@ def ordinal_strength(counts: np.ndarray, shape: np.ndarray) -> float:
     """
     from scipy.special import gammaln
 
-    from stableval.aggregate.em import STRENGTHS
+    from stableval.aggregate.em_priors import STRENGTHS
 
     k = counts.shape[-1]
     rows, means = counts.reshape(-1, k), np.maximum(shape.reshape(-1, k), 1e-12)
@@ -287,11 +289,11 @@ class OrdinalRaters(Aggregator):
     def fit_matrix(self, X: sp.csr_matrix, n_raters: int, n_levels: int,
                    gold: np.ndarray | None = None) -> Self:
         from stableval.aggregate._base import hard_distribution
-        from stableval.aggregate.em import ResponseBlocks, vote_counts
+        from stableval.aggregate.em import ResponseBlocks, vote_counts_of_matrix
 
         k = n_levels
         blocks = ResponseBlocks(X, gold)
-        votes = vote_counts(X, k)
+        votes = vote_counts_of_matrix(X, k)
         shares = votes / np.maximum(votes.sum(axis=1, keepdims=True), 1.0)
         starts = {"soft": shares, "hard": hard_distribution(votes, atol=0.0)}
         chosen = list(starts) if self.init == "best" else [self.init]
@@ -326,8 +328,8 @@ class OrdinalRaters(Aggregator):
                 gold: np.ndarray | None) -> None:
         """Second stage: free confusion rows under a Dirichlet prior centred on the fitted ordinal rows, MAP EM from
         the ordinal posteriors and from the vote shares (the higher log posterior wins)."""
-        from stableval.aggregate._base import expected_rows
         from stableval.aggregate.em import run_em
+        from stableval.aggregate.em_fit import expected_rows
 
         shape = np.asarray(self.confusion_)
         if self.strength == "auto":

@@ -25,7 +25,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
-from stableval.aggregate._base import Aggregator, Method, clone
+from stableval.aggregate._base import Aggregator, clone
+from stableval.aggregate.method import Method
 
 __all__ = [
     "METHOD_MODULES",

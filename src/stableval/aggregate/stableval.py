@@ -34,7 +34,9 @@ from collections.abc import Collection
 
 import numpy as np
 
-from stableval.aggregate._base import EMAggregator, EMStart, Method, check_em_settings, hard_distribution
+from stableval.aggregate._base import hard_distribution
+from stableval.aggregate.em_fit import EMAggregator, EMStart, check_em_settings
+from stableval.aggregate.method import Method
 
 #: ``init`` values: every start (keep the best), or one of them
 INITS = ("best", "paper", "soft", "ml")
@@ -50,9 +52,9 @@ class Stableval(EMAggregator):
     Args:
         alpha_mu: Dirichlet concentration on the class priors (>= 1; 1 = no prior).
         alpha_pi: Dirichlet concentration on every confusion-matrix row (>= 1; 1 = no prior), or ``"auto"`` (one
-            concentration by empirical Bayes, :func:`~stableval.aggregate.em.dirichlet_concentration`) or
+            concentration by empirical Bayes, :func:`~stableval.aggregate.em_priors.dirichlet_concentration`) or
             ``"pooled"`` (each rater's rows shrunk towards the crowd's,
-            :func:`~stableval.aggregate.em.pooled_dirichlet`); a learnt prior is fitted in two rounds (flat, then
+            :func:`~stableval.aggregate.em_priors.pooled_dirichlet`); a learnt prior is fitted in two rounds (flat, then
             with the prior) and recorded in ``alpha_pi_``.
         epsilon: off-diagonal mass of Algorithm 1's near-identity initial confusion matrices (0 < epsilon < 1).
         init: ``"best"`` (default: every start below plus ``n_starts`` random ones; the highest log posterior
@@ -115,13 +117,13 @@ class Stableval(EMAggregator):
     def learned_alpha_pi(self, rows: np.ndarray, groups: np.ndarray | None = None,
                          n_groups: int = 1) -> np.ndarray | None:
         """``alpha_pi="auto"``: (G,) the empirical-Bayes concentration of a symmetric Dirichlet over the confusion
-        rows (:func:`~stableval.aggregate.em.dirichlet_concentration`), at least 1 (below 1 the MAP update is not
+        rows (:func:`~stableval.aggregate.em_priors.dirichlet_concentration`), at least 1 (below 1 the MAP update is not
         defined: the evidence asks for no smoothing). ``alpha_pi="pooled"``: (G, K, K), per group the
-        hierarchical prior of :func:`~stableval.aggregate.em.pooled_dirichlet` (every rater's rows shrunk towards
+        hierarchical prior of :func:`~stableval.aggregate.em_priors.pooled_dirichlet` (every rater's rows shrunk towards
         the crowd's, by an empirical-Bayes strength)."""
         if self.alpha_pi not in LEARNT_PRIORS:
             return None
-        from stableval.aggregate.em import dirichlet_concentration, pooled_dirichlet
+        from stableval.aggregate.em_priors import dirichlet_concentration, pooled_dirichlet
 
         k = rows.shape[1]
         if self.alpha_pi == "auto":

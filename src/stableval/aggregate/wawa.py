@@ -27,7 +27,8 @@ from typing import TYPE_CHECKING, Self
 
 import numpy as np
 
-from stableval.aggregate._base import Aggregator, Judgments, Method
+from stableval.aggregate._base import Aggregator, Judgments
+from stableval.aggregate.method import Method
 
 if TYPE_CHECKING:  # pragma: no cover
     import scipy.sparse as sp

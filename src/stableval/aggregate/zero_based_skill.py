@@ -26,7 +26,8 @@ from typing import TYPE_CHECKING, Self
 
 import numpy as np
 
-from stableval.aggregate._base import Aggregator, Judgments, Method
+from stableval.aggregate._base import Aggregator, Judgments
+from stableval.aggregate.method import Method
 from stableval.aggregate.wawa import vote_labels, weighted_shares
 
 if TYPE_CHECKING:  # pragma: no cover

@@ -29,7 +29,7 @@ import numpy as np
 import pandas as pd
 
 from stableval.aggregate import Aggregator
-from stableval.aggregate.distributed import fit_distributed, refuse_distributed, vote_counts
+from stableval.aggregate.distributed import fit_distributed, partitioned_vote_counts, refuse_distributed
 from stableval.aggregate.registry import Chosen, resolve_methods
 from stableval.evaluate.credit import credits_by_method
 from stableval.evaluate.diagnostics import (
@@ -175,7 +175,7 @@ def diagnose_partitioned(table: PartitionedTable, method: str | Aggregator = "st
     raters["near_uniform"] = raters["spammer_score"] < spammer_threshold
     raters = raters.sort_values(["accuracy", "rater"], ascending=[False, True], kind="stable").reset_index(drop=True)
 
-    responses = response_columns(table.response_frame(), vote_counts(table), posteriors, table.levels)
+    responses = response_columns(table.response_frame(), partitioned_vote_counts(table), posteriors, table.levels)
     flagged = mark_ambiguous(responses, ambiguity_threshold)
     ambiguous = responses.iloc[flagged].drop(columns="ambiguous").reset_index(drop=True)
     ambiguous["details"] = _flagged_details(table, flagged)

@@ -1,0 +1,72 @@
+"""The one declaration of an aggregation method, written next to its estimator (``METHOD = Method(...)``).
+
+The registry (:mod:`stableval.aggregate.registry`) lists the modules that declare one; every analysis, the
+command line's flags and help, the docs tables and the contract tests read the declarations from there.
+
+>>> from stableval.aggregate.registry import get_method
+>>> method = get_method("ds")
+>>> method.label, method.credit, method.rater_model
+('DS', 'hard', True)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import numpy as np
+
+from stableval.aggregate._base import Aggregator, hard_distribution
+
+__all__ = ["Method"]
+
+
+@dataclass(frozen=True)
+class Method:
+    """The one declaration of an aggregation method, written next to its estimator; the registry
+    (:mod:`stableval.aggregate.registry`) lists them, and every analysis reads them from there.
+
+    Attributes:
+        name: the name users type (``--method``, ``score_agents(table, ["stableval"])``).
+        label: short label for table headers (``"STABLEVAL"``).
+        title: long name for legends and docs (``"STABLEVAL (Bayesian Dawid–Skene)"``).
+        colour: its colour in every figure.
+        estimator: the estimator class; ``estimator(**params)`` builds one.
+        credit: ``"soft"`` — a response earns the posterior expected credit; ``"hard"`` — the credit of its most
+            probable level (exact ties share the credit equally).
+        batch: how the simulator fits many small problems at once: ``"em"`` (the batched EM; the estimator is an
+            :class:`EMAggregator`), ``"stacked"`` (a per-response method: one fit of the block-diagonal matrix of
+            all problems gives each problem's own result), ``"each"`` (one fit per problem).
+        rater_model: the fit estimates each rater's confusion matrix (``confusion_``, ``priors_``), so
+            ``diagnose`` can judge the raters with it.
+        default: part of the default method set of ``score``, ``stability``, ``report`` and ``ablate``.
+        primary: the headline method when it is among those chosen: the leaderboard is sorted by it, and its win
+            probabilities and rater model are the ones reported first.
+        summary: one sentence for ``--help`` and the docs.
+    """
+
+    name: str
+    label: str
+    title: str
+    colour: str
+    estimator: type[Aggregator]
+    credit: Literal["soft", "hard"] = "soft"
+    batch: Literal["em", "stacked", "each"] = "each"
+    rater_model: bool = False
+    default: bool = True
+    primary: bool = False
+    summary: str = ""
+
+    def build(self, **params: Any) -> Aggregator:
+        """A new, unfitted estimator with these hyper-parameters (the rest at their defaults); an unknown name
+        raises ``ValueError`` listing the parameters that exist."""
+        names = self.estimator.parameter_names()
+        for name in params:
+            if name not in names:
+                raise ValueError(f"{self.name} has no parameter {name!r}; its parameters: "
+                                 + (", ".join(names) or "none"))
+        return self.estimator(**params)
+
+    def credit_distribution(self, posteriors: np.ndarray) -> np.ndarray:
+        """(N, K) distribution whose expected credit is the method's item credit, from the fitted posteriors."""
+        return hard_distribution(posteriors) if self.credit == "hard" else np.asarray(posteriors)
