@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 
 from stableval import InputOptions, load
 from stableval.aggregate import DawidSkene, MajorityVote
-from stableval.aggregate.majority_vote import first_seen
+from stableval.aggregate.responses import first_seen
 from stableval.cli import app
 from stableval.data.table import AnnotationTable
 from stableval.datasets import load_mt_bench, load_truth_inference

@@ -168,7 +168,7 @@ def test_a_dask_fit_runs_anderson_as_in_memory(tmp_path: Path, monkeypatch: pyte
     distributed = pytest.importorskip("distributed")
     import pandas as pd
 
-    from stableval.aggregate.distributed import fit_distributed
+    from stableval.aggregate.registry import get_method
     from stableval.data import InputOptions, load
     from stableval.data.partitioned import PartitionedTable
 
@@ -180,7 +180,7 @@ def test_a_dask_fit_runs_anderson_as_in_memory(tmp_path: Path, monkeypatch: pyte
     with distributed.LocalCluster(n_workers=1, processes=False, threads_per_worker=1, dashboard_address=":0") as \
             cluster, distributed.Client(cluster) as client:
         table = PartitionedTable.read(tmp_path, client, partitions=2)
-        fitted = fit_distributed(table, "ds", acceleration="anderson")
+        fitted = get_method("ds").fit(table, acceleration="anderson")
         whole = pd.concat([pd.read_parquet(tmp_path / f"part-{i}.parquet") for i in range(2)], ignore_index=True)
         whole.to_parquet(tmp_path / "all.pq", index=False)
         memory = load(tmp_path / "all.pq", InputOptions()).table
@@ -193,7 +193,7 @@ def test_a_dask_fit_runs_anderson_as_in_memory(tmp_path: Path, monkeypatch: pyte
         monkeypatch.setattr(em_fit, "SCREEN_RESPONSES", 600)  # about half the judgments ...
         monkeypatch.setattr(em_acceleration, "ANDERSON_FROM", stored)  # ... so alone the subset would run SQUAREM
         monkeypatch.setattr(em_acceleration, "ANDERSON_PER_RATER", 1)
-        screened = fit_distributed(table, "stableval")
+        screened = get_method("stableval").fit(table)
         in_memory = Stableval().fit(memory)
         anderson = Stableval(acceleration="anderson").fit(memory)
     assert {start["screened_responses"] for start in in_memory.starts_} == {600}

@@ -18,7 +18,6 @@ import pytest
 from stableval.aggregate import Judgments, OneCoinDawidSkene, Wawa, ZeroBasedSkill
 from stableval.aggregate.batch_em import ProblemBatch, batch_fit
 from stableval.aggregate.registry import get_method
-from stableval.aggregate.wawa import weighted_shares
 from stableval.data.frames import as_table
 
 from conftest import TEST_DATA
@@ -69,7 +68,7 @@ def test_wawa_matches_crowdkit_on_dog_except_for_tie_breaking() -> None:
     model = Wawa().fit(table)
     # step 3 alone: the vote weighted by crowd-kit's skills is crowd-kit's answer
     judgments = Judgments(table.response_matrix(), table.n_raters, table.n_levels)
-    theirs = weighted_shares(judgments, skills.loc[list(table.raters)].to_numpy())
+    theirs = judgments.shares(skills.loc[list(table.raters)].to_numpy())
     levels = [c[1:] for c in expected.columns if c.startswith("p")]
     ours = pd.DataFrame(theirs, index=list(table.items), columns=list(table.levels)).loc[expected.index, levels]
     np.testing.assert_allclose(ours.to_numpy(), expected[[f"p{c}" for c in levels]].to_numpy(), atol=1e-9)

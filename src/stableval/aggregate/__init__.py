@@ -18,7 +18,6 @@ if TYPE_CHECKING:  # pragma: no cover  (the public names, declared once: see sta
     from stableval.aggregate._base import (
         Aggregator as Aggregator,
         Estimator as Estimator,
-        Judgments as Judgments,
         clone as clone,
     )
     from stableval.aggregate.bradley_terry import BradleyTerry as BradleyTerry
@@ -38,6 +37,7 @@ if TYPE_CHECKING:  # pragma: no cover  (the public names, declared once: see sta
         method_names as method_names,
         resolve_methods as resolve_methods,
     )
+    from stableval.aggregate.responses import Judgments as Judgments
     from stableval.aggregate.stableval import Stableval as Stableval
     from stableval.aggregate.wawa import Wawa as Wawa
     from stableval.aggregate.zero_based_skill import ZeroBasedSkill as ZeroBasedSkill

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any, Self, TypeVar
 
 import numpy as np
 
+from stableval.aggregate.responses import ResponseMatrix, WholeMatrix
 from stableval.errors import InputError, NotFittedError
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -41,7 +42,6 @@ __all__ = [
     "Aggregator",
     "Estimator",
     "GoldLabels",
-    "Judgments",
     "clamp_gold",
     "clone",
     "gold_codes",
@@ -158,14 +158,26 @@ class Aggregator(Estimator):
         return self
 
     def fit_table(self, table: AnnotationTable, gold: GoldLabels | None = None) -> None:
-        """Fit on an annotation table (what :meth:`fit` calls after converting its input): the response matrix
-        through :meth:`fit_matrix`. A method that needs more of the table than the matrix overrides this."""
-        self.fit_matrix(table.response_matrix(), table.n_raters, table.n_levels, gold=gold_codes(table, gold))
+        """Fit on an annotation table (what :meth:`fit` calls after converting its input): its response matrix
+        (and file order) through :meth:`fit_responses`."""
+        self.fit_responses(WholeMatrix.of_table(table, gold_codes(table, gold)))
 
-    def fit_matrix(self, X: sp.csr_matrix, n_raters: int, n_levels: int,
-                   gold: np.ndarray | None = None) -> Self:  # pragma: no cover - interface
-        """Fit on a response matrix (responses × rater·K + label) directly; ``gold`` (N,) codes, -1 = unknown."""
-        raise NotImplementedError
+    def fit_matrix(self, X: sp.csr_matrix, n_raters: int, n_levels: int, gold: np.ndarray | None = None) -> Self:
+        """Fit on a response matrix (responses × rater·K + label) directly; ``gold`` (N,) codes, -1 = unknown.
+
+        A subclass implements this or :meth:`fit_responses`; by default it is :meth:`fit_responses` on the whole
+        matrix."""
+        if type(self).fit_responses is Aggregator.fit_responses:
+            raise NotImplementedError(f"{type(self).__name__} implements neither fit_responses nor fit_matrix")
+        return self.fit_responses(WholeMatrix(X, n_raters, n_levels, gold))
+
+    def fit_responses(self, responses: ResponseMatrix) -> Self:
+        """Fit on the statistics of a response matrix, whole in this process or in partitions on a Dask cluster
+        (:mod:`stableval.aggregate.responses`: vote counts, the E-step and its expected counts, rater-weighted
+        votes). A method that fits from these alone implements this and declares ``distributed=True`` in its
+        registry entry: it then runs on both kinds of table with the same numbers. By default the whole matrix is
+        fitted with :meth:`fit_matrix` (a method that needs every judgment at once)."""
+        return self.fit_matrix(responses.matrix(), responses.n_raters, responses.n_levels, gold=responses.gold)
 
     def fit_predict_proba(self, table: TableLike) -> pd.DataFrame:
         """Fit, then return the posterior (or vote-share) DataFrame: response × level (``probas_``)."""
@@ -249,41 +261,6 @@ class Aggregator(Estimator):
     def fit_summary(self) -> dict[str, Any]:
         """How the fit went (iterations, convergence, objective) for iterative methods; empty otherwise."""
         return {}
-
-
-class Judgments:
-    """The stored judgments of a response matrix (responses × rater·K + label) as flat arrays: ``response``,
-    ``rater``, ``level`` and ``count`` (repeated identical judgments are one entry with their count).
-
-    >>> import scipy.sparse as sp
-    >>> j = Judgments(sp.csr_matrix(np.array([[1.0, 0, 0, 2]])), n_raters=2, n_levels=2)
-    >>> j.rater.tolist(), j.level.tolist(), j.count.tolist()
-    ([0, 1], [0, 1], [1.0, 2.0])
-    """
-
-    def __init__(self, X: sp.csr_matrix, n_raters: int, n_levels: int) -> None:
-        coo = X.tocoo()
-        self.response = coo.row.astype(np.int64)
-        self.rater = (coo.col // n_levels).astype(np.int64)
-        self.level = (coo.col % n_levels).astype(np.int64)
-        self.count = coo.data.astype(float)
-        self.n_responses, self.n_raters, self.n_levels = int(X.shape[0]), n_raters, n_levels
-        self.cell = self.response * n_levels + self.level
-        self.per_rater = np.bincount(self.rater, weights=self.count, minlength=n_raters)
-
-    def vote(self, weights: np.ndarray | None = None) -> np.ndarray:
-        """(N, K) summed weight per (response, level): each judgment weighs its rater's ``weights`` (R,), or 1."""
-        w = self.count if weights is None else self.count * weights[self.rater]
-        return np.bincount(self.cell, weights=w, minlength=self.n_responses * self.n_levels).reshape(
-            self.n_responses, self.n_levels)
-
-    def agreement(self, labels: np.ndarray) -> np.ndarray:
-        """(R,) each rater's share of judgments equal to ``labels`` (N,) of their responses; 0 for an unused
-        rater."""
-        agreed = np.bincount(self.rater, weights=self.count * (self.level == labels[self.response]),
-                             minlength=self.n_raters)
-        return np.asarray(agreed / np.maximum(self.per_rater, 1e-300))
-
 
 
 def hard_distribution(probabilities: np.ndarray, *, atol: float = 1e-12) -> np.ndarray:

@@ -56,7 +56,7 @@ class DawidSkene(EMAggregator):
 
 METHOD = Method(
     name="ds", label="DS", title="Dawid–Skene", colour="#1f77b4", estimator=DawidSkene, credit="hard", batch="em",
-    rater_model=True,
+    rater_model=True, distributed=True,
     summary="Dawid & Skene (1979) maximum-likelihood rater confusion matrices; a response earns the credit of its "
             "most probable level.",
 )

@@ -150,6 +150,8 @@ class EStep(Protocol):
     runs EM on either; the E-step kernel is chosen when the E-step is built, once per fit."""
 
     n_responses: int
+    #: the E-step kernel, ``"numba"`` or ``"numpy"`` (a screened subset runs on the whole fit's)
+    kernel: str
 
     def counts(self, posteriors: np.ndarray) -> np.ndarray:
         """Expected counts (K, R·K) = posteriors (K, N) @ X."""
@@ -179,11 +181,13 @@ class ResponseBlocks:
     scipy's sparse products, numpy's ufuncs and the compiled kernel release the GIL, so blocks run in parallel on
     all cores, on a thread pool kept for the process (:func:`thread_pool`). ``kernel`` is ``"numba"`` (the fused
     one-pass E-step of :mod:`stableval.aggregate.em_kernel`) or ``"numpy"`` (the reference); by default
-    :func:`~stableval.aggregate.em_kernel.kernel_choice` picks it from the matrix's size.
+    :func:`~stableval.aggregate.em_kernel.kernel_choice` picks it from the matrix's size. ``precise``: the numpy
+    kernel's exponential in double precision too (for a model compared digit by digit with another
+    implementation; the compiled kernel is double precision throughout).
     """
 
     def __init__(self, X: sp.csr_matrix, gold: np.ndarray | None = None, threads: int | None = None,
-                 kernel: str | None = None) -> None:
+                 kernel: str | None = None, precise: bool = False) -> None:
         from stableval.aggregate.em_kernel import kernel_choice
 
         X = X.tocsr()
@@ -205,6 +209,7 @@ class ResponseBlocks:
         self.threads = max(1, min(threads or os.cpu_count() or 1, len(self.blocks)))
         self.stored = int(X.nnz)  # judgments stored, what the kernel is chosen by
         self.kernel = kernel_choice(X.nnz) if kernel is None else kernel
+        self.precise = precise
         if self.kernel not in ("numpy", "numba"):
             raise ValueError(f"kernel={self.kernel!r}; allowed: numpy, numba")
 
@@ -252,7 +257,7 @@ class ResponseBlocks:
             top = logits.max(axis=0)
             logits -= top
             # single-precision exp: ~5x faster than double on AVX2; posteriors keep ~1e-7 relative accuracy
-            weights = np.exp(logits.astype(np.float32))
+            weights = np.exp(logits) if self.precise else np.exp(logits.astype(np.float32))
             norm = weights.sum(axis=0, dtype=np.float64)
             block_out = out[:, start:stop]
             np.divide(weights, norm, out=block_out)
@@ -474,6 +479,14 @@ class EMIteration:
             if self.spent:
                 return params, False
             params = following
+
+
+def expected_rows(X: sp.csr_matrix, posteriors: np.ndarray, n_raters: int, n_levels: int) -> np.ndarray:
+    """(R·K, K) expected confusion counts, one row per (rater, true level): ``posteriors`` (N, K) times the
+    response matrix."""
+    k = n_levels
+    counts = np.asarray(X.T @ np.ascontiguousarray(posteriors))  # (R·K, K): [r·K + given, true]
+    return np.ascontiguousarray(counts.reshape(n_raters, k, k).transpose(0, 2, 1).reshape(n_raters * k, k))
 
 
 def vote_counts_of_matrix(X: sp.csr_matrix, n_levels: int) -> np.ndarray:

@@ -18,16 +18,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Self, TypeAlias
+from typing import Any, Self, TypeAlias
 
 import numpy as np
 
 from stableval.aggregate._base import Aggregator, clamp_gold
-from stableval.aggregate.em import EMResult, EStep, ResponseBlocks, run_em, vote_counts_of_matrix
+from stableval.aggregate.em import EMResult, EStep, ResponseBlocks, run_em
 from stableval.aggregate.em_acceleration import ACCELERATIONS, acceleration_choice
-
-if TYPE_CHECKING:  # pragma: no cover
-    import scipy.sparse as sp
+from stableval.aggregate.responses import ResponseMatrix
 
 __all__ = [
     "SCREEN_ITER",
@@ -40,7 +38,6 @@ __all__ = [
     "check_em_settings",
     "diagonal_dominant",
     "em_fit_summary",
-    "expected_rows",
     "pooled_confusion",
     "screening_rows",
 ]
@@ -67,14 +64,6 @@ def check_em_settings(max_iter: int, tol: float, acceleration: str) -> None:
         raise ValueError(f"acceleration={acceleration!r}; allowed: {', '.join(ACCELERATIONS)}")
 
 
-def expected_rows(X: sp.csr_matrix, posteriors: np.ndarray, n_raters: int, n_levels: int) -> np.ndarray:
-    """(R·K, K) expected confusion counts, one row per (rater, true level): ``posteriors`` (N, K) times the
-    response matrix."""
-    k = n_levels
-    counts = np.asarray(X.T @ np.ascontiguousarray(posteriors))  # (R·K, K): [r·K + given, true]
-    return np.ascontiguousarray(counts.reshape(n_raters, k, k).transpose(0, 2, 1).reshape(n_raters * k, k))
-
-
 def pooled_confusion(posteriors: np.ndarray, counts: np.ndarray, groups: np.ndarray | None = None,
                      n_groups: int = 1) -> np.ndarray:
     """(G, K, K) expected counts of (true level, given level) pooled over all raters, from the (N, K) posteriors
@@ -95,7 +84,7 @@ def diagonal_dominant(pooled: np.ndarray, min_mass: float = 1.0) -> np.ndarray:
     Dawid–Skene models are identified only up to relabelling the true levels, and EM can also collapse every
     response onto one level whose confusion rows then absorb the raters' disagreement (a higher likelihood on small
     data, no meaning). A solution that is not diagonally dominant is one of those, and multi-start fitting passes it
-    over (:meth:`EMAggregator.fit_matrix`).
+    over (:meth:`EMAggregator.fit_responses`).
 
     >>> diagonal_dominant(np.array([[[5.0, 1.0], [2.0, 6.0]], [[0.0, 0.0], [4.0, 3.0]], [[2.0, 2.0], [0, 1]]])).tolist()
     [True, False, False]
@@ -108,7 +97,7 @@ def diagonal_dominant(pooled: np.ndarray, min_mass: float = 1.0) -> np.ndarray:
     return np.asarray(((diagonal > others + 1e-9 * np.maximum(rows, 1.0)) | ~checked).all(axis=1))
 
 
-#: E-steps each start gets before the starts are compared (:meth:`EMAggregator.fit_matrix`)
+#: E-steps each start gets before the starts are compared (:meth:`EMAggregator.fit_responses`)
 SCREEN_ITER = 50
 #: with more responses than this, the starts are compared on a seeded random subset of :data:`SCREEN_RESPONSES`
 #: responses and only the winning start is fitted on all of them (at 1e7 judgments: 5 s instead of 17 s)
@@ -201,42 +190,38 @@ class EMAggregator(Aggregator):
         (one rater's row for one true level each, summed per group), or ``None`` (the priors are fixed)."""
         return None
 
-    def fit_matrix(self, X: sp.csr_matrix, n_raters: int, n_levels: int,
-                   gold: np.ndarray | None = None) -> Self:
-        from stableval.aggregate.em_kernel import kernel_choice, preload
-
-        kernel = kernel_choice(X.nnz)  # chosen once, by the whole matrix: the screened rows run on it too
-        if kernel == "numba":  # load the compiled E-step while the starts are built
-            preload(n_levels, X.indices.dtype)
-        blocks = ResponseBlocks(X, gold, kernel=kernel)
-        # the screened rows run the accelerator the whole fit runs ("auto" is chosen by the whole matrix)
+    def fit_responses(self, responses: ResponseMatrix) -> Self:
+        """Fit on the response matrix, in memory or partitioned: its E-step is built once (the kernel chosen by the
+        whole matrix, which the screened rows run on too), the accelerator chosen once (by the whole matrix's
+        judgments per rater), then :meth:`fit_from_starts`."""
+        n_raters, n_levels, gold = responses.n_raters, responses.n_levels, responses.gold
+        blocks = responses.e_steps()
         acceleration = acceleration_choice(self.acceleration, lambda: blocks.rater_judgments(n_raters))
         screen: tuple[np.ndarray, EMRunner] | None = None
-        rows = screening_rows(X.shape[0])
+        rows = screening_rows(responses.n_responses)
         if rows is not None:
             subset: list[ResponseBlocks] = []  # the screened rows, cut out when the first start is screened
 
             def run_on_rows(start: EMStart, alphas: tuple[float, float | np.ndarray], max_iter: int) -> EMResult:
                 assert rows is not None
                 rows_gold = gold[rows] if gold is not None else None
-                subset[:] = subset or [ResponseBlocks(X[rows], rows_gold, kernel=kernel)]
+                subset[:] = subset or [ResponseBlocks(responses.rows(rows), rows_gold, kernel=blocks.kernel)]
                 return self._run(subset[0], start, n_raters, n_levels, rows_gold, alphas, max_iter, acceleration)
 
             screen = rows, run_on_rows
         return self.fit_from_starts(
-            vote_counts_of_matrix(X, n_levels), n_raters, n_levels,
+            responses.vote_counts(), n_raters, n_levels,
             run=lambda start, alphas, max_iter: self._run(blocks, start, n_raters, n_levels, gold, alphas, max_iter,
                                                           acceleration),
-            expected=lambda posteriors: expected_rows(X, posteriors, n_raters, n_levels), screen=screen)
+            expected=responses.expected_rows, screen=screen)
 
     def fit_from_starts(self, counts: np.ndarray, n_raters: int, n_levels: int, *, run: EMRunner,
                         expected: Callable[[np.ndarray], np.ndarray],
                         screen: tuple[np.ndarray, EMRunner] | None = None) -> Self:
-        """The fit behind :meth:`fit_matrix`, for any E-step: every start (:meth:`em_starts` of the vote
+        """The fit behind :meth:`fit_responses`, for any E-step: every start (:meth:`em_starts` of the vote
         ``counts``) run by ``run(start, alphas, max_iter)``, then, when :meth:`learned_alpha_pi` learns a prior from
-        ``expected(posteriors)`` (the expected confusion rows), the refit with it. The distributed fit passes an
-        E-step over partitions (:mod:`stableval.aggregate.distributed`). ``screen = (rows, run_on_rows)``: compare
-        the starts on those responses only, then fit the winner on all."""
+        ``expected(posteriors)`` (the expected confusion rows), the refit with it. ``screen = (rows,
+        run_on_rows)``: compare the starts on those responses only, then fit the winner on all."""
         alphas = self.dirichlet()
         self._fit_starts(counts, run, alphas, screen)
         learns = self.learned_alpha_pi(np.zeros((0, n_levels))) is not None  # else the counts pass is not needed

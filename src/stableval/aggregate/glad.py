@@ -34,9 +34,10 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.special import expit
 
-from stableval.aggregate._base import Aggregator, Judgments, softmax_posteriors
+from stableval.aggregate._base import Aggregator, softmax_posteriors
 from stableval.aggregate.em_fit import check_em_settings
 from stableval.aggregate.method import Method
+from stableval.aggregate.responses import Judgments
 
 __all__ = ["GLAD", "METHOD"]
 
@@ -199,6 +200,8 @@ def typical_confusion(ability: np.ndarray, log_beta: float, n_levels: int) -> np
 METHOD = Method(
     name="glad", label="GLAD", title="GLAD (Whitehill et al. 2009)", colour="#8c564b", estimator=GLAD,
     credit="hard", batch="each", rater_model=True, default=False,
+    why_in_memory="its M-step fits one difficulty per response jointly with the raters' abilities, by conjugate "
+                  "gradients over every judgment: it needs the judgments in memory, not counts summed over partitions",
     summary="Whitehill et al. (2009) rater ability × response difficulty, EM with a conjugate-gradient M-step "
             "(crowd-kit's settings); diagnose adds each response's difficulty 1/beta.",
 )

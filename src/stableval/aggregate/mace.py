@@ -211,6 +211,8 @@ def _variational_normalise(counts: np.ndarray, prior: np.ndarray) -> np.ndarray:
 METHOD = Method(
     name="mace", label="MACE", title="MACE (Hovy et al. 2013)", colour="#e377c2", estimator=MACE,
     credit="hard", batch="each", rater_model=True, default=False,
+    why_in_memory="its variational updates run over every judgment's own spam-or-know posterior, from several "
+                  "random restarts, not over the vote counts or Dawid-Skene E-step the partitions compute",
     summary="Hovy et al. (2013) rater competence and spamming distributions, variational Bayes with Beta/Dirichlet "
             "priors from random restarts (crowd-kit's settings).",
 )

@@ -17,6 +17,7 @@ from typing import Any, Literal
 import numpy as np
 
 from stableval.aggregate._base import Aggregator, hard_distribution
+from stableval.errors import StableValError
 
 __all__ = ["Method"]
 
@@ -39,6 +40,11 @@ class Method:
             all problems gives each problem's own result), ``"each"`` (one fit per problem).
         rater_model: the fit estimates each rater's confusion matrix (``confusion_``, ``priors_``), so
             ``diagnose`` can judge the raters with it.
+        distributed: the estimator fits from vote counts, the E-step's expected counts or rater-weighted votes
+            alone (:meth:`~stableval.aggregate._base.Aggregator.fit_responses`), so it also runs on a table
+            partitioned over a Dask cluster (``--executor dask``), with the in-memory numbers.
+        why_in_memory: for a method that is not ``distributed``, why it needs the judgments in memory (the Dask
+            executor's refusal says it).
         default: part of the default method set of ``score``, ``stability``, ``report`` and ``ablate``.
         primary: the headline method when it is among those chosen: the leaderboard is sorted by it, and its win
             probabilities and rater model are the ones reported first.
@@ -53,6 +59,8 @@ class Method:
     credit: Literal["soft", "hard"] = "soft"
     batch: Literal["em", "stacked", "each"] = "each"
     rater_model: bool = False
+    distributed: bool = False
+    why_in_memory: str = ""
     default: bool = True
     primary: bool = False
     summary: str = ""
@@ -66,6 +74,33 @@ class Method:
                 raise ValueError(f"{self.name} has no parameter {name!r}; its parameters: "
                                  + (", ".join(names) or "none"))
         return self.estimator(**params)
+
+    def fit(self, table: Any, estimator: Aggregator | None = None, **params: Any) -> Aggregator:
+        """``estimator`` (unfitted), or a new one with ``params``, fitted on a table of either kind
+        (:class:`~stableval.data.table.JudgmentTable`): in memory by :meth:`Aggregator.fit
+        <stableval.aggregate._base.Aggregator.fit>` (an annotation table, or a frame), or on the Dask cluster of a
+        :class:`~stableval.data.partitioned.PartitionedTable` by :meth:`Aggregator.fit_responses
+        <stableval.aggregate._base.Aggregator.fit_responses>`, for a method declared ``distributed``."""
+        from stableval.data.table import AnnotationTable
+
+        model = estimator if estimator is not None else self.build(**params)
+        if isinstance(table, AnnotationTable):
+            return model.fit(table)
+        from stableval.data.partitioned import PartitionedTable
+
+        if not isinstance(table, PartitionedTable):
+            return model.fit(table)
+        self.check_distributed()
+        from stableval.aggregate.distributed import PartitionedMatrix
+
+        return model.fit_responses(PartitionedMatrix(table))
+
+    def check_distributed(self) -> None:
+        """Raise :class:`~stableval.errors.StableValError`, with the declared reason, unless the method runs on a
+        Dask cluster."""
+        if not self.distributed:
+            why = self.why_in_memory or "it declares no distributed fit (distributed=False in its registry entry)"
+            raise StableValError(f"method {self.name!r} is not supported by the Dask executor: {why}")
 
     def credit_distribution(self, posteriors: np.ndarray) -> np.ndarray:
         """(N, K) distribution whose expected credit is the method's item credit, from the fitted posteriors."""

@@ -54,15 +54,15 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Self
 
 import numpy as np
-import scipy.sparse as sp
 from scipy.special import log_ndtr
 
-from stableval.aggregate._base import Aggregator, clamp_gold
+from stableval.aggregate._base import Aggregator, clamp_gold, hard_distribution
+from stableval.aggregate.em import EStep, run_em
 from stableval.aggregate.em_fit import check_em_settings, em_fit_summary
 from stableval.aggregate.method import Method
 
 if TYPE_CHECKING:  # pragma: no cover
-    from stableval.aggregate.em import ResponseBlocks
+    from stableval.aggregate.responses import ResponseMatrix
 
 __all__ = ["METHOD", "OrdinalRaters", "ordinal_confusion", "ordinal_strength", "rater_objective"]
 
@@ -286,14 +286,12 @@ class OrdinalRaters(Aggregator):
                 break
         return shift, log_spread, value
 
-    def fit_matrix(self, X: sp.csr_matrix, n_raters: int, n_levels: int,
-                   gold: np.ndarray | None = None) -> Self:
-        from stableval.aggregate._base import hard_distribution
-        from stableval.aggregate.em import ResponseBlocks, vote_counts_of_matrix
-
-        k = n_levels
-        blocks = ResponseBlocks(X, gold)
-        votes = vote_counts_of_matrix(X, k)
+    def fit_responses(self, responses: ResponseMatrix) -> Self:
+        """Fit on the response matrix, in memory or partitioned: every stage runs on its E-step and expected
+        counts."""
+        k, n_raters, gold = responses.n_levels, responses.n_raters, responses.gold
+        blocks = responses.e_steps()
+        votes = responses.vote_counts()
         shares = votes / np.maximum(votes.sum(axis=1, keepdims=True), 1.0)
         starts = {"soft": shares, "hard": hard_distribution(votes, atol=0.0)}
         chosen = list(starts) if self.init == "best" else [self.init]
@@ -304,6 +302,7 @@ class OrdinalRaters(Aggregator):
             clamp_gold(start, gold)
             start[start.sum(axis=1) == 0] = 1.0 / k
             run = self._run(blocks, np.ascontiguousarray(start.T), n_raters, k)
+            run.posteriors = blocks.final_posteriors(run.posteriors)  # on a cluster: gathered from the workers
             self.starts_.append({"start": name, "objective": run.objectives[-1],
                                  "log_likelihood": run.likelihoods[-1], "n_iter": len(run.objectives),
                                  "converged": run.converged, "admissible": True})
@@ -321,19 +320,16 @@ class OrdinalRaters(Aggregator):
         self.converged_ = best.converged
         self.strength_ = np.inf
         if self.strength != np.inf:
-            self._shrink(X, shares, n_raters, k, gold)
+            self._shrink(responses, blocks, shares)
         return self
 
-    def _shrink(self, X: sp.csr_matrix, shares: np.ndarray, n_raters: int, k: int,
-                gold: np.ndarray | None) -> None:
+    def _shrink(self, responses: ResponseMatrix, blocks: EStep, shares: np.ndarray) -> None:
         """Second stage: free confusion rows under a Dirichlet prior centred on the fitted ordinal rows, MAP EM from
         the ordinal posteriors and from the vote shares (the higher log posterior wins)."""
-        from stableval.aggregate.em import run_em
-        from stableval.aggregate.em_fit import expected_rows
-
+        k, n_raters = responses.n_levels, responses.n_raters
         shape = np.asarray(self.confusion_)
         if self.strength == "auto":
-            rows = expected_rows(X, np.asarray(self.posteriors_), n_raters, k).reshape(n_raters, k, k)
+            rows = responses.expected_rows(np.asarray(self.posteriors_)).reshape(n_raters, k, k)
             self.strength_ = ordinal_strength(rows, shape)
         else:
             self.strength_ = float(self.strength)
@@ -341,9 +337,9 @@ class OrdinalRaters(Aggregator):
         base = len(self.objective_)
         best = None
         for name, start in (("ordinal", np.asarray(self.posteriors_)), ("soft", shares)):
-            result = run_em(X, n_raters=n_raters, n_levels=k, init_posteriors=np.ascontiguousarray(start.T),
+            result = run_em(blocks, n_raters=n_raters, n_levels=k, init_posteriors=np.ascontiguousarray(start.T),
                             alpha_mu=self.alpha_mu, alpha_pi=alpha_pi, max_iter=self.max_iter, tol=self.tol,
-                            gold=gold, acceleration="squarem")
+                            acceleration="squarem")
             self.starts_.append({"start": f"shrunk from {name}", "objective": float(result.objective[-1]),
                                  "log_likelihood": float(result.log_likelihood[-1]), "n_iter": int(result.n_iter),
                                  "converged": bool(result.converged), "admissible": True})
@@ -358,7 +354,7 @@ class OrdinalRaters(Aggregator):
         self.n_iter_ = base + int(best.n_iter)
         self.converged_ = bool(best.converged)
 
-    def _run(self, blocks: ResponseBlocks, posteriors: np.ndarray, n_raters: int, k: int) -> _Run:
+    def _run(self, blocks: EStep, posteriors: np.ndarray, n_raters: int, k: int) -> _Run:
         """EM from class-major (K, N) ``posteriors`` (an M-step first), until the log posterior settles."""
         mass, expected = posteriors.sum(axis=1), blocks.counts(posteriors)
         run = _Run(posteriors, np.zeros(n_raters), np.full(n_raters, np.log(self.spread)), np.full(k, 1.0 / k))
@@ -388,7 +384,7 @@ class OrdinalRaters(Aggregator):
 
 METHOD = Method(
     name="ordinal", label="ORDINAL", title="Ordinal raters (ordered-probit Dawid–Skene)", colour="#8c564b",
-    estimator=OrdinalRaters, credit="soft", batch="each", rater_model=True, default=False,
+    estimator=OrdinalRaters, credit="soft", batch="each", rater_model=True, distributed=True, default=False,
     summary="Dawid–Skene whose confusion rows are ordered-probit around the true level, with a leniency shift and a "
             "spread per rater (McKelvey & Zavoina 1975; Johnson 1996); a response earns its posterior expected "
             "credit.",

@@ -36,6 +36,7 @@ __all__ = [
     "common_parameters",
     "convergence_warnings",
     "default_methods",
+    "distributed_methods",
     "get_method",
     "headline_rater_model",
     "method_entry",
@@ -72,6 +73,11 @@ REGISTRY: dict[str, Method] = {
 def method_names() -> tuple[str, ...]:
     """Every registered method's name, in registry order."""
     return tuple(REGISTRY)
+
+
+def distributed_methods() -> tuple[str, ...]:
+    """The methods that run on a table partitioned over a Dask cluster (``distributed=True``)."""
+    return tuple(name for name, method in REGISTRY.items() if method.distributed)
 
 
 def default_methods() -> tuple[str, ...]:
@@ -112,6 +118,11 @@ class Chosen:
     def build(self) -> Aggregator:
         """A fresh unfitted copy of the estimator (for refits)."""
         return clone(self.estimator)
+
+    def fit(self, table: Any) -> Aggregator:
+        """A fresh copy of the estimator fitted on a table of either kind, in memory or on its Dask cluster
+        (:meth:`Method.fit <stableval.aggregate.method.Method.fit>`)."""
+        return self.method.fit(table, self.build())
 
 
 def resolve_methods(methods: Iterable[str | Aggregator | Chosen] | str | Aggregator | None = None,

@@ -239,7 +239,7 @@ def _distinct_rows(counts: np.ndarray) -> tuple[int, np.ndarray]:
 
 METHOD = Method(
     name="stableval", label="STABLEVAL", title="STABLEVAL (Bayesian Dawid–Skene)", colour="#d62728",
-    estimator=Stableval, credit="soft", batch="em", rater_model=True, primary=True,
+    estimator=Stableval, credit="soft", batch="em", rater_model=True, distributed=True, primary=True,
     summary="Bonagiri et al. (2026) MAP Dawid–Skene with Dirichlet priors, fitted from several starts; a response "
             "earns its posterior expected credit.",
 )

@@ -9,7 +9,8 @@ skill towards the rater's share of judgments equal to that vote by a gradient st
 ``lr_steps_to_reduce`` rounds. The reported distribution is the vote weighted by the final skills. These are
 crowd-kit 1.4.2's rules and defaults (it always runs all ``n_iter`` rounds), so the two agree.
 
-Each round is two ``np.bincount`` passes over the judgments (:class:`~stableval.aggregate._base.Judgments`).
+Each round is two ``np.bincount`` passes over the judgments (:class:`~stableval.aggregate.responses.Votes`; on a
+Dask cluster, partition by partition, the agreements summed).
 
 >>> import pandas as pd
 >>> from stableval.data.table import AnnotationTable
@@ -26,12 +27,11 @@ from typing import TYPE_CHECKING, Self
 
 import numpy as np
 
-from stableval.aggregate._base import Aggregator, Judgments
+from stableval.aggregate._base import Aggregator
 from stableval.aggregate.method import Method
-from stableval.aggregate.wawa import vote_labels, weighted_shares
 
 if TYPE_CHECKING:  # pragma: no cover
-    import scipy.sparse as sp
+    from stableval.aggregate.responses import ResponseMatrix
 
 __all__ = ["METHOD", "ZeroBasedSkill"]
 
@@ -65,20 +65,17 @@ class ZeroBasedSkill(Aggregator):
         self.lr_reduce_factor = float(lr_reduce_factor)
         self.eps = float(eps)
 
-    def fit_matrix(self, X: sp.csr_matrix, n_raters: int, n_levels: int,
-                   gold: np.ndarray | None = None) -> Self:
-        """Fit on a response matrix (responses × rater·K + label); ``gold`` levels (>= 0) replace the vote."""
-        judgments = Judgments(X, n_raters, n_levels)
-        given = np.unique(judgments.level).size
-        skills = np.full(n_raters, 1.0 / max(given, 1) + self.eps)
+    def fit_responses(self, responses: ResponseMatrix) -> Self:
+        """Fit on the response matrix, in memory or partitioned; ``gold`` levels (>= 0) replace the vote."""
+        votes = responses.votes()
+        skills = np.full(responses.n_raters, 1.0 / max(votes.levels_given(), 1) + self.eps)
         rate = self.lr_init
         for round_ in range(1, self.n_iter + 1):
             if round_ % self.lr_steps_to_reduce == 0:
                 rate *= self.lr_reduce_factor
-            labels = vote_labels(judgments.vote(skills), gold)
-            skills = skills + rate * (judgments.agreement(labels) - skills)
+            skills = skills + rate * (votes.agreement(skills) - skills)
         self.accuracy_ = skills
-        self.posteriors_ = weighted_shares(judgments, skills, gold)
+        self.posteriors_ = votes.shares(skills)
         self.n_iter_ = self.n_iter
         return self
 
@@ -89,7 +86,7 @@ class ZeroBasedSkill(Aggregator):
 
 METHOD = Method(
     name="zbs", label="ZBS", title="Zero-Based Skill", colour="#aec7e8", estimator=ZeroBasedSkill, credit="hard",
-    batch="each", rater_model=False, default=False,
+    batch="each", rater_model=False, distributed=True, default=False,
     summary="A vote weighted by rater skills learnt by steps towards each rater's agreement with it (crowd-kit's "
             "ZeroBasedSkill).",
 )

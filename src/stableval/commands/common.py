@@ -64,6 +64,7 @@ __all__ = [
     "read_input",
     "read_partitioned",
     "read_rated_input",
+    "read_table",
     "record_options",
     "write_output",
 ]
@@ -302,12 +303,17 @@ def read_chosen_raters(file: Path, inputs: Any, rater_info: Path | None, raters:
     return select_raters(loaded.table, info, raters.value)
 
 
-def read_rated_input(file: Path, inputs: Any, rater_info: Path | None = None, length_col: str | None = None
-                     ) -> tuple[Any, Any, Any]:
+def read_rated_input(file: Path, inputs: Any, rater_info: Path | None = None, length_col: str | None = None,
+                     dask: Any = None) -> tuple[Any, Any, Any]:
     """Read FILE once with the input flags, its rater metadata (``--rater-info`` and/or ``rater_kind`` columns)
-    and answer lengths (``--length-col``): ``(Loaded, RaterInfo or None, lengths or None)``."""
+    and answer lengths (``--length-col``): ``(Loaded, RaterInfo or None, lengths or None)``. With ``dask`` (the
+    Dask executor of :meth:`ClusterChoice.session`, which takes neither metadata nor lengths) the table is read
+    onto its cluster."""
+    from stableval.data import Loaded
     from stableval.data.raters import load_with_raters
 
+    if dask is not None:
+        return Loaded(read_partitioned(file, inputs, dask.client)), None, None
     return load_with_raters(file, inputs, rater_info, length=length_col)
 
 
@@ -534,18 +540,22 @@ class ClusterChoice:
         raise typer.BadParameter(f"{flag} is not supported with --executor dask: {why}", param_hint="--executor")
 
     def check_methods(self, names: Sequence[str]) -> None:
-        """Refuse (exit 2) methods the Dask executor does not fit."""
-        from stableval.aggregate.distributed import DISTRIBUTED_METHODS
+        """Refuse (exit 2) methods the Dask executor does not fit, with the reason each declares."""
+        from stableval.aggregate.registry import distributed_methods, get_method
 
-        unsupported = [name for name in names if name not in DISTRIBUTED_METHODS]
-        if unsupported:
-            raise typer.BadParameter(f"{', '.join(unsupported)} cannot be fitted with --executor dask; allowed there: "
-                                     f"{', '.join(DISTRIBUTED_METHODS)}", param_hint="--method")
+        for name in names:
+            method = get_method(name)
+            if not method.distributed:
+                raise typer.BadParameter(f"{name} cannot be fitted with --executor dask: {method.why_in_memory}; "
+                                         f"allowed there: {', '.join(distributed_methods())}", param_hint="--method")
 
     @contextmanager
     def session(self) -> Iterator[Any]:
-        """The Dask executor (:class:`~stableval.parallel.DaskExecutor`) for the command, closed after it; the
-        dashboard's address is printed on stderr."""
+        """The Dask executor (:class:`~stableval.parallel.DaskExecutor`) for the command, closed after it (the
+        dashboard's address is printed on stderr); ``None`` with the local executor."""
+        if not self.dask:
+            yield None
+            return
         from stableval.parallel import DaskExecutor
 
         executor = DaskExecutor(self.scheduler)
@@ -584,3 +594,13 @@ def read_partitioned(file: Path, inputs: Any, client: Any) -> Any:
         raise typer.BadParameter(f"--executor dask reads Parquet only, not {inputs.format}; convert the file with "
                                  "stableval convert", param_hint=CLI_FLAGS["format"])
     return PartitionedTable.read(file, client, inputs)
+
+
+def read_table(file: Path, inputs: Any, dask: Any, rater_info: Path | None = None,
+               raters: RaterKinds = RaterKinds.ALL) -> Any:
+    """FILE as a table of judgments: on the Dask cluster of ``dask`` (:meth:`ClusterChoice.session`; a
+    :class:`~stableval.data.partitioned.PartitionedTable`), else in memory with only ``--raters``' judgments
+    (:func:`read_chosen_raters`). The analyses take either."""
+    if dask is not None:
+        return read_partitioned(file, inputs, dask.client)
+    return read_chosen_raters(file, inputs, rater_info, raters)
