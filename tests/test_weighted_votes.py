@@ -124,9 +124,9 @@ def test_gold_clamps_and_informs_the_skills() -> None:
 
 
 def test_parameters_are_checked() -> None:
-    with pytest.raises(ValueError, match="n_iter must be >= 1, got 0"):
+    with pytest.raises(ValueError, match="n_iter=0: allowed an integer ≥ 1"):
         ZeroBasedSkill(n_iter=0)
-    with pytest.raises(ValueError, match="max_iter must be >= 1"):
+    with pytest.raises(ValueError, match="max_iter=0: allowed an integer ≥ 1"):
         OneCoinDawidSkene(max_iter=0)
 
 

@@ -24,10 +24,12 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, Self, TypeVar
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any, ClassVar, Self, TypeVar
 
 import numpy as np
 
+from stableval._options import Option
 from stableval.aggregate.responses import ResponseMatrix, WholeMatrix
 from stableval.errors import InputError, NotFittedError
 
@@ -55,7 +57,17 @@ GoldLabels = Mapping[tuple[str, str], "str | int"] | np.ndarray
 
 class Estimator:
     """Hyper-parameters read off ``__init__`` (``get_params``, ``set_params``, a ``repr`` that shows the ones not
-    at their defaults), and results in trailing-underscore attributes that raise a clear error before ``fit``."""
+    at their defaults), and results in trailing-underscore attributes that raise a clear error before ``fit``.
+
+    Each hyper-parameter is declared once, in :attr:`PARAMETERS`: what it does and the values allowed (a
+    :class:`~stableval._options.Option`; its default is ``__init__``'s), as scikit-learn's
+    ``_parameter_constraints`` declares them. ``__init__`` stores the values through :meth:`_set_checked`, which
+    refuses a value outside its declaration; ``--param`` parses text with it, and the docs table and the command
+    line's help are written from it.
+    """
+
+    #: every hyper-parameter's declaration, in ``__init__``'s order (the default left out: ``__init__`` has it)
+    PARAMETERS: ClassVar[tuple[Option, ...]] = ()
 
     def __getattr__(self, name: str) -> Any:
         # Only called when normal lookup fails: a result attribute that fit() has not set yet.
@@ -82,6 +94,19 @@ class Estimator:
         signature = inspect.signature(cls.__init__)
         return {name: signature.parameters[name].default for name in cls.parameter_names()}
 
+    @classmethod
+    def declared_params(cls) -> tuple[Option, ...]:
+        """Every hyper-parameter's declaration with its default from ``__init__``, in ``__init__``'s order; a
+        ``TypeError`` names the parameters ``__init__`` and :attr:`PARAMETERS` do not share."""
+        return _declared(cls)
+
+    def _set_checked(self, **values: Any) -> None:
+        """Store each hyper-parameter under its own name, checked against its declaration (``ValueError``
+        naming it, the value and what is allowed)."""
+        options = {option.name: option for option in self.declared_params()}
+        for name, value in values.items():
+            setattr(self, name, options[name].check(value))
+
     def get_params(self) -> dict[str, Any]:
         """The hyper-parameters, as ``__init__`` received them (after its validation)."""
         return {name: getattr(self, name) for name in self.parameter_names()}
@@ -102,6 +127,21 @@ class Estimator:
         defaults = self.default_params()
         shown = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items() if v != defaults[k])
         return f"{type(self).__name__}({shown})"
+
+
+_DECLARED: dict[type, tuple[Option, ...]] = {}
+
+
+def _declared(cls: type[Estimator]) -> tuple[Option, ...]:
+    if cls in _DECLARED:
+        return _DECLARED[cls]
+    defaults = cls.default_params()
+    declared = {option.name: option for option in cls.PARAMETERS}
+    if set(declared) != set(defaults):
+        raise TypeError(f"{cls.__name__}.PARAMETERS must declare exactly the parameters of __init__: missing "
+                        f"{sorted(set(defaults) - set(declared))}, unknown {sorted(set(declared) - set(defaults))}")
+    _DECLARED[cls] = tuple(replace(declared[name], default=default) for name, default in defaults.items())
+    return _DECLARED[cls]
 
 
 E = TypeVar("E", bound=Estimator)

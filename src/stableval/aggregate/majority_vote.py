@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Self
 
 import numpy as np
 
+from stableval._options import Option
 from stableval.aggregate._base import Aggregator
 from stableval.aggregate.method import Method
 from stableval.aggregate.responses import ResponseMatrix, WholeMatrix
@@ -50,20 +51,16 @@ def lowest_winner(winners_by_level: np.ndarray) -> np.ndarray:
 class MajorityVote(Aggregator):
     """Majority vote with an explicit tie policy.
 
-    Args:
-        ties: ``"split"`` (default) — a tie shares its mass equally among the tied levels;
-            ``"first"`` — the tied level seen first in file order among the response's judgments wins (Python's
-            ``Counter.most_common`` convention, used by the STABLEVAL paper's majority-vote columns);
-            ``"lowest"`` / ``"highest"`` — the lowest / highest tied level wins (pessimistic / optimistic);
-            ``"random"`` — a tied level drawn uniformly with ``seed``.
-        seed: seed for ``ties="random"`` (and for ``"first"`` when the file order is unknown, below).
+    Hyper-parameters (:attr:`PARAMETERS`): ``ties``, the tie rule, and ``seed``. ``"first"`` is Python's
+    ``Counter.most_common`` convention on the labels in file order (the STABLEVAL paper's majority-vote columns);
+    ``"lowest"`` / ``"highest"`` are pessimistic / optimistic.
 
     ``"first"`` needs the order of the judgments, which :meth:`fit` takes from the table (its rows are in file
     order; a partitioned table keeps each level's first row). :meth:`fit_matrix` sees only the response matrix,
     where that order is lost, unless it is given ``first_seen`` (:func:`~stableval.aggregate.responses.first_seen`);
-    without it the order is treated as unknown, i.e. exchangeable, and the
-    first-seen tied level is then equally likely to be any tied level (they have the same number of judgments),
-    so a tie is broken as ``"random"`` does, with ``seed``. ``tie_break_`` records which rule was applied. That
+    without it the order is treated as unknown, i.e. exchangeable, and the first-seen tied level is then equally
+    likely to be any tied level (they have the same number of judgments), so a tie is broken as ``"random"`` does,
+    with ``seed``. ``tie_break_`` records which rule was applied. That
     is what the simulator's stacked fit (simulated judgments come in random order) and bare-matrix callers get;
     ``score --refit`` keeps the point fit's labels, since resampling responses does not change a per-response
     method's labels.
@@ -77,11 +74,17 @@ class MajorityVote(Aggregator):
         tie_break_: the tie rule applied: ``ties``, except ``"random"`` for ``"first"`` without the file order.
     """
 
+    PARAMETERS = (
+        Option("ties", str, "What a tie for the most votes earns: split (the tied levels share it), first (the tied "
+                            "level whose first judgment of the response comes first in the file: the STABLEVAL "
+                            "paper's majority vote), lowest, highest or random (a tied level drawn with seed).",
+               choices=TIE_POLICIES),
+        Option("seed", int, "Seed of ties=random (the commands pass their --seed), and of ties=first where the file "
+                            "order is unknown.", ge=0, none_ok=True),
+    )
+
     def __init__(self, ties: str = "split", seed: int | None = 0) -> None:
-        if ties not in TIE_POLICIES:
-            raise ValueError(f"ties={ties!r} is not a tie policy; allowed: {', '.join(TIE_POLICIES)}")
-        self.ties = ties
-        self.seed = seed
+        self._set_checked(ties=ties, seed=seed)
 
     def fit_matrix(self, X: sp.csr_matrix, n_raters: int, n_levels: int,
                    gold: np.ndarray | None = None, *, first_seen: np.ndarray | None = None) -> Self:
@@ -141,7 +144,7 @@ class MajorityVote(Aggregator):
 
 METHOD = Method(
     name="mv", label="MV", title="Majority vote", colour="#7f7f7f", estimator=MajorityVote, credit="hard",
-    batch="stacked", rater_model=False, distributed=True,
+    batch="stacked", rater_model=False, distributed=True, default=True,
     summary="The most frequent level per response; ties split the credit equally by default (or: first in file "
             "order, lowest, highest, random).",
 )

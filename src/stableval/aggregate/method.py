@@ -16,6 +16,7 @@ from typing import Any, Literal
 
 import numpy as np
 
+from stableval._options import Option
 from stableval.aggregate._base import Aggregator, hard_distribution
 from stableval.errors import StableValError
 
@@ -45,7 +46,8 @@ class Method:
             partitioned over a Dask cluster (``--executor dask``), with the in-memory numbers.
         why_in_memory: for a method that is not ``distributed``, why it needs the judgments in memory (the Dask
             executor's refusal says it).
-        default: part of the default method set of ``score``, ``stability``, ``report`` and ``ablate``.
+        default: part of the default method set of ``score``, ``stability``, ``report``, ``ablate``, ``demo`` and the
+            portal's results page (False unless declared: a new method joins that set only by saying so).
         primary: the headline method when it is among those chosen: the leaderboard is sorted by it, and its win
             probabilities and rater model are the ones reported first.
         summary: one sentence for ``--help`` and the docs.
@@ -61,9 +63,23 @@ class Method:
     rater_model: bool = False
     distributed: bool = False
     why_in_memory: str = ""
-    default: bool = True
+    default: bool = False
     primary: bool = False
     summary: str = ""
+
+    @property
+    def params(self) -> tuple[Option, ...]:
+        """Every hyper-parameter's declaration (what it does, its default and the values allowed), in the order of
+        the estimator's ``__init__``."""
+        return self.estimator.declared_params()
+
+    def param(self, name: str) -> Option:
+        """The declaration of the hyper-parameter ``name``; ``ValueError`` listing those that exist."""
+        for option in self.params:
+            if option.name == name:
+                return option
+        raise ValueError(f"{self.name} has no parameter {name!r}; its parameters: "
+                         + (", ".join(option.name for option in self.params) or "none"))
 
     def build(self, **params: Any) -> Aggregator:
         """A new, unfitted estimator with these hyper-parameters (the rest at their defaults); an unknown name

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any, Self
 import numpy as np
 
 from stableval.aggregate._base import Aggregator, clamp_gold
-from stableval.aggregate.em_fit import check_em_settings
+from stableval.aggregate.em_fit import MAX_ITER, TOL
 from stableval.aggregate.method import Method
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -58,19 +58,17 @@ def one_coin_confusion(accuracy: np.ndarray, n_levels: int) -> np.ndarray:
 class OneCoinDawidSkene(Aggregator):
     """One-coin Dawid–Skene (one accuracy per rater), maximum-likelihood EM.
 
-    Args:
-        max_iter: most EM iterations (E-steps).
-        tol: stop when one EM step improves the log-likelihood by less than ``tol * max(1, |log-likelihood|)``.
+    Hyper-parameters (:attr:`PARAMETERS`): the EM settings ``max_iter`` and ``tol`` of Dawid–Skene.
 
     Attributes after ``fit``: ``posteriors_`` (N, K), ``priors_`` (K,), ``accuracy_`` (R,) each rater's s_r
     (``skills_`` by rater name), ``confusion_`` (R, K, K) [rater, true, given] (``errors_``),
     ``log_likelihood_`` (history, one value per E-step), ``n_iter_``, ``converged_``.
     """
 
+    PARAMETERS = (MAX_ITER, TOL)
+
     def __init__(self, max_iter: int = 500, tol: float = 1e-8) -> None:
-        check_em_settings(max_iter, tol, "none")
-        self.max_iter = int(max_iter)
-        self.tol = float(tol)
+        self._set_checked(max_iter=max_iter, tol=tol)
 
     def fit_responses(self, responses: ResponseMatrix) -> Self:
         """Fit on the response matrix, in memory or partitioned; responses with a ``gold`` level (>= 0) are
@@ -121,7 +119,7 @@ class OneCoinDawidSkene(Aggregator):
 
 METHOD = Method(
     name="onecoin", label="OneCoin", title="One-coin Dawid–Skene", colour="#17becf", estimator=OneCoinDawidSkene,
-    credit="hard", batch="each", rater_model=True, distributed=True, default=False,
+    credit="hard", batch="each", rater_model=True, distributed=True,
     summary="Dawid–Skene with one accuracy per rater (the one-coin model of Zhang et al. 2016, as crowd-kit fits "
             "it); a response earns the credit of its most probable level.",
 )

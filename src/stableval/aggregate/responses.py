@@ -15,7 +15,7 @@ and runs on both kinds of table with the same numbers:
 >>> import scipy.sparse as sp
 >>> whole = WholeMatrix(sp.csr_matrix(np.array([[1.0, 0, 0, 1], [0, 1, 0, 1]])), n_raters=2, n_levels=2)
 >>> whole.vote_counts().tolist(), whole.votes().agreement(None).tolist()
-([[1.0, 1.0], [0.0, 2.0]], [0.5, 1.0])
+([[1.0, 1.0], [0.0, 2.0]], [1.0, 0.5])
 """
 
 from __future__ import annotations

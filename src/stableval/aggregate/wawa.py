@@ -62,6 +62,6 @@ class Wawa(Aggregator):
 
 METHOD = Method(
     name="wawa", label="Wawa", title="Wawa (worker agreement with aggregate)", colour="#bcbd22", estimator=Wawa,
-    credit="hard", batch="stacked", rater_model=False, distributed=True, default=False,
+    credit="hard", batch="stacked", rater_model=False, distributed=True,
     summary="Majority vote weighted by each rater's agreement with the plain majority (crowd-kit's Wawa).",
 )

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Self
 
 import numpy as np
 
+from stableval._options import Option
 from stableval.aggregate._base import Aggregator
 from stableval.aggregate.method import Method
 
@@ -39,31 +40,26 @@ __all__ = ["METHOD", "ZeroBasedSkill"]
 class ZeroBasedSkill(Aggregator):
     """Zero-Based Skill (crowd-kit's parameter names and defaults).
 
-    Args:
-        n_iter: rounds of (weighted vote, skill step); all are run.
-        lr_init: the first learning rate (1 sets every skill to its agreement at once).
-        lr_steps_to_reduce: the learning rate is reduced every this many rounds.
-        lr_reduce_factor: by this factor.
-        eps: added to the starting skill 1/K.
+    Hyper-parameters: :attr:`PARAMETERS` (crowd-kit's names and defaults).
 
     Attributes after ``fit``: ``posteriors_`` (N, K) the vote shares weighted by the final skills, ``accuracy_``
     (R,) the skills (``skills_`` by rater name), ``n_iter_``. Not an EM fit: it always runs ``n_iter`` rounds, so it
     reports no convergence (``fit_summary()`` is empty, as for majority vote).
     """
 
+    PARAMETERS = (
+        Option("n_iter", int, "Rounds of (weighted vote, skill step); all are run, as in crowd-kit.", ge=1),
+        Option("lr_init", float, "First learning rate of the skill step skill += lr · (agreement − skill) (1 sets "
+                                 "every skill to its agreement at once).", gt=0),
+        Option("lr_steps_to_reduce", int, "The learning rate is reduced every this many rounds.", ge=1),
+        Option("lr_reduce_factor", float, "By this factor.", gt=0),
+        Option("eps", float, "Every skill starts at 1/K + eps (K = distinct labels given)."),
+    )
+
     def __init__(self, n_iter: int = 100, lr_init: float = 1.0, lr_steps_to_reduce: int = 20,
                  lr_reduce_factor: float = 0.5, eps: float = 1e-5) -> None:
-        if int(n_iter) < 1:
-            raise ValueError(f"n_iter must be >= 1, got {n_iter}")
-        if int(lr_steps_to_reduce) < 1:
-            raise ValueError(f"lr_steps_to_reduce must be >= 1, got {lr_steps_to_reduce}")
-        if not lr_init > 0 or not lr_reduce_factor > 0:
-            raise ValueError(f"lr_init and lr_reduce_factor must be > 0, got {lr_init} and {lr_reduce_factor}")
-        self.n_iter = int(n_iter)
-        self.lr_init = float(lr_init)
-        self.lr_steps_to_reduce = int(lr_steps_to_reduce)
-        self.lr_reduce_factor = float(lr_reduce_factor)
-        self.eps = float(eps)
+        self._set_checked(n_iter=n_iter, lr_init=lr_init, lr_steps_to_reduce=lr_steps_to_reduce,
+                          lr_reduce_factor=lr_reduce_factor, eps=eps)
 
     def fit_responses(self, responses: ResponseMatrix) -> Self:
         """Fit on the response matrix, in memory or partitioned; ``gold`` levels (>= 0) replace the vote."""
@@ -86,7 +82,7 @@ class ZeroBasedSkill(Aggregator):
 
 METHOD = Method(
     name="zbs", label="ZBS", title="Zero-Based Skill", colour="#aec7e8", estimator=ZeroBasedSkill, credit="hard",
-    batch="each", rater_model=False, distributed=True, default=False,
+    batch="each", rater_model=False, distributed=True,
     summary="A vote weighted by rater skills learnt by steps towards each rater's agreement with it (crowd-kit's "
             "ZeroBasedSkill).",
 )

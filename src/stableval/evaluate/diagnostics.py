@@ -42,10 +42,12 @@ from stableval.aggregate.method import Method
 from stableval.aggregate.registry import (
     REGISTRY,
     convergence_warnings,
+    method_base,
     method_label,
     method_of,
     primary_method,
     resolve_methods,
+    spell_setting,
 )
 from stableval.data.table import AnnotationTable, JudgmentTable
 from stableval.wording import plural
@@ -235,7 +237,8 @@ class Diagnostics:
         priors = ", ".join(f"{level} {p:.3f}" for level, p in zip(self.levels, self.priors, strict=True))
         fit = self.fit
         if fit:
-            state = "converged" if fit["converged"] else "[bold red]did NOT converge[/] (raise --max-iter)"
+            raise_cap = spell_setting(method_base(self.method), "max_iter", "N")
+            state = "converged" if fit["converged"] else f"[bold red]did NOT converge[/] (raise {raise_cap})"
             console.print(f"{settings['method']}: EM {state} in {plural(fit['n_iter'], 'iteration')}; "
                           f"estimated class priors: {priors}")
         else:

@@ -37,10 +37,12 @@ from stableval.aggregate import Aggregator
 from stableval.aggregate.registry import (
     Chosen,
     convergence_warnings,
+    method_base,
     method_label,
     method_names,
     primary_method,
     resolve_methods,
+    spell_setting,
 )
 from stableval.data.labels import credit_text
 from stableval.data.table import AnnotationTable, JudgmentTable
@@ -229,7 +231,8 @@ class AgentScores:
                 lines.append(f"P({literal(first)} scores above {literal(second)}) = {p:.2f} under "
                              f"{method_label(main)}.")
         for method, fit in self.fits.items():
-            state = "converged" if fit["converged"] else "[bold red]did NOT converge[/] (raise --max-iter)"
+            raise_cap = spell_setting(method_base(method), "max_iter", "N")
+            state = "converged" if fit["converged"] else f"[bold red]did NOT converge[/] (raise {raise_cap})"
             lines.append(f"{method_label(method)}: EM {state} in {fit['n_iter']} iterations, "
                          f"log-likelihood {fit['log_likelihood']:.2f}.")
         lines.extend(f"[bold red]warning:[/] {text}" for text in convergence_warnings(self.fits))
