@@ -27,11 +27,13 @@ from stableval._options import Option
 from stableval.aggregate._base import Aggregator
 from stableval.aggregate.method import Method
 from stableval.aggregate.responses import ResponseMatrix, WholeMatrix
+from stableval.aggregate.ties import describe_ties, tie_rules
 
 if TYPE_CHECKING:  # pragma: no cover
     import scipy.sparse as sp
 
-TIE_POLICIES = ("split", "lowest", "highest", "random", "first")
+#: majority vote's tie rules (:mod:`stableval.aggregate.ties`; all but ``exclude``: every response gets a level)
+TIE_POLICIES = tie_rules("split", "lowest", "highest", "random", "first")
 
 
 def lowest_winner(winners_by_level: np.ndarray) -> np.ndarray:
@@ -75,9 +77,7 @@ class MajorityVote(Aggregator):
     """
 
     PARAMETERS = (
-        Option("ties", str, "What a tie for the most votes earns: split (the tied levels share it), first (the tied "
-                            "level whose first judgment of the response comes first in the file: the STABLEVAL "
-                            "paper's majority vote), lowest, highest or random (a tied level drawn with seed).",
+        Option("ties", str, f"What a tie for the most votes earns: {describe_ties(TIE_POLICIES)}.",
                choices=TIE_POLICIES),
         Option("seed", int, "Seed of ties=random (the commands pass their --seed), and of ties=first where the file "
                             "order is unknown.", ge=0, none_ok=True),
