@@ -6,7 +6,7 @@ variant); ``"soft"`` — the posterior expected credit ``sum_c gamma_ic v(c)`` (
 Section 3.4).
 
 >>> import pandas as pd
->>> from stableval.data.table import JudgmentTable
+>>> from stableval.data.table import AnnotationTable
 >>> frame = pd.DataFrame({"item": [1, 1, 1], "agent": "A", "rater": list("abc"), "label": [2, 2, 1]})
 >>> table = AnnotationTable.from_frame(frame, levels=("bad", "ok", "good"))
 >>> fitted = fit_methods(table, ["mv"])

@@ -15,7 +15,7 @@ change per agent, the Pearson and Spearman correlation of their agent scores, th
 changes.
 
 >>> import pandas as pd
->>> from stableval.data.table import AnnotationTable, JudgmentTable
+>>> from stableval.data.table import AnnotationTable
 >>> frame = pd.DataFrame({"item": [1, 1, 2, 2, 1, 1, 2, 2], "agent": list("AABBCCDD"), "rater": list("abababab"),
 ...                       "label": [1, 1, 0, 0, 1, 0, 1, 1]})
 >>> result = score_agents(AnnotationTable.from_frame(frame, levels=("no", "yes")), methods=["mv"], bootstrap=200)
