@@ -2,7 +2,7 @@
 
 For each size, the same files are read and fitted (Dawid–Skene, defaults) three ways, side by side in one process:
 in memory (``load`` + ``DawidSkene().fit``), and on a ``LocalCluster`` of 1 and of 2 worker processes (one thread
-each: ``PartitionedTable.read`` + ``fit_distributed``). Printed per run: read seconds, fit seconds, E-steps,
+each: ``PartitionedTable.read`` + ``get_method("ds").fit``). Printed per run: read seconds, fit seconds, E-steps,
 fit seconds per E-step (fixed costs included), and the bytes that cross the network per E-step (sums up,
 parameters down). Also checks that the fits agree (largest posterior difference).
 
@@ -64,7 +64,7 @@ def run_memory(folder: Path) -> dict[str, Any]:
 def run_dask(folder: Path, workers: int) -> dict[str, Any]:
     from distributed import Client, LocalCluster
 
-    from stableval.aggregate.distributed import fit_distributed
+    from stableval.aggregate.registry import get_method
     from stableval.data import InputOptions
     from stableval.data.partitioned import PartitionedTable
 
@@ -74,7 +74,7 @@ def run_dask(folder: Path, workers: int) -> dict[str, Any]:
         table = PartitionedTable.read(folder, client, InputOptions(duplicates="keep"))
         read = time.perf_counter() - begin
         begin = time.perf_counter()
-        model = fit_distributed(table, "ds")
+        model = get_method("ds").fit(table)
         fit = time.perf_counter() - begin
         partitions = len(table.partitions)
     return {"read": read, "fit": fit, "n_iter": model.n_iter_, "partitions": partitions,

@@ -150,7 +150,7 @@ def test_bad_hyper_parameters_are_rejected() -> None:
         Stableval(alpha_pi=0.5)
     with pytest.raises(ValueError, match="epsilon"):
         Stableval(epsilon=0)
-    with pytest.raises(ValueError, match="tie policy"):
+    with pytest.raises(ValueError, match="ties='coin': allowed one of split"):
         MajorityVote(ties="coin")
 
 

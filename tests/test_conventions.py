@@ -11,12 +11,13 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+import scipy.sparse as sp
 import scipy.stats
 from typer.testing import CliRunner
 
 from stableval import InputOptions, load
 from stableval.aggregate import DawidSkene, MajorityVote
-from stableval.aggregate.majority_vote import first_seen
+from stableval.aggregate.responses import first_seen
 from stableval.cli import app
 from stableval.data.table import AnnotationTable
 from stableval.datasets import load_mt_bench, load_truth_inference
@@ -164,6 +165,29 @@ def ties_file(folder: Path) -> Path:
 
 def _mv_scores(output: str) -> dict[str, float]:
     return {row["agent"]: row["score"] for row in json.loads(output)["scores"] if row["method"] == "mv"}
+
+
+def test_the_tie_rules_are_one_vocabulary() -> None:
+    """Issue 25: majority vote's ``ties`` and the rater bootstrap's ``ties`` are subsets of one declaration
+    (``stableval.aggregate.ties``), and a rule both take breaks the same tie the same way."""
+    from stableval.aggregate.majority_vote import TIE_POLICIES
+    from stableval.aggregate.ties import TIE_RULES
+    from stableval.evaluate.rater_bootstrap import TIES, ground_truth
+
+    assert set(TIE_POLICIES) | set(TIES) == set(TIE_RULES)
+    assert MajorityVote.PARAMETERS[0].choices == TIE_POLICIES
+    labels = np.array([[0, 2, 1, 2, 0], [1, 1, 2, 2, 1], [2, 0, 2, 0, 1]])  # two ties, one clear majority
+    X = np.zeros((3, 5 * 3))
+    for item, row in enumerate(labels):
+        for rater, level in enumerate(row):
+            X[item, rater * 3 + level] += 1
+    for rule in sorted(set(TIE_POLICIES) & set(TIES) - {"random"}):
+        votes = MajorityVote(ties=rule).fit_matrix(sp.csr_matrix(X), 5, 3).posteriors_
+        np.testing.assert_array_equal(votes, ground_truth(labels, 3, ties=rule), err_msg=rule)
+    with pytest.raises(ValueError, match="ties='exclude': allowed one of split, lowest, highest, random, first"):
+        MajorityVote(ties="exclude")
+    with pytest.raises(ValueError, match="ties must be one of split, random, lowest, exclude; got 'first'"):
+        ground_truth(labels, 3, ties="first")
 
 
 def test_score_honours_every_tie_rule(tmp_path: Path) -> None:

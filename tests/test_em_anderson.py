@@ -5,6 +5,7 @@ by the size of the whole matrix (the screened subset and a Dask fit included).""
 
 from __future__ import annotations
 
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -12,10 +13,12 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-import stableval.aggregate._base as base
 import stableval.aggregate.em as em
+import stableval.aggregate.em_acceleration as em_acceleration
+import stableval.aggregate.em_fit as em_fit
 from stableval.aggregate import DawidSkene, Stableval
-from stableval.aggregate.em import AndersonHistory, ResponseBlocks, acceleration_choice, run_em, vote_counts
+from stableval.aggregate.em import ResponseBlocks, run_em, vote_counts_of_matrix
+from stableval.aggregate.em_acceleration import AndersonHistory, acceleration_choice
 
 from synthetic import simulated_matrix
 
@@ -33,7 +36,7 @@ def X() -> sp.csr_matrix:
 
 
 def soft_start(X: sp.csr_matrix) -> np.ndarray:
-    counts = vote_counts(X, K)
+    counts = vote_counts_of_matrix(X, K)
     return np.ascontiguousarray((counts / counts.sum(axis=1, keepdims=True)).T)
 
 
@@ -49,6 +52,31 @@ def test_anderson_reaches_the_plain_em_optimum(X: sp.csr_matrix) -> None:
     assert fast.objective[-1] == pytest.approx(plain.objective[-1], rel=1e-10)
     np.testing.assert_allclose(fast.posteriors, plain.posteriors, rtol=0, atol=1e-6)
     np.testing.assert_allclose(fast.confusion, plain.confusion, rtol=0, atol=1e-6)
+
+
+@pytest.mark.parametrize("noise", [1e-7, 3e-7, 1e-6, 3e-6, 1e-5, 3e-5, 1e-4])
+def test_anderson_hands_over_to_plain_em_where_rounding_stalls_it(X: sp.csr_matrix, noise: float,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 25: the objective's last digits are rounding noise (here a deterministic function of the point, as
+    the numpy kernel's single-precision exponential makes them) coarser than the tolerance. Plain EM still stops
+    at its floating-point fixed point; Anderson cycled among extrapolations there until ``max_iter`` for about
+    half of these noise levels (and ``test_anderson_reaches_the_plain_em_optimum`` did on AVX-512 machines,
+    whose float32 exponential rounds differently from AVX2's); it now hands over to plain EM."""
+    e_step = ResponseBlocks.e_step
+
+    def rounded(self: ResponseBlocks, priors: np.ndarray, confusion: np.ndarray,
+                out: np.ndarray) -> tuple[float, np.ndarray, np.ndarray]:
+        log_likelihood, mass, counts = e_step(self, priors, confusion, out)
+        return log_likelihood + noise * (zlib.crc32(confusion.tobytes()) % 1000) / 1000, mass, counts
+
+    monkeypatch.setattr(ResponseBlocks, "e_step", rounded)
+    common: dict[str, Any] = dict(n_raters=X.shape[1] // K, n_levels=K, init_posteriors=soft_start(X), tol=1e-15,
+                                  max_iter=3000, kernel="numpy")
+    plain = run_em(X, acceleration="none", **common)
+    fast = run_em(X, acceleration="anderson", **common)
+    assert plain.converged and fast.converged
+    assert fast.n_iter < plain.n_iter
+    np.testing.assert_allclose(fast.posteriors, plain.posteriors, rtol=0, atol=1e-6)
 
 
 def test_anderson_stops_sooner_than_squarem_and_no_lower(X: sp.csr_matrix) -> None:
@@ -99,21 +127,21 @@ def test_anderson_history_solves_a_linear_map_in_dimension_plus_one_steps() -> N
 
 def test_auto_is_squarem_below_the_threshold_and_anderson_from_it(X: sp.csr_matrix,
                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
-    per = em.ANDERSON_PER_RATER
-    prolific = np.full(em.ANDERSON_FROM // per, per)  # raters with the least judgments each that qualify
+    per = em_acceleration.ANDERSON_PER_RATER
+    prolific = np.full(em_acceleration.ANDERSON_FROM // per, per)  # raters with the least judgments each that qualify
     assert acceleration_choice("auto", prolific) == "anderson"
     assert acceleration_choice("auto", np.r_[prolific[:-1], per - 1]) == "squarem"  # too few judgments in all
     assert acceleration_choice("auto", np.r_[prolific, 0, 0, 0]) == "anderson"  # raters without judgments: none
-    assert acceleration_choice("auto", np.full(1, em.ANDERSON_FROM)) == "anderson"
+    assert acceleration_choice("auto", np.full(1, em_acceleration.ANDERSON_FROM)) == "anderson"
     with pytest.raises(ValueError, match="acceleration='fast'; allowed: auto, anderson, squarem, none"):
         acceleration_choice("fast", prolific)
     with pytest.raises(ValueError, match="acceleration='fast'"):
         DawidSkene(acceleration="fast")
     n_raters = X.shape[1] // K
-    monkeypatch.setattr(em, "ANDERSON_FROM", X.nnz)
+    monkeypatch.setattr(em_acceleration, "ANDERSON_FROM", X.nnz)
     least = int(em.rater_judgments(X, n_raters).min())
     for per_rater, same_as in ((least + 1, "squarem"), (least, "anderson")):
-        monkeypatch.setattr(em, "ANDERSON_PER_RATER", per_rater)
+        monkeypatch.setattr(em_acceleration, "ANDERSON_PER_RATER", per_rater)
         auto = DawidSkene().fit_matrix(X, n_raters, K)
         chosen = DawidSkene(acceleration=same_as).fit_matrix(X, n_raters, K)
         np.testing.assert_array_equal(auto.posteriors_, chosen.posteriors_)
@@ -122,10 +150,10 @@ def test_auto_is_squarem_below_the_threshold_and_anderson_from_it(X: sp.csr_matr
 
 def test_screened_starts_run_the_accelerator_of_the_whole_matrix(X: sp.csr_matrix,
                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(base, "SCREEN_SUBSET_ABOVE", 1000)
-    monkeypatch.setattr(base, "SCREEN_RESPONSES", 1500)  # the subset holds a quarter of the judgments ...
-    monkeypatch.setattr(em, "ANDERSON_FROM", X.nnz)  # ... so alone it would run SQUAREM
-    monkeypatch.setattr(em, "ANDERSON_PER_RATER", 1)
+    monkeypatch.setattr(em_fit, "SCREEN_SUBSET_ABOVE", 1000)
+    monkeypatch.setattr(em_fit, "SCREEN_RESPONSES", 1500)  # the subset holds a quarter of the judgments ...
+    monkeypatch.setattr(em_acceleration, "ANDERSON_FROM", X.nnz)  # ... so alone it would run SQUAREM
+    monkeypatch.setattr(em_acceleration, "ANDERSON_PER_RATER", 1)
     n_raters = X.shape[1] // K
     auto = Stableval().fit_matrix(X, n_raters, K)
     anderson = Stableval(acceleration="anderson").fit_matrix(X, n_raters, K)
@@ -140,7 +168,7 @@ def test_a_dask_fit_runs_anderson_as_in_memory(tmp_path: Path, monkeypatch: pyte
     distributed = pytest.importorskip("distributed")
     import pandas as pd
 
-    from stableval.aggregate.distributed import fit_distributed
+    from stableval.aggregate.registry import get_method
     from stableval.data import InputOptions, load
     from stableval.data.partitioned import PartitionedTable
 
@@ -152,7 +180,7 @@ def test_a_dask_fit_runs_anderson_as_in_memory(tmp_path: Path, monkeypatch: pyte
     with distributed.LocalCluster(n_workers=1, processes=False, threads_per_worker=1, dashboard_address=":0") as \
             cluster, distributed.Client(cluster) as client:
         table = PartitionedTable.read(tmp_path, client, partitions=2)
-        fitted = fit_distributed(table, "ds", acceleration="anderson")
+        fitted = get_method("ds").fit(table, acceleration="anderson")
         whole = pd.concat([pd.read_parquet(tmp_path / f"part-{i}.parquet") for i in range(2)], ignore_index=True)
         whole.to_parquet(tmp_path / "all.pq", index=False)
         memory = load(tmp_path / "all.pq", InputOptions()).table
@@ -161,11 +189,11 @@ def test_a_dask_fit_runs_anderson_as_in_memory(tmp_path: Path, monkeypatch: pyte
         np.testing.assert_allclose(fitted.posteriors_, reference.posteriors_, rtol=0, atol=1e-9)
 
         stored = memory.response_matrix().nnz
-        monkeypatch.setattr(base, "SCREEN_SUBSET_ABOVE", 500)
-        monkeypatch.setattr(base, "SCREEN_RESPONSES", 600)  # about half the judgments ...
-        monkeypatch.setattr(em, "ANDERSON_FROM", stored)  # ... so alone the subset would run SQUAREM
-        monkeypatch.setattr(em, "ANDERSON_PER_RATER", 1)
-        screened = fit_distributed(table, "stableval")
+        monkeypatch.setattr(em_fit, "SCREEN_SUBSET_ABOVE", 500)
+        monkeypatch.setattr(em_fit, "SCREEN_RESPONSES", 600)  # about half the judgments ...
+        monkeypatch.setattr(em_acceleration, "ANDERSON_FROM", stored)  # ... so alone the subset would run SQUAREM
+        monkeypatch.setattr(em_acceleration, "ANDERSON_PER_RATER", 1)
+        screened = get_method("stableval").fit(table)
         in_memory = Stableval().fit(memory)
         anderson = Stableval(acceleration="anderson").fit(memory)
     assert {start["screened_responses"] for start in in_memory.starts_} == {600}
@@ -178,7 +206,7 @@ def test_auto_keeps_squarem_when_more_than_one_percent_of_raters_are_sparse() ->
     1,000 with 200 average 990 per rater, and Anderson then needed more E-steps than SQUAREM (29 vs 25 for
     Dawid-Skene; with 2% of the raters at 100 judgments, 30 vs 16)."""
     mixed = np.r_[np.full(10, 80_000), np.full(1000, 200)]
-    assert mixed.mean() >= em.ANDERSON_PER_RATER and mixed.sum() >= em.ANDERSON_FROM
+    assert mixed.mean() >= em_acceleration.ANDERSON_PER_RATER and mixed.sum() >= em_acceleration.ANDERSON_FROM
     assert acceleration_choice("auto", mixed) == "squarem"
     one_in_fifty = np.r_[np.full(245, 4000), np.full(5, 100)]
     assert acceleration_choice("auto", one_in_fifty) == "squarem"

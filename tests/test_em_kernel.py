@@ -145,13 +145,13 @@ def test_kernel_choice_follows_the_environment(monkeypatch: pytest.MonkeyPatch) 
 
 @needs_numba
 def test_screened_starts_run_on_the_kernel_of_the_whole_fit(monkeypatch: pytest.MonkeyPatch) -> None:
-    import stableval.aggregate._base as base
     import stableval.aggregate.em as em
+    import stableval.aggregate.em_fit as em_fit
     from stableval import Stableval, example_path, read_any
 
     table = read_any(example_path("mt_bench"), duplicates="keep")
-    monkeypatch.setattr(base, "SCREEN_SUBSET_ABOVE", 200)
-    monkeypatch.setattr(base, "SCREEN_RESPONSES", 300)
+    monkeypatch.setattr(em_fit, "SCREEN_SUBSET_ABOVE", 200)
+    monkeypatch.setattr(em_fit, "SCREEN_RESPONSES", 300)
     monkeypatch.setenv("STABLEVAL_EM_KERNEL", "auto")
     monkeypatch.setattr(em_kernel, "COMPILED_FROM", table.response_matrix().nnz)  # the whole matrix, not the subset
     used: list[tuple[int, str]] = []

@@ -10,7 +10,7 @@ import scipy.sparse as sp
 
 from stableval.aggregate import MajorityVote, Stableval
 from stableval.aggregate._base import hard_distribution
-from stableval.aggregate.em import ResponseBlocks, thread_pool, vote_counts
+from stableval.aggregate.em import ResponseBlocks, thread_pool, vote_counts_of_matrix
 from stableval.aggregate.stableval import _distinct_rows, random_rows
 
 
@@ -49,7 +49,7 @@ def test_split_majority_vote_is_the_hard_distribution_of_the_counts() -> None:
     X = sp.random(500, 12, density=0.3, format="csr", random_state=1)
     X.data = rng.integers(1, 3, X.nnz).astype(float)
     model = MajorityVote().fit_matrix(X, n_raters=4, n_levels=3)
-    counts = vote_counts(X, 3)
+    counts = vote_counts_of_matrix(X, 3)
     np.testing.assert_array_equal(model.posteriors_, hard_distribution(counts, atol=0.0))
     assert model.tied_.any() and (counts.sum(axis=1) == 0).any()  # ties and empty rows were exercised
 
@@ -69,9 +69,10 @@ def test_expected_counts_computed_only_for_a_learnt_prior(alpha_pi: float | str,
         calls.append(1)
         return np.asarray((X.T @ posteriors).reshape(table.n_raters, 3, 3).transpose(0, 2, 1).reshape(-1, 3))
 
-    model.fit_from_starts(vote_counts(X, 3), table.n_raters, 3, expected=expected,
-                          run=lambda start, alphas, max_iter: model._run(X, start, table.n_raters, 3, None, alphas,
-                                                                         max_iter))
+    blocks = ResponseBlocks(X)
+    model.fit_from_starts(vote_counts_of_matrix(X, 3), table.n_raters, 3, expected=expected,
+                          run=lambda start, alphas, max_iter: model._run(blocks, start, table.n_raters, 3, None,
+                                                                         alphas, max_iter))
     assert len(calls) == passes
     reference = Stableval(alpha_pi=alpha_pi, n_starts=0).fit(table)
     np.testing.assert_allclose(model.posteriors_, reference.posteriors_, rtol=0, atol=1e-12)

@@ -13,9 +13,10 @@ import pytest
 import scipy.sparse as sp
 
 import stableval.aggregate._base as base
+import stableval.aggregate.em_fit as em_fit
 from stableval.aggregate import DawidSkene, Stableval
-from stableval.aggregate._base import EMStart
-from stableval.aggregate.em import run_em, vote_counts
+from stableval.aggregate.em import ResponseBlocks, run_em, vote_counts_of_matrix
+from stableval.aggregate.em_fit import EMStart
 from stableval.aggregate.stableval import random_rows
 from stableval.data.table import AnnotationTable, labels_at
 
@@ -46,7 +47,7 @@ class SlicedStarts(Stableval):
 
 @pytest.mark.parametrize("params", [{}, {"alpha_pi": 2.0, "n_starts": 3}, {"init": "soft"}])
 def test_starts_on_rows_equal_the_full_starts_cut_to_them(X: sp.csr_matrix, params: dict[str, object]) -> None:
-    counts = vote_counts(X, K)
+    counts = vote_counts_of_matrix(X, K)
     rows = np.sort(np.random.default_rng(1).choice(len(counts), 500, replace=False))
     fast, simple = Stableval(**params), SlicedStarts(**params)  # type: ignore[arg-type]
     for kwargs in ({}, {"rows": rows}, {"names": ("soft", "random-2")}, {"rows": rows, "names": ("paper",)}):
@@ -67,7 +68,7 @@ def test_starts_on_rows_equal_the_full_starts_cut_to_them(X: sp.csr_matrix, para
 
 
 def test_random_rows_on_rows_equal_the_whole_draw_cut_to_them(X: sp.csr_matrix) -> None:
-    counts = vote_counts(X, K)
+    counts = vote_counts_of_matrix(X, K)
     rows = np.array([5, 17, 17, 2999, 0])
     assert np.array_equal(random_rows(counts, None, (0, 2), rows=rows), random_rows(counts, None, (0, 2))[rows])
     with pytest.raises(ValueError, match="rows= is for one problem"):
@@ -77,8 +78,8 @@ def test_random_rows_on_rows_equal_the_whole_draw_cut_to_them(X: sp.csr_matrix) 
 @pytest.mark.parametrize("params", [{}, {"alpha_pi": 2.0}, {"alpha_pi": "auto"}])
 def test_a_screened_fit_equals_the_fit_from_full_starts(X: sp.csr_matrix, monkeypatch: pytest.MonkeyPatch,
                                                         params: dict[str, object]) -> None:
-    monkeypatch.setattr(base, "SCREEN_SUBSET_ABOVE", 1000)
-    monkeypatch.setattr(base, "SCREEN_RESPONSES", 800)
+    monkeypatch.setattr(em_fit, "SCREEN_SUBSET_ABOVE", 1000)
+    monkeypatch.setattr(em_fit, "SCREEN_RESPONSES", 800)
     n_raters = X.shape[1] // K
     fast = Stableval(**params).fit_matrix(X, n_raters, K)  # type: ignore[arg-type]
     simple = SlicedStarts(**params).fit_matrix(X, n_raters, K)  # type: ignore[arg-type]
@@ -93,15 +94,15 @@ def test_a_screened_fit_equals_the_fit_from_full_starts(X: sp.csr_matrix, monkey
 def test_the_winner_refitted_on_every_response_is_its_full_start(X: sp.csr_matrix, monkeypatch: pytest.MonkeyPatch,
                                                                  winner: str) -> None:
     """Whichever start wins the screen, the full fit starts from that start built on every response."""
-    monkeypatch.setattr(base, "SCREEN_SUBSET_ABOVE", 1000)
-    monkeypatch.setattr(base, "SCREEN_RESPONSES", 800)
+    monkeypatch.setattr(em_fit, "SCREEN_SUBSET_ABOVE", 1000)
+    monkeypatch.setattr(em_fit, "SCREEN_RESPONSES", 800)
     n_raters = X.shape[1] // K
 
     def rigged(model: type[Stableval]) -> Stableval:
         class Rigged(model):  # type: ignore[valid-type, misc]
-            def _run(self, X_: sp.csr_matrix, start: EMStart, *args: object, **kwargs: object) -> object:
-                result = super()._run(X_, start, *args, **kwargs)
-                if X_.shape[0] == 800:  # the screen: the rigged winner gets the best objective
+            def _run(self, blocks: ResponseBlocks, start: EMStart, *args: object, **kwargs: object) -> object:
+                result = super()._run(blocks, start, *args, **kwargs)
+                if blocks.n_responses == 800:  # the screen: the rigged winner gets the best objective
                     mine = start.distributions is self._marked
                     result = replace(result, objective=result.objective + (1e9 if mine else 0.0))
                 return result
@@ -121,14 +122,14 @@ def test_the_winner_refitted_on_every_response_is_its_full_start(X: sp.csr_matri
 
 
 def test_a_start_is_copied_once_and_gold_clamped_in_the_copy(X: sp.csr_matrix) -> None:
-    counts = vote_counts(X, K)
+    counts = vote_counts_of_matrix(X, K)
     shares = counts / np.maximum(counts.sum(axis=1, keepdims=True), 1.0)
     before = shares.copy()
     gold = np.full(len(counts), -1)
     gold[::7] = np.arange(len(gold[::7])) % K
     n_raters = X.shape[1] // K
     model = DawidSkene(acceleration="none", max_iter=30)
-    result = model._run(X, EMStart(shares), n_raters, K, gold, (1.0, 1.0), 30)
+    result = model._run(ResponseBlocks(X, gold), EMStart(shares), n_raters, K, gold, (1.0, 1.0), 30)
     assert np.array_equal(shares, before)  # the start itself is left alone
     clamped = shares.copy()
     base.clamp_gold(clamped, gold)
@@ -201,7 +202,7 @@ def test_majority_vote_equals_the_simple_row_maxima(X: sp.csr_matrix, ties: str)
     gold = np.full(X.shape[0], -1)
     gold[::13] = 1
     model = MajorityVote(ties=ties).fit_matrix(X, n_raters, K, gold=gold)
-    counts = vote_counts(X, K)
+    counts = vote_counts_of_matrix(X, K)
     counts[gold >= 0] = np.eye(K)[1]
     winners = counts == counts.max(axis=1, keepdims=True)
     assert np.array_equal(model.tied_, winners.sum(axis=1) > 1) and model.tied_.any()
@@ -235,7 +236,7 @@ def test_majority_vote_makes_no_copy_of_the_vote_counts() -> None:
     from stableval.aggregate import MajorityVote
 
     X = simulated_matrix(100_000, 60, 3)
-    counts_bytes = vote_counts(X, K).nbytes
+    counts_bytes = vote_counts_of_matrix(X, K).nbytes
     tracemalloc.start()
     try:
         model = MajorityVote().fit_matrix(X, 60, K)

@@ -15,11 +15,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from stableval.aggregate import OneCoinDawidSkene, Wawa, ZeroBasedSkill
-from stableval.aggregate._base import Judgments
+from stableval.aggregate import Judgments, OneCoinDawidSkene, Wawa, ZeroBasedSkill
 from stableval.aggregate.batch_em import ProblemBatch, batch_fit
 from stableval.aggregate.registry import get_method
-from stableval.aggregate.wawa import weighted_shares
 from stableval.data.frames import as_table
 
 from conftest import TEST_DATA
@@ -70,7 +68,7 @@ def test_wawa_matches_crowdkit_on_dog_except_for_tie_breaking() -> None:
     model = Wawa().fit(table)
     # step 3 alone: the vote weighted by crowd-kit's skills is crowd-kit's answer
     judgments = Judgments(table.response_matrix(), table.n_raters, table.n_levels)
-    theirs = weighted_shares(judgments, skills.loc[list(table.raters)].to_numpy())
+    theirs = judgments.shares(skills.loc[list(table.raters)].to_numpy())
     levels = [c[1:] for c in expected.columns if c.startswith("p")]
     ours = pd.DataFrame(theirs, index=list(table.items), columns=list(table.levels)).loc[expected.index, levels]
     np.testing.assert_allclose(ours.to_numpy(), expected[[f"p{c}" for c in levels]].to_numpy(), atol=1e-9)
@@ -126,9 +124,9 @@ def test_gold_clamps_and_informs_the_skills() -> None:
 
 
 def test_parameters_are_checked() -> None:
-    with pytest.raises(ValueError, match="n_iter must be >= 1, got 0"):
+    with pytest.raises(ValueError, match="n_iter=0: allowed an integer ≥ 1"):
         ZeroBasedSkill(n_iter=0)
-    with pytest.raises(ValueError, match="max_iter must be >= 1"):
+    with pytest.raises(ValueError, match="max_iter=0: allowed an integer ≥ 1"):
         OneCoinDawidSkene(max_iter=0)
 
 

@@ -19,6 +19,11 @@ ValueError: rounds=0: allowed an integer ≥ 1
 Traceback (most recent call last):
 ...
 ValueError: mode='slow': allowed one of fast, exact
+>>> prior = Option("prior", float, "Strength.", default=1.0, ge=1, choices=("auto",))  # a number, or a word
+>>> prior.constraint, prior.from_text("auto"), prior.from_text("2")
+('a number ≥ 1, or one of auto', 'auto', 2.0)
+>>> Option("init", str, "Start.", choices=("paper", "soft"), aliases=(("majority", "paper"),)).check("majority")
+'paper'
 """
 
 from __future__ import annotations
@@ -45,12 +50,14 @@ class Option:
         kind: ``str``, ``int``, ``float``, ``bool`` or ``Path``: how text becomes a value.
         help: what it does, one or two sentences (no default: it is appended from ``default`` where shown).
         default: the value when not given (``None``: nothing, or the consumer's own default).
-        choices: the values allowed, if they are a fixed list.
-        ge, gt, le, lt: numeric bounds (inclusive ``ge``/``le``, exclusive ``gt``/``lt``).
+        choices: the values allowed, if they are a fixed list (for a number: the words allowed besides one).
+        ge, gt, le, lt: numeric bounds (inclusive ``ge``/``le``, exclusive ``gt``/``lt``); a number must be finite
+            unless a bound is infinite (``le=math.inf`` allows ``inf``).
         parse: turns text into the value (default: by ``kind``); it raises ``ValueError`` saying what is allowed.
         flag: the command-line spelling, if not ``--name-with-dashes`` (booleans: ``--on/--off``).
         label: a form's label, if not the name in words.
         none_ok: ``None`` is a valid value even when ``default`` is not ``None``.
+        aliases: (word, value) pairs accepted for a value, such as old spellings (:meth:`check` returns the value).
     """
 
     name: str
@@ -66,6 +73,7 @@ class Option:
     flag: str | None = None
     label: str | None = None
     none_ok: bool = False
+    aliases: tuple[tuple[str, Any], ...] = ()
 
     @property
     def cli(self) -> str:
@@ -80,8 +88,12 @@ class Option:
     @property
     def constraint(self) -> str:
         """What values are allowed, in words (``"a number in [0, 1]"``; ``""`` when anything of the kind is)."""
-        if self.choices:
+        if self.choices and self.kind not in (int, float):
             return "one of " + ", ".join(self.choices)
+        number = self._number_constraint()
+        return f"{number}, or one of {', '.join(self.choices)}" if self.choices else number
+
+    def _number_constraint(self) -> str:
         noun = {int: "an integer", float: "a number", bool: "true or false", Path: "a path", str: "text"}.get(
             self.kind, self.kind.__name__)
         low = ("[", self.ge) if self.ge is not None else ("(", self.gt) if self.gt is not None else None
@@ -95,11 +107,12 @@ class Option:
         return noun if self.kind in (int, float, bool) else ""
 
     def check(self, value: Any) -> Any:
-        """``value`` if it satisfies the declaration, else ``ValueError`` naming the option, the value and what is
-        allowed."""
+        """``value`` if it satisfies the declaration (an old spelling as its current value, a number as the
+        declared kind), else ``ValueError`` naming the option, the value and what is allowed."""
         if value is None and (self.default is None or self.none_ok):
             return value
-        if self.choices is not None:
+        value = dict(self.aliases).get(value, value) if isinstance(value, str) else value
+        if self.choices is not None and (value in self.choices or self.kind not in (int, float)):
             if value not in self.choices:
                 raise ValueError(f"{self.name}={value!r}: allowed {self.constraint}")
             return value
@@ -108,11 +121,14 @@ class Option:
                 self.kind is int and not float(value).is_integer())
             if bad_type or (isinstance(value, float) and math.isnan(value)) or not self._in_bounds(float(value)):
                 raise ValueError(f"{self.name}={value!r}: allowed {self.constraint}")
-        elif self.kind is bool and not isinstance(value, bool):
+            return self.kind(value)
+        if self.kind is bool and not isinstance(value, bool):
             raise ValueError(f"{self.name}={value!r}: allowed true or false")
         return value
 
     def _in_bounds(self, value: float) -> bool:
+        if not math.isfinite(value) and value not in (self.ge, self.le):
+            return False
         return ((self.ge is None or value >= self.ge) and (self.gt is None or value > self.gt)
                 and (self.le is None or value <= self.le) and (self.lt is None or value < self.lt))
 
@@ -128,6 +144,8 @@ class Option:
                 raise ValueError(f"{self.name}={text!r}: allowed true or false")
             return words[stripped.lower()]
         if self.kind in (int, float):
+            if stripped in (self.choices or ()) or stripped in dict(self.aliases):
+                return self.check(stripped)
             try:
                 number: int | float = int(stripped) if self.kind is int else float(stripped)
             except ValueError:
@@ -140,10 +158,13 @@ class Option:
     def describe(self) -> str:
         """The help text with the constraint and default appended, for ``--help`` and docs tables."""
         extra = []
-        if self.choices:
+        if self.choices and self.kind not in (int, float):
             extra.append(f"Allowed: {', '.join(self.choices)}.")
         elif self.constraint and self.kind in (int, float):
             extra.append(f"Allowed: {self.constraint}.")
+        if self.aliases:
+            extra.append("Also accepted: " + ", ".join(f"{word} (= {value})" for word, value in self.aliases
+                                                        if str(value) != word) + ".")
         if self.default is not None:
             extra.append(f"Default: {self.default}.")
         return " ".join([self.help, *extra])

@@ -35,7 +35,7 @@ import numpy as np
 import pandas as pd
 
 if TYPE_CHECKING:  # pragma: no cover
-    from stableval.aggregate._base import Aggregator
+    from stableval.aggregate import Aggregator
 
 __all__ = ["DawidSkene", "MajorityVote", "OneCoinDawidSkene", "Wawa", "ZeroBasedSkill"]
 
@@ -164,7 +164,7 @@ class MajorityVote(CrowdKitAggregator):
 
     @property
     def skills_(self) -> pd.Series:
-        from stableval.aggregate._base import Judgments
+        from stableval.aggregate import Judgments
 
         model = self._model()
         table = model._fitted_names()

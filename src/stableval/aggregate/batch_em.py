@@ -37,17 +37,10 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from stableval.aggregate._base import (
-    SCREEN_ITER,
-    Aggregator,
-    EMAggregator,
-    EMStart,
-    Method,
-    clone,
-    diagonal_dominant,
-    pooled_confusion,
-)
-from stableval.aggregate.em import log_prior_terms, m_step, vote_counts
+from stableval.aggregate._base import Aggregator, clone
+from stableval.aggregate.em import log_prior_terms, m_step, vote_counts_of_matrix
+from stableval.aggregate.em_fit import SCREEN_ITER, EMAggregator, EMStart, diagonal_dominant, pooled_confusion
+from stableval.aggregate.method import Method
 from stableval.aggregate.registry import method_of
 
 #: one problem: (response code per judgment, rater code, label code, number of responses)
@@ -103,7 +96,7 @@ class ProblemBatch:
 
     def vote_counts(self) -> np.ndarray:
         """(N_total, K) number of judgments of each level per response."""
-        return vote_counts(self.X, self.n_levels)
+        return vote_counts_of_matrix(self.X, self.n_levels)
 
     def problem_matrix(self, problem: int) -> sp.csr_matrix:
         """Problem ``problem``'s own response matrix (its responses × its R·K columns)."""

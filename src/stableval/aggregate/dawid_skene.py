@@ -21,32 +21,25 @@ from __future__ import annotations
 
 import numpy as np
 
-from stableval.aggregate._base import EMAggregator, EMStart, Method, check_em_settings
+from stableval.aggregate.em_fit import ACCELERATION, MAX_ITER, TOL, EMAggregator, EMStart
+from stableval.aggregate.method import Method
 
 
 class DawidSkene(EMAggregator):
-    """Maximum-likelihood Dawid–Skene.
-
-    Args:
-        max_iter: most EM iterations (E-steps).
-        tol: stop when one EM step improves the log-likelihood by less than ``tol * max(1, |log-likelihood|)``.
-        acceleration: ``"auto"`` (default: ``"anderson"`` from 250,000 stored judgments when at most 1% of
-            the raters have fewer than 500 each, ``"squarem"`` otherwise;
-            :func:`~stableval.aggregate.em.acceleration_choice`), ``"anderson"`` (Anderson acceleration with a
-            monotone safeguard and restarts, Henderson & Varadhan 2019: one E-step per extrapolated point),
-            ``"squarem"`` (SQUAREM, Varadhan & Roland 2008, with a monotone safeguard) — each the same fixed point
-            in fewer E-steps — or ``"none"`` (plain EM, step by step as in the paper).
+    """Maximum-likelihood Dawid–Skene (its hyper-parameters: :attr:`PARAMETERS`, the EM settings every EM method
+    shares). ``acceleration`` names an accelerator of the EM map (:mod:`~stableval.aggregate.em_acceleration`:
+    Anderson acceleration, Henderson & Varadhan 2019; SQUAREM, Varadhan & Roland 2008) or plain EM, step by step as
+    in the paper.
 
     Attributes after ``fit``: ``posteriors_`` (N, K), ``priors_`` (K,), ``confusion_`` (R, K, K) indexed
     [rater, true level, given level], ``log_likelihood_`` (history, one value per E-step, non-decreasing),
     ``objective_`` (same as the log-likelihood here), ``n_iter_``, ``converged_``.
     """
 
+    PARAMETERS = (MAX_ITER, TOL, ACCELERATION)
+
     def __init__(self, max_iter: int = 500, tol: float = 1e-8, acceleration: str = "auto") -> None:
-        check_em_settings(max_iter, tol, acceleration)
-        self.max_iter = int(max_iter)
-        self.tol = float(tol)
-        self.acceleration = acceleration
+        self._set_checked(max_iter=max_iter, tol=tol, acceleration=acceleration)
 
     def em_start(self, counts: np.ndarray) -> EMStart:
         """The soft majority vote (each response's vote shares), an M-step first, as in the paper."""
@@ -55,7 +48,7 @@ class DawidSkene(EMAggregator):
 
 METHOD = Method(
     name="ds", label="DS", title="Dawid–Skene", colour="#1f77b4", estimator=DawidSkene, credit="hard", batch="em",
-    rater_model=True,
+    rater_model=True, distributed=True, default=True,
     summary="Dawid & Skene (1979) maximum-likelihood rater confusion matrices; a response earns the credit of its "
             "most probable level.",
 )

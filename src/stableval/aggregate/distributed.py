@@ -1,32 +1,32 @@
-"""Fit majority vote, Dawid–Skene and STABLEVAL on a :class:`~stableval.data.partitioned.PartitionedTable`: the
-judgments stay on the Dask workers, and each EM iteration is a map over partitions plus a reduce on the client.
+"""The response matrix of a :class:`~stableval.data.partitioned.PartitionedTable` for the fits: the judgments stay
+on the Dask workers, and each statistic a fit reads is a map over partitions plus a reduce on the client.
 
-The E-step of a response needs only that response's judgments, and every response lives in one partition, so each
-partition E-steps its own responses (:class:`~stableval.aggregate.em.ResponseBlocks`, the in-memory kernel) and
-sends back the sums the M-step needs: the log-likelihood, the posterior mass per class (K,) and the expected counts
-(K, R·K) — K + K·R·K + 1 floats per partition per iteration. The client adds them and runs the M-step
-(:func:`~stableval.aggregate.em.parameters_from_counts`), then sends the new parameters (K + R·K·K floats) back.
-The posteriors stay on the workers until the fit ends. The iteration, stopping rule, SQUAREM acceleration, starts
-and learnt priors are the in-memory code's (:class:`~stableval.aggregate.em._EMRun` and the same steps as
-:meth:`~stableval.aggregate._base.EMAggregator.fit_matrix`), so the fit equals the in-memory one up to the order in
-which floating-point sums are added (about 1e-12 here).
+:class:`PartitionedMatrix` is the cluster's :class:`~stableval.aggregate.responses.ResponseMatrix`: a method that
+fits through :meth:`~stableval.aggregate._base.Aggregator.fit_responses` (its registry entry declares
+``distributed=True``) runs here with the code it runs in memory, so the fit equals the in-memory one up to the
+order in which floating-point sums are added (about 1e-12 here).
 
-Sources: Dawid & Skene (1979), JRSS C 28(1):20–28 (the model and its EM); Bonagiri et al. (2026),
-arXiv:2605.02122, Algorithm 1 (STABLEVAL's MAP EM); EM as a map over data partitions and a reduce of sufficient
-statistics: Chu et al. (2006), "Map-Reduce for Machine Learning on Multicore", NIPS 19.
+* Vote counts, first-seen rows and screened rows are gathered to the client (O(responses × K)).
+* The E-step of a response needs only that response's judgments, and every response lives in one partition, so
+  each partition E-steps its own responses (:class:`~stableval.aggregate.em.ResponseBlocks`, the in-memory kernel,
+  chosen by the size of the whole matrix) and sends back the sums the M-step needs: the log-likelihood, the
+  posterior mass per class (K,) and the expected counts (K, R·K) — K + K·R·K + 1 floats per partition per
+  iteration. The client adds them and runs the M-step, then sends the new parameters back. The posteriors stay on
+  the workers until the fit ends.
+* Rater-weighted votes: each partition counts its raters' agreement with its responses' weighted vote (R,).
 
-The client holds per-response arrays (vote counts, starts and final posteriors, O(responses × K)), never the
-judgments. Not supported: gold labels, GLAD and the other methods without a Dawid–Skene rater model (refused by
-:func:`fit_distributed` with a message).
+Sources: EM as a map over data partitions and a reduce of sufficient statistics, Chu et al. (2006), "Map-Reduce
+for Machine Learning on Multicore", NIPS 19.
 
 >>> import tempfile, pathlib, pandas as pd
 >>> from distributed import Client
+>>> from stableval.aggregate.registry import get_method
 >>> from stableval.data.partitioned import PartitionedTable
 >>> folder = pathlib.Path(tempfile.mkdtemp())
 >>> pd.DataFrame({"item": [1, 1, 1, 2, 2, 2], "agent": "A", "rater": list("abcabc"),
 ...               "label": [1, 1, 0, 0, 0, 0]}).to_parquet(folder / "ratings.parquet")
 >>> with Client(processes=False, n_workers=1, dashboard_address=":0") as client:
-...     model = fit_distributed(PartitionedTable.read(folder, client), "ds")
+...     model = get_method("ds").fit(PartitionedTable.read(folder, client))
 >>> model.posteriors_.argmax(axis=1).tolist(), bool(model.converged_)
 ([1, 0], True)
 """
@@ -38,57 +38,23 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import scipy.sparse as sp
 
-from stableval.aggregate._base import (
-    Aggregator,
-    EMAggregator,
-    EMRunner,
-    EMStart,
-    screening_rows,
-)
-from stableval.aggregate.em import (
-    EMResult,
-    ResponseBlocks,
-    _EMRun,
-    acceleration_choice,
-    parameters_from_counts,
-    rater_judgments,
-)
-from stableval.aggregate.majority_vote import MajorityVote
+from stableval.aggregate.em import EStep, ResponseBlocks, rater_judgments
+from stableval.aggregate.responses import Judgments, MatrixVotes, Votes
 from stableval.errors import StableValError
 
 if TYPE_CHECKING:  # pragma: no cover
     from stableval.data.partitioned import Partition, PartitionedTable
 
-__all__ = ["DISTRIBUTED_METHODS", "PartitionedEStep", "fit_distributed", "refuse_distributed"]
-
-#: the registry's methods that fit on a partitioned table
-DISTRIBUTED_METHODS = ("mv", "ds", "stableval")
-
-
-def refuse_distributed(name: str) -> None:
-    """Raise a clear error for a method the Dask executor does not fit."""
-    if name not in DISTRIBUTED_METHODS:
-        raise StableValError(f"method {name!r} is not supported by the Dask executor; allowed there: "
-                             f"{', '.join(DISTRIBUTED_METHODS)} (drop --executor dask to fit {name} in memory)")
+__all__ = ["PartitionedEStep", "PartitionedMatrix", "PartitionedVotes"]
 
 
 # ====================================================================================== worker side
-def _vote_counts(partition: Partition) -> np.ndarray:
-    from stableval.aggregate.em import vote_counts
-
-    return vote_counts(partition.X, partition.first_seen.shape[1])
-
-
-def _first_seen(partition: Partition) -> np.ndarray:
-    return partition.first_seen
-
-
 class PartitionEM:
     """A partition's side of EM, kept on the worker that holds the partition: its response matrix in row blocks
     (:class:`~stableval.aggregate.em.ResponseBlocks`, one thread: the worker's threads are the parallelism)."""
 
-    def __init__(self, partition: Partition, kernel: str | None = None) -> None:
-        self.blocks = ResponseBlocks(partition.X, None, threads=1, kernel=kernel)
+    def __init__(self, partition: Partition, kernel: str | None = None, precise: bool = False) -> None:
+        self.blocks = ResponseBlocks(partition.X, None, threads=1, kernel=kernel, precise=precise)
 
     def counts(self, posteriors: np.ndarray) -> np.ndarray:
         """Expected counts (K, R·K) of this partition's slice of posteriors (K, n)."""
@@ -131,13 +97,37 @@ def _posteriors(part: EStepPart) -> np.ndarray:
     return part.posteriors
 
 
+def _partition_votes(partition: Partition, n_raters: int, n_levels: int) -> MatrixVotes:
+    return MatrixVotes(Judgments(partition.X, n_raters, n_levels))
+
+
+def _agreed(votes: MatrixVotes, weights: np.ndarray | None) -> np.ndarray:
+    return votes.agreed(weights)
+
+
+def _per_rater(votes: MatrixVotes) -> np.ndarray:
+    return votes.judgments.per_rater
+
+
+def _shares(votes: MatrixVotes, weights: np.ndarray) -> np.ndarray:
+    return votes.shares(weights)
+
+
+def _levels(votes: MatrixVotes) -> np.ndarray:
+    return np.unique(votes.judgments.level)
+
+
+def _partition_rows(partition: Any, local: np.ndarray) -> sp.csr_matrix:
+    return sp.csr_matrix(partition.X[local])
+
+
 # ====================================================================================== client side
 class PartitionedEStep:
-    """The E-step over every partition, in the shape :class:`~stableval.aggregate.em._EMRun` calls it: sums for
-    the M-step on the client, posteriors on the workers (the last E-step's, gathered by :meth:`posteriors`).
-    Each E-step is one task per partition, run where the partition lives, and one small task fetching its sums."""
+    """The E-step over every partition (an :class:`~stableval.aggregate.em.EStep`): sums for the M-step on the
+    client, posteriors on the workers (the last E-step's, gathered by :meth:`final_posteriors`). Each E-step is one
+    task per partition, run where the partition lives, and one small task fetching its sums."""
 
-    def __init__(self, table: PartitionedTable) -> None:
+    def __init__(self, table: PartitionedTable, precise: bool = False) -> None:
         from stableval.aggregate.em_kernel import kernel_choice
 
         self.table = table
@@ -151,13 +141,24 @@ class PartitionedEStep:
         self.kernel = kernel_choice(self.stored)
         self.judgments_per_rater = np.sum([per_rater for _, per_rater in parts], axis=0) if parts \
             else np.zeros(table.n_raters)
-        self.parts = [self.client.submit(PartitionEM, part, self.kernel, pure=False) for part in table.partitions]
+        self.parts = [self.client.submit(PartitionEM, part, self.kernel, precise, pure=False)
+                      for part in table.partitions]
         self.n_responses = table.n_responses
         self._last: list[Any] = []
 
     def rater_judgments(self, n_raters: int) -> np.ndarray:
-        """Judgments per rater (R,) over every partition (:func:`~stableval.aggregate.em.acceleration_choice`)."""
+        """Judgments per rater (R,) over every partition
+        (:func:`~stableval.aggregate.em_acceleration.acceleration_choice`)."""
         return self.judgments_per_rater
+
+    def posteriors_buffer(self, n_levels: int) -> np.ndarray:
+        """No buffer on the client: the posteriors stay on the workers."""
+        return np.empty((n_levels, 0))
+
+    def final_posteriors(self, buffer: np.ndarray) -> np.ndarray:
+        """The last E-step's posteriors (K, N), gathered in response order."""
+        parts = self.client.gather([self.client.submit(_posteriors, part, pure=False) for part in self._last])
+        return np.concatenate(parts, axis=1) if parts else np.zeros((buffer.shape[0], 0))
 
     def counts(self, posteriors: np.ndarray) -> np.ndarray:
         """Expected counts (K, R·K) of client-side posteriors (K, N): each partition's slice, summed in partition
@@ -181,122 +182,73 @@ class PartitionedEStep:
         counts = np.sum([s[2] for s in sums], axis=0) if sums else np.zeros((k, confusion.shape[0] * k))
         return log_likelihood, mass, counts
 
-    def posteriors(self) -> np.ndarray:
-        """The last E-step's posteriors (K, N), gathered in response order."""
-        parts = self.client.gather([self.client.submit(_posteriors, part, pure=False) for part in self._last])
-        return np.concatenate(parts, axis=1) if parts else np.zeros((self.table.n_levels, 0))
+
+class PartitionedVotes:
+    """Rater-weighted votes over every partition (:class:`~stableval.aggregate.responses.Votes`): each partition
+    keeps its judgments as flat arrays on its worker and returns its raters' agreement counts (R,), which add up
+    exactly (whole numbers), so each rater's agreement is the in-memory one."""
+
+    def __init__(self, table: PartitionedTable) -> None:
+        self.table = table
+        self.parts = table.map(_partition_votes, table.n_raters, table.n_levels)
+        self.per_rater = np.sum(table.gather([table.client.submit(_per_rater, part, pure=False)
+                                              for part in self.parts]), axis=0)
+
+    def agreement(self, weights: np.ndarray | None) -> np.ndarray:
+        client = self.table.client
+        agreed = np.sum(self.table.gather([client.submit(_agreed, part, weights, pure=False)
+                                           for part in self.parts]), axis=0)
+        return np.asarray(agreed / np.maximum(self.per_rater, 1e-300))
+
+    def shares(self, weights: np.ndarray) -> np.ndarray:
+        client = self.table.client
+        parts = self.table.gather([client.submit(_shares, part, weights, pure=False) for part in self.parts])
+        return np.concatenate(parts) if parts else np.zeros((0, self.table.n_levels))
+
+    def levels_given(self) -> int:
+        client = self.table.client
+        levels = self.table.gather([client.submit(_levels, part, pure=False) for part in self.parts])
+        return int(np.unique(np.concatenate(levels)).size) if levels else 0
 
 
-def run_em_partitioned(estep: PartitionedEStep, *, n_raters: int, n_levels: int,
-                       init_posteriors: np.ndarray | None = None,
-                       init_params: tuple[np.ndarray, np.ndarray] | None = None, alpha_mu: float = 1.0,
-                       alpha_pi: float | np.ndarray = 1.0, max_iter: int = 500, tol: float = 1e-8,
-                       acceleration: str = "none") -> EMResult:
-    """:func:`~stableval.aggregate.em.run_em` with the E-step spread over the partitions."""
-    if init_posteriors is not None:
-        counts = estep.counts(init_posteriors)
-        start = parameters_from_counts(init_posteriors.sum(axis=1), counts, n_raters, alpha_mu, alpha_pi)
-    elif init_params is not None:
-        start = init_params
-    else:
-        raise ValueError("give exactly one of init_posteriors and init_params")
-    run = _EMRun(estep, np.empty((n_levels, 0)), n_raters, alpha_mu, alpha_pi,  # type: ignore[arg-type]
-                 max(1, max_iter), tol)
-    final, converged = run.solve(start, acceleration)
-    return EMResult(posteriors=estep.posteriors(), priors=final[0], confusion=final[1],
-                    log_likelihood=np.asarray(run.likelihoods), objective=np.asarray(run.objectives),
-                    n_iter=run.evaluations, converged=converged)
+class PartitionedMatrix:
+    """The response matrix of a partitioned table, read where its partitions live (the cluster's
+    :class:`~stableval.aggregate.responses.ResponseMatrix`; no gold labels). A fit builds its E-step once
+    (:meth:`e_steps`); the expected counts of a learnt prior reuse it."""
 
+    def __init__(self, table: PartitionedTable) -> None:
+        self.table = table
+        self.gold: np.ndarray | None = None
+        self.n_responses, self.n_raters, self.n_levels = table.n_responses, table.n_raters, table.n_levels
+        self._e_steps: dict[bool, PartitionedEStep] = {}
 
-def _run_start(model: EMAggregator, estep: PartitionedEStep, start: EMStart, n_raters: int, n_levels: int,
-               alphas: tuple[float, float | np.ndarray], max_iter: int) -> EMResult:
-    """EM from one start, as :meth:`EMAggregator._run` (without gold labels)."""
-    alpha_mu, alpha_pi = alphas
-    common: dict[str, Any] = dict(n_raters=n_raters, n_levels=n_levels, max_iter=max_iter, tol=model.tol,
-                                  acceleration=model.acceleration)
-    if start.confusion is not None:
-        distributions = start.distributions
-        priors = distributions.mean(axis=0) if distributions.shape[0] else np.full(n_levels, 1.0 / n_levels)
-        confusion = np.broadcast_to(start.confusion, (n_raters, n_levels, n_levels)).copy()
-        return run_em_partitioned(estep, init_params=(priors, confusion), alpha_mu=alpha_mu, alpha_pi=alpha_pi,
-                                  **common)
-    shares = np.ascontiguousarray(np.array(start.distributions, dtype=float).T)
-    if not start.maximum_likelihood_first:
-        return run_em_partitioned(estep, init_posteriors=shares, alpha_mu=alpha_mu, alpha_pi=alpha_pi, **common)
-    ml = run_em_partitioned(estep, init_posteriors=shares, **common)
-    result = run_em_partitioned(estep, init_posteriors=ml.posteriors, alpha_mu=alpha_mu, alpha_pi=alpha_pi, **common)
-    return EMResult(posteriors=result.posteriors, priors=result.priors, confusion=result.confusion,
-                    log_likelihood=result.log_likelihood, objective=result.objective,
-                    n_iter=ml.n_iter + result.n_iter, converged=result.converged)
+    def vote_counts(self) -> np.ndarray:
+        return self.table.vote_counts()
 
+    def first_seen(self) -> np.ndarray:
+        return self.table.first_seen()
 
-def _fit_em(model: EMAggregator, table: PartitionedTable, counts: np.ndarray) -> None:
-    """:meth:`EMAggregator.fit_matrix` on a partitioned table: the same starts, screening and learnt-prior refit
-    (:meth:`EMAggregator.fit_from_starts`), with the E-step a map over partitions."""
-    estep = PartitionedEStep(table)
-    n_raters, k = table.n_raters, table.n_levels
+    def e_steps(self, *, precise: bool = False) -> EStep:
+        if precise not in self._e_steps:
+            self._e_steps[precise] = PartitionedEStep(self.table, precise)
+        return self._e_steps[precise]
 
-    def expected(posteriors: np.ndarray) -> np.ndarray:
-        rows = estep.counts(np.ascontiguousarray(np.asarray(posteriors).T))  # (K, R·K) [true, r·K + given]
+    def rows(self, rows: np.ndarray) -> sp.csr_matrix:
+        """The response-matrix rows ``rows`` (global response numbers, sorted) fetched from the partitions."""
+        table = self.table
+        cuts = np.searchsorted(rows, table.offsets)
+        futures = [table.client.submit(_partition_rows, part, rows[cuts[p]:cuts[p + 1]] - table.offsets[p],
+                                       pure=False) for p, part in enumerate(table.partitions)]
+        return sp.csr_matrix(sp.vstack(table.gather(futures), format="csr"))
+
+    def expected_rows(self, posteriors: np.ndarray) -> np.ndarray:
+        k, n_raters = self.n_levels, self.n_raters
+        rows = self.e_steps().counts(np.ascontiguousarray(np.asarray(posteriors).T))  # (K, R·K) [true, r·K + given]
         return np.ascontiguousarray(rows.reshape(k, n_raters, k).transpose(1, 0, 2).reshape(n_raters * k, k))
 
-    screen: tuple[np.ndarray, EMRunner] | None = None
-    rows = screening_rows(table.n_responses)
-    if rows is not None:  # the starts are compared on the same responses as in memory, gathered to the client
-        part = _gather_rows(table, rows)
-        acceleration = acceleration_choice(model.acceleration, estep.judgments_per_rater)  # the whole matrix's
-        screen = rows, lambda start, alphas, max_iter: model._run(part, start, n_raters, k, None, alphas, max_iter,
-                                                                  kernel=estep.kernel, acceleration=acceleration)
-    model.fit_from_starts(
-        counts, n_raters, k,
-        run=lambda start, alphas, max_iter: _run_start(model, estep, start, n_raters, k, alphas, max_iter),
-        expected=expected, screen=screen)
+    def votes(self) -> Votes:
+        return PartitionedVotes(self.table)
 
-
-def _gather_rows(table: PartitionedTable, rows: np.ndarray) -> sp.csr_matrix:
-    """The response-matrix rows ``rows`` (global response numbers, sorted) fetched from the partitions."""
-    cuts = np.searchsorted(rows, table.offsets)
-    futures = [table.client.submit(_partition_rows, part, rows[cuts[p]:cuts[p + 1]] - table.offsets[p], pure=False)
-               for p, part in enumerate(table.partitions)]
-    return sp.csr_matrix(sp.vstack(table.gather(futures), format="csr"))
-
-
-def _partition_rows(partition: Any, local: np.ndarray) -> sp.csr_matrix:
-    return sp.csr_matrix(partition.X[local])
-
-
-def vote_counts(table: PartitionedTable) -> np.ndarray:
-    """(N, K) label counts per response, gathered from the partitions in response order."""
-    parts = table.gather(table.map(_vote_counts))
-    return np.concatenate(parts) if parts else np.zeros((0, table.n_levels))
-
-
-def fit_distributed(table: PartitionedTable, method: str | Aggregator, **params: Any) -> Aggregator:
-    """Fit one method (a registry name with ``params``, or an unfitted estimator) on a partitioned table; returns
-    the fitted estimator, its results (``posteriors_`` (N, K) in the table's response order, ``confusion_``,
-    ``priors_``, ``log_likelihood_``, ...) equal to an in-memory fit of the same data.
-
-    Majority vote, Dawid–Skene and STABLEVAL are supported (:data:`DISTRIBUTED_METHODS`); other methods raise
-    :class:`~stableval.errors.StableValError`.
-    """
-    from stableval.aggregate.registry import REGISTRY, method_of
-
-    if isinstance(method, str):
-        refuse_distributed(method)
-        model = REGISTRY[method].build(**params)
-    else:
-        model = method
-        refuse_distributed(method_of(model).name)
-    counts = vote_counts(table)
-    if isinstance(model, MajorityVote):
-        first_seen = None
-        if model.ties == "first":
-            parts = table.gather(table.map(_first_seen))
-            first_seen = np.concatenate(parts) if parts else np.zeros((0, table.n_levels), dtype=np.int64)
-        # a one-rater matrix of the vote counts: majority vote reads nothing else from the response matrix
-        model.fit_matrix(sp.csr_matrix(counts), 1, table.n_levels, first_seen=first_seen)
-        return model
-    if not isinstance(model, EMAggregator):  # pragma: no cover - every supported method is one or the other
-        raise StableValError(f"{type(model).__name__} is not supported by the Dask executor")
-    _fit_em(model, table, counts)
-    return model
+    def matrix(self) -> sp.csr_matrix:
+        raise StableValError("this fit needs the whole response matrix in memory; on a Dask cluster only the "
+                             "methods whose registry entry declares distributed=True run")

@@ -20,6 +20,10 @@ precision (about 5x faster than double on AVX2), so posteriors carry ~1e-7 relat
 the log-likelihood included, is accumulated in double precision. With numba installed, large matrices take the
 compiled one-pass E-step of :mod:`stableval.aggregate.em_kernel` instead (double precision throughout).
 
+This module holds the model (E-step blocks, M-step, log prior) and plain EM (:func:`run_em`); the accelerators are
+in :mod:`stableval.aggregate.em_acceleration`, the learnt priors in :mod:`stableval.aggregate.em_priors`, and the
+fit of an estimator (starts, screening, refits) in :mod:`stableval.aggregate.em_fit`.
+
 >>> import numpy as np, scipy.sparse as sp
 >>> X = sp.csr_matrix(np.array([[1., 0, 1, 0], [0, 1, 0, 1], [1, 0, 1, 0]]))  # 2 raters, K=2
 >>> result = run_em(X, n_raters=2, n_levels=2, init_posteriors=np.array([[1., 0, 1], [0, 1, 0]]))
@@ -35,10 +39,12 @@ import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import Protocol, TypeVar
 
 import numpy as np
 import scipy.sparse as sp
+
+from stableval.aggregate.em_acceleration import ACCELERATIONS, Params, acceleration_choice, anderson, squarem
 
 
 @dataclass(frozen=True)
@@ -136,80 +142,37 @@ def log_prior_terms(priors: np.ndarray, confusion: np.ndarray, alpha_mu: float |
     return prior_term, rater_term
 
 
-#: the concentrations :func:`dirichlet_concentration` chooses among (log-spaced, 0.0025 to 400)
-CONCENTRATIONS = np.exp(np.linspace(np.log(0.0025), np.log(400.0), 241))
 
 
-#: the prior strengths (pseudo-judgments) :func:`pooled_dirichlet` chooses among (log-spaced, 0.01 to 10,000)
-STRENGTHS = np.exp(np.linspace(np.log(0.01), np.log(1e4), 241))
+class EStep(Protocol):
+    """The E-step of a response matrix where the matrix lives: :class:`ResponseBlocks` (in this process) or
+    :class:`~stableval.aggregate.distributed.PartitionedEStep` (partitions on a Dask cluster). :func:`run_em`
+    runs EM on either; the E-step kernel is chosen when the E-step is built, once per fit."""
 
+    n_responses: int
+    #: the E-step kernel, ``"numba"`` or ``"numpy"`` (a screened subset runs on the whole fit's)
+    kernel: str
 
-def pooled_dirichlet(rows: np.ndarray, n_levels: int) -> tuple[np.ndarray, np.ndarray]:
-    """A hierarchical (empirical-Bayes) prior that shrinks every rater's confusion row towards the crowd's.
+    def counts(self, posteriors: np.ndarray) -> np.ndarray:
+        """Expected counts (K, R·K) = posteriors (K, N) @ X."""
+        ...
 
-    ``rows`` (R·K, K) are the expected confusion counts of a fit, one row per (rater, true level). For each true
-    level c the crowd's row m_c is the pooled counts normalised, and the strength s_c (in pseudo-judgments)
-    maximises the Dirichlet-multinomial evidence of the raters' rows under Dirichlet(s_c m_c) (Minka 2000, with the
-    mean fixed; searched on :data:`STRENGTHS`; cf. the hierarchical Dawid–Skene models of Paun et al. 2018, TACL 6).
-    Returns (alpha (K, K) = 1 + s_c m_c per row, strengths (K,)). With these alphas the MAP row of a rater with n
-    judgments of class c is ``(n_c + s_c m_c) / (N_c + s_c)``: a few judgments are pulled towards the crowd's row,
-    hundreds barely move.
+    def e_step(self, priors: np.ndarray, confusion: np.ndarray,
+               out: np.ndarray) -> tuple[float, np.ndarray, np.ndarray]:
+        """Posteriors into ``out``; the log-likelihood, the posterior mass (K,) and the expected counts (K, R·K)."""
+        ...
 
-    >>> rows = np.array([[19.0, 1.0], [1.0, 19.0],   # a careful rater: 20 judgments per class
-    ...                  [12.0, 8.0], [7.0, 13.0],   # a careless one
-    ...                  [2.0, 0.0], [0.0, 1.0]])    # a newcomer with 3 judgments, all right
-    >>> alpha, strength = pooled_dirichlet(rows, 2)
-    >>> (alpha - 1).round(2).tolist(), strength.round(1).tolist()
-    ([[4.68, 1.28], [1.64, 6.77]], [6.0, 8.4])
-    >>> ((rows[4] + alpha[0] - 1) / (rows[4] + alpha[0] - 1).sum()).round(2).tolist()  # the newcomer's MAP row
-    [0.84, 0.16]
-    """
-    from scipy.special import gammaln
+    def rater_judgments(self, n_raters: int) -> np.ndarray:
+        """Judgments per rater (R,)."""
+        ...
 
-    k = n_levels
-    per_level = rows.reshape(-1, k, k)  # (R, true, given)
-    crowd = per_level.sum(axis=0)
-    mean = crowd / np.maximum(crowd.sum(axis=1, keepdims=True), 1e-300)  # (K, K) m_c
-    strengths = np.ones(k)
-    for c in range(k):
-        counts = per_level[:, c, :]
-        used = counts.sum(axis=1) > 0
-        counts, m = counts[used], mean[c]
-        cells = m > 0  # cells the crowd never uses carry no counts either
-        if not counts.size or cells.sum() < 2:
-            continue
-        s = STRENGTHS[:, None]
-        a = s * m[cells][None, :]  # (grid, cells)
-        evidence = (counts.shape[0] * gammaln(s[:, 0]) - gammaln(counts.sum(axis=1)[None, :] + s).sum(axis=1)
-                    + (gammaln(counts[:, cells][None] + a[:, None, :]) - gammaln(a)[:, None, :]).sum(axis=(1, 2)))
-        strengths[c] = STRENGTHS[int(evidence.argmax())]
-    return 1.0 + strengths[:, None] * mean, strengths
+    def posteriors_buffer(self, n_levels: int) -> np.ndarray:
+        """The buffer :meth:`e_step` writes the posteriors into."""
+        ...
 
-
-def dirichlet_concentration(rows: np.ndarray, groups: np.ndarray | None = None, n_groups: int = 1) -> np.ndarray:
-    """(G,) empirical-Bayes concentration of a symmetric Dirichlet over confusion rows: the beta maximising the
-    Dirichlet-multinomial evidence of the expected counts ``rows`` (M, K) — one confusion row of one rater each —
-    summed per group (Minka 2000, "Estimating a Dirichlet distribution"; the evidence of row n is
-    ``lgamma(K beta) - lgamma(n + K beta) + sum_o [lgamma(n_o + beta) - lgamma(beta)]``). Searched on the
-    log-spaced grid :data:`CONCENTRATIONS` (steps of about 4%); rows without counts carry no evidence.
-
-    >>> sharp = np.array([[9.0, 1.0, 0.0], [0.0, 9.0, 1.0], [1.0, 0.0, 9.0]])   # raters right 90% of the time
-    >>> diffuse = np.array([[5.0, 4.0, 6.0], [6.0, 5.0, 4.0], [4.0, 6.0, 5.0]])  # labels unrelated to the truth
-    >>> dirichlet_concentration(sharp).round(2).tolist(), dirichlet_concentration(diffuse).round(2).tolist()
-    ([0.26], [400.0])
-    """
-    from scipy.special import gammaln
-
-    groups = np.zeros(len(rows), dtype=np.int64) if groups is None else groups
-    k = rows.shape[1]
-    totals = rows.sum(axis=1)
-    used = totals > 0
-    rows, totals, groups = rows[used], totals[used], groups[used]
-    beta = CONCENTRATIONS[:, None, None]
-    per_row = (gammaln(k * beta[..., 0]) - gammaln(totals[None, :] + k * beta[..., 0])
-               + (gammaln(rows[None] + beta) - gammaln(beta)).sum(axis=2))  # (grid, M)
-    evidence = np.stack([np.bincount(groups, weights=values, minlength=n_groups) for values in per_row])
-    return np.asarray(CONCENTRATIONS[evidence.argmax(axis=0)])
+    def final_posteriors(self, buffer: np.ndarray) -> np.ndarray:
+        """The last E-step's posteriors (K, N), from the buffer or from where they were kept."""
+        ...
 
 
 class ResponseBlocks:
@@ -218,11 +181,13 @@ class ResponseBlocks:
     scipy's sparse products, numpy's ufuncs and the compiled kernel release the GIL, so blocks run in parallel on
     all cores, on a thread pool kept for the process (:func:`thread_pool`). ``kernel`` is ``"numba"`` (the fused
     one-pass E-step of :mod:`stableval.aggregate.em_kernel`) or ``"numpy"`` (the reference); by default
-    :func:`~stableval.aggregate.em_kernel.kernel_choice` picks it from the matrix's size.
+    :func:`~stableval.aggregate.em_kernel.kernel_choice` picks it from the matrix's size. ``precise``: the numpy
+    kernel's exponential in double precision too (for a model compared digit by digit with another
+    implementation; the compiled kernel is double precision throughout).
     """
 
     def __init__(self, X: sp.csr_matrix, gold: np.ndarray | None = None, threads: int | None = None,
-                 kernel: str | None = None) -> None:
+                 kernel: str | None = None, precise: bool = False) -> None:
         from stableval.aggregate.em_kernel import kernel_choice
 
         X = X.tocsr()
@@ -244,12 +209,22 @@ class ResponseBlocks:
         self.threads = max(1, min(threads or os.cpu_count() or 1, len(self.blocks)))
         self.stored = int(X.nnz)  # judgments stored, what the kernel is chosen by
         self.kernel = kernel_choice(X.nnz) if kernel is None else kernel
+        self.precise = precise
         if self.kernel not in ("numpy", "numba"):
             raise ValueError(f"kernel={self.kernel!r}; allowed: numpy, numba")
 
     def rater_judgments(self, n_raters: int) -> np.ndarray:
-        """Judgments per rater (R,), what ``acceleration="auto"`` is chosen by (:func:`acceleration_choice`)."""
+        """Judgments per rater (R,), what ``acceleration="auto"`` is chosen by
+        (:func:`~stableval.aggregate.em_acceleration.acceleration_choice`)."""
         return rater_judgments(self.X, n_raters)
+
+    def posteriors_buffer(self, n_levels: int) -> np.ndarray:
+        """A (K, N) buffer for the posteriors of :meth:`e_step`."""
+        return np.empty((n_levels, self.n_responses))
+
+    def final_posteriors(self, buffer: np.ndarray) -> np.ndarray:
+        """The posteriors of the last E-step: the buffer itself."""
+        return buffer
 
     def _map(self, work: Callable[[tuple[int, int, sp.csr_matrix]], T]) -> list[T]:
         if self.threads == 1:
@@ -282,7 +257,7 @@ class ResponseBlocks:
             top = logits.max(axis=0)
             logits -= top
             # single-precision exp: ~5x faster than double on AVX2; posteriors keep ~1e-7 relative accuracy
-            weights = np.exp(logits.astype(np.float32))
+            weights = np.exp(logits) if self.precise else np.exp(logits.astype(np.float32))
             norm = weights.sum(axis=0, dtype=np.float64)
             block_out = out[:, start:stop]
             np.divide(weights, norm, out=block_out)
@@ -381,21 +356,6 @@ def log_prior(priors: np.ndarray, confusion: np.ndarray, alpha_mu: float, alpha_
     return float(prior_term) + float(rater_term.sum())
 
 
-#: ``acceleration`` values of :func:`run_em` (the first is the estimators' default; :func:`acceleration_choice`)
-ACCELERATIONS = ("auto", "anderson", "squarem", "none")
-#: how many past iterates Anderson acceleration combines (its depth m; :class:`AndersonHistory`)
-ANDERSON_DEPTH = 5
-#: with ``acceleration="auto"``, Anderson acceleration needs at least this many stored judgments in all ...
-ANDERSON_FROM = 250_000
-#: ... and at least this many judgments by all but :data:`ANDERSON_SPARSE_SHARE` of the raters; else SQUAREM.
-#: Measured (docs/scale.md, K = 3): with 500 or more judgments per rater Anderson needs up to half the E-steps of
-#: SQUAREM and stops nearer the optimum; with 250 or fewer (sparse raters: confusion cells near 0, where EM crawls)
-#: it needs more (twice as many at 60 per rater), as on every small public gold set (all under 1e5 judgments and
-#: 250 per rater), which keep SQUAREM's results
-ANDERSON_PER_RATER = 500
-#: ... and a few sparse raters among prolific ones are enough to slow it: with 2% or more of the raters at 100
-#: judgments it needed up to twice SQUAREM's E-steps (at 1e6 judgments), with 1% or fewer it still needed fewer
-ANDERSON_SPARSE_SHARE = 0.01
 
 
 def rater_judgments(X: sp.csr_matrix, n_raters: int) -> np.ndarray:
@@ -408,31 +368,9 @@ def rater_judgments(X: sp.csr_matrix, n_raters: int) -> np.ndarray:
     return per_column.reshape(n_raters, -1).sum(axis=1) if n_raters else np.zeros(0)
 
 
-def acceleration_choice(acceleration: str, judgments_per_rater: np.ndarray | Callable[[], np.ndarray]) -> str:
-    """The accelerator a fit with these judgments per rater (R,) runs: ``"auto"`` is ``"anderson"`` from
-    :data:`ANDERSON_FROM` judgments in all when at most :data:`ANDERSON_SPARSE_SHARE` of the raters (those with
-    any judgment) have fewer than :data:`ANDERSON_PER_RATER`, else ``"squarem"``; the others are themselves.
-    ``judgments_per_rater`` may be a function returning them, called only for ``"auto"``.
-
-    >>> acceleration_choice("auto", np.full(1000, 10_000)), acceleration_choice("auto", np.full(100_000, 100))
-    ('anderson', 'squarem')
-    >>> prolific_and_sparse = np.r_[np.full(900, 10_000), np.full(100, 100)]  # average 9,010, but 10% sparse
-    >>> acceleration_choice("auto", prolific_and_sparse), acceleration_choice("none", np.full(1000, 10_000))
-    ('squarem', 'none')
-    """
-    if acceleration not in ACCELERATIONS:
-        raise ValueError(f"acceleration={acceleration!r}; allowed: {', '.join(ACCELERATIONS)}")
-    if acceleration == "auto":
-        judged = np.asarray(judgments_per_rater() if callable(judgments_per_rater) else judgments_per_rater)
-        judged = judged[judged > 0]
-        sparse = np.count_nonzero(judged < ANDERSON_PER_RATER)
-        many = judged.sum() >= ANDERSON_FROM and sparse <= ANDERSON_SPARSE_SHARE * judged.size
-        return "anderson" if many else "squarem"
-    return acceleration
-
 
 def run_em(
-    X: sp.csr_matrix,
+    X: sp.csr_matrix | EStep,
     *,
     n_raters: int,
     n_levels: int,
@@ -449,43 +387,51 @@ def run_em(
 ) -> EMResult:
     """EM from initial posteriors (K, N) (an M-step comes first) or initial (priors, confusion).
 
+    ``X`` is the response matrix, cut here into :class:`ResponseBlocks` with ``gold``, ``threads`` and ``kernel``
+    (None: chosen from the size of ``X``), or an E-step already set up (:class:`EStep`: the blocks of an EM fit,
+    which chose its kernel once, or the partitions of a Dask cluster).
+
     Each EM step is one E-step (posteriors, marginal log-likelihood and the expected counts, fused per row block)
     and one M-step on those counts. Stops when one EM step improves the objective (log-likelihood plus log prior)
     by less than ``tol * max(1, |objective|)``, or after ``max_iter`` E-steps. ``acceleration="anderson"``
-    (:meth:`_EMRun.anderson`) combines the last EM steps into one extrapolated point per E-step;
-    ``"squarem"`` extrapolates along two EM steps (:func:`squarem_step`); ``"auto"`` picks one of them by the
-    judgments of each rater in ``X`` (:func:`acceleration_choice`). Both keep an extrapolated point only
-    when its objective is at least the current one, so the objective never decreases; the recorded history holds
-    the accepted points only (``n_iter`` counts every E-step). ``kernel``: the E-step kernel of
-    :class:`ResponseBlocks` (None: chosen from the size of ``X``).
+    (:func:`~stableval.aggregate.em_acceleration.anderson`) combines the last EM steps into one extrapolated point
+    per E-step; ``"squarem"`` (:func:`~stableval.aggregate.em_acceleration.squarem`) extrapolates along two EM
+    steps; ``"auto"`` picks one of them by the judgments of each rater
+    (:func:`~stableval.aggregate.em_acceleration.acceleration_choice`). Both keep an extrapolated point only when
+    its objective is at least the current one, so the objective never decreases; the recorded history holds the
+    accepted points only (``n_iter`` counts every E-step).
     """
     if (init_posteriors is None) == (init_params is None):
         raise ValueError("give exactly one of init_posteriors and init_params")
     if acceleration not in ACCELERATIONS:
         raise ValueError(f"acceleration={acceleration!r}; allowed: {', '.join(ACCELERATIONS)}")
-    blocks = ResponseBlocks(X, gold, threads, kernel)
+    if sp.issparse(X):
+        blocks: EStep = ResponseBlocks(sp.csr_matrix(X), gold, threads, kernel)
+    elif gold is not None or threads is not None or kernel is not None:
+        raise ValueError("gold, threads and kernel belong to the E-step given as X, not to run_em")
+    else:
+        blocks = X
     if init_posteriors is not None:
         counts = blocks.counts(init_posteriors)
         start = parameters_from_counts(init_posteriors.sum(axis=1), counts, n_raters, alpha_mu, alpha_pi)
     else:
         assert init_params is not None
         start = init_params
-    posteriors = np.empty((n_levels, blocks.n_responses))
-    run = _EMRun(blocks, posteriors, n_raters, alpha_mu, alpha_pi, max(1, max_iter), tol)
+    posteriors = blocks.posteriors_buffer(n_levels)
+    run = EMIteration(blocks, posteriors, n_raters, alpha_mu, alpha_pi, max(1, max_iter), tol)
     final, converged = run.solve(start, acceleration)
-    return EMResult(posteriors=posteriors, priors=final[0], confusion=final[1],
+    return EMResult(posteriors=blocks.final_posteriors(posteriors), priors=final[0], confusion=final[1],
                     log_likelihood=np.asarray(run.likelihoods), objective=np.asarray(run.objectives),
                     n_iter=run.evaluations, converged=converged)
 
 
-Params = tuple[np.ndarray, np.ndarray]
-
-
-class _EMRun:
+class EMIteration:
     """One EM run: evaluations (E-step into the posteriors buffer, then the M-step), the accepted history and the
-    stopping rule, shared by the plain and the accelerated loop."""
+    stopping rule, shared by plain EM (:meth:`plain`) and the accelerators of
+    :mod:`stableval.aggregate.em_acceleration`, which drive it (it is their
+    :class:`~stableval.aggregate.em_acceleration.Iteration`)."""
 
-    def __init__(self, blocks: ResponseBlocks, posteriors: np.ndarray, n_raters: int, alpha_mu: float,
+    def __init__(self, blocks: EStep, posteriors: np.ndarray, n_raters: int, alpha_mu: float,
                  alpha_pi: float | np.ndarray, max_iter: int, tol: float) -> None:
         self.blocks, self.posteriors, self.n_raters = blocks, posteriors, n_raters
         self.alpha_mu, self.alpha_pi, self.max_iter, self.tol = alpha_mu, alpha_pi, max_iter, tol
@@ -514,19 +460,18 @@ class _EMRun:
         return self.evaluations >= self.max_iter
 
     def solve(self, params: Params, acceleration: str) -> tuple[Params, bool]:
-        """Run to convergence (or ``max_iter``) from ``params`` with one of :data:`ACCELERATIONS` (``"auto"``
-        chosen by the judgments of each rater, :func:`acceleration_choice`): the final parameters (their
-        posteriors are in the buffer) and whether the run converged."""
-        acceleration = acceleration_choice(acceleration, lambda: self.blocks.rater_judgments(self.n_raters))
-        if acceleration == "anderson":
-            return self.anderson(params)
-        if acceleration == "squarem":
-            return self.accelerated(params)
-        if acceleration == "none":
-            return self.plain(params)
-        raise ValueError(f"acceleration={acceleration!r}; allowed: {', '.join(ACCELERATIONS)}")
+        """Run to convergence (or ``max_iter``) from ``params`` with one of
+        :data:`~stableval.aggregate.em_acceleration.ACCELERATIONS` (``"auto"`` chosen by the judgments of each
+        rater): the final parameters (their posteriors are in the buffer) and whether the run converged."""
+        chosen = acceleration_choice(acceleration, lambda: self.blocks.rater_judgments(self.n_raters))
+        if chosen == "anderson":
+            return anderson(self, params)
+        if chosen == "squarem":
+            return squarem(self, params)
+        return self.plain(params)
 
     def plain(self, params: Params) -> tuple[Params, bool]:
+        """Plain EM from ``params``, one E-step and one M-step at a time."""
         while True:
             objective, log_likelihood, following = self.evaluate(params)
             if self.accept(objective, log_likelihood):
@@ -535,218 +480,21 @@ class _EMRun:
                 return params, False
             params = following
 
-    def accelerated(self, params: Params) -> tuple[Params, bool]:
-        """SQUAREM (Varadhan & Roland 2008, Scand. J. Stat. 35:335–353, scheme S3) with a monotone safeguard.
 
-        From p0 two EM steps give p1 and p2; the extrapolation p0 − 2αr + α²v (r = p1 − p0, v = p2 − 2p1 + p0,
-        α = −|r|/|v|, in log-probability coordinates so every row stays on the simplex) is kept when its objective
-        is at least p2's, else the run goes on from p2. The step bound starts at 1 (no extrapolation), grows ×4
-        when it binds and the point is kept, and shrinks ×4 on a rejection. Convergence is judged on the plain
-        steps, as in :meth:`plain`.
-        """
-        step_max = 1.0
-        objective, log_likelihood, p1 = self.evaluate(params)
-        self.accept(objective, log_likelihood)
-        p0 = params
-        while True:
-            if self.spent:
-                return p0, False
-            objective, log_likelihood, p2 = self.evaluate(p1)
-            if self.accept(objective, log_likelihood):
-                return p1, True
-            if self.spent:
-                return p1, False
-            objective_2, log_likelihood_2, p3 = self.evaluate(p2)
-            if self.accept(objective_2, log_likelihood_2):
-                return p2, True
-            alpha, extrapolated = squarem_step(p0, p1, p2, step_max)
-            if extrapolated is None or self.spent:
-                step_max *= 4.0 if alpha <= -step_max else 1.0
-                p0, p1 = p2, p3
-                continue
-            objective_x, log_likelihood_x, following = self.evaluate(extrapolated)
-            if np.isfinite(objective_x) and objective_x >= objective_2:
-                self.objectives.append(objective_x)
-                self.likelihoods.append(log_likelihood_x)
-                step_max = step_max * 4.0 if alpha <= -step_max else step_max
-                p0, p1 = extrapolated, following
-            else:  # rejected: go on from p2 (its M-step is p3); the buffer is overwritten by the next E-step
-                step_max = max(1.0, step_max / 4.0)
-                p0, p1 = p2, p3
-                if self.spent:  # the buffer holds the rejected point: put p2's posteriors back
-                    self.evaluations -= 1
-                    self.evaluate(p2)
-                    return p2, False
-
-    def anderson(self, params: Params) -> tuple[Params, bool]:
-        """Anderson acceleration of the EM map (Anderson 1965, J. ACM 12(4):547–560; for fixed-point iterations
-        as type-II Anderson mixing, Walker & Ni 2011, SIAM J. Numer. Anal. 49(4):1715–1735; for EM with a
-        monotone safeguard and restarts, Henderson & Varadhan 2019, J. Comput. Graph. Stat. 28(4):834–846).
-
-        Each E-step evaluates one point: the combination of the last :data:`ANDERSON_DEPTH` EM steps that best
-        cancels their residuals (:class:`AndersonHistory`, in log-probability coordinates). The point is kept
-        when its objective is at least the current one; else the history restarts and the run takes the plain EM
-        step from the current point (its M-step is already known). One E-step per point instead of SQUAREM's
-        three per cycle. Convergence is judged as in :meth:`plain`, on a plain EM step: when an extrapolated point
-        improves by less than the tolerance, the next step is a plain one, and the run stops only if that one
-        does too (an extrapolation can stall far from the optimum; a plain step does not).
-        """
-        objective, log_likelihood, image = self.evaluate(params)
-        self.accept(objective, log_likelihood)
-        history = AndersonHistory(ANDERSON_DEPTH)
-        history.add(params, image)
-        current, current_image, current_objective = params, image, objective
-        check = False  # an extrapolated point improved by less than the tolerance: confirm with a plain step
-        while True:
-            if self.spent:
-                return current, False
-            extrapolated = None if check else history.extrapolate()
-            if extrapolated is not None:
-                objective, log_likelihood, image = self.evaluate(extrapolated)
-                if not (np.isfinite(objective) and objective >= current_objective):  # rejected: restart
-                    history.clear()
-                    extrapolated = None
-                    if self.spent:  # the buffer holds the rejected point: put the current point's back
-                        self.evaluations -= 1
-                        self.evaluate(current)
-                        return current, False
-            plain = extrapolated is None
-            if extrapolated is None:  # the plain EM step
-                candidate = current_image
-                objective, log_likelihood, image = self.evaluate(candidate)
-            else:
-                candidate = extrapolated
-            small = self.accept(objective, log_likelihood)
-            history.add(candidate, image)
-            current, current_image, current_objective = candidate, image, objective
-            if small and plain:
-                return current, True
-            check = small
+def expected_rows(X: sp.csr_matrix, posteriors: np.ndarray, n_raters: int, n_levels: int) -> np.ndarray:
+    """(R·K, K) expected confusion counts, one row per (rater, true level): ``posteriors`` (N, K) times the
+    response matrix."""
+    k = n_levels
+    counts = np.asarray(X.T @ np.ascontiguousarray(posteriors))  # (R·K, K): [r·K + given, true]
+    return np.ascontiguousarray(counts.reshape(n_raters, k, k).transpose(0, 2, 1).reshape(n_raters * k, k))
 
 
-def log_coordinates(params: Params) -> np.ndarray:
-    """The class priors and confusion matrices as one vector of log-probabilities (where the accelerators
-    extrapolate: every point maps back onto the simplices by :func:`from_log_coordinates`)."""
-    priors, confusion = params
-    return np.concatenate([np.log(np.maximum(priors, 1e-300)), np.log(np.maximum(confusion, 1e-300)).ravel()])
+def vote_counts_of_matrix(X: sp.csr_matrix, n_levels: int) -> np.ndarray:
+    """(N, K) label counts per response from a response matrix (column r·K+o holds level o).
 
-
-def from_log_coordinates(point: np.ndarray, like: Params) -> Params:
-    """(priors, confusion) shaped as ``like`` from a vector of unnormalised log-probabilities, each distribution
-    normalised (a softmax per row)."""
-    k = like[0].size
-    log_priors, log_confusion = point[:k], point[k:].reshape(like[1].shape)
-    priors = np.exp(log_priors - log_priors.max())
-    confusion = np.exp(log_confusion - log_confusion.max(axis=-1, keepdims=True))
-    return priors / priors.sum(), confusion / confusion.sum(axis=-1, keepdims=True)
-
-
-class AndersonHistory:
-    """The last ``depth + 1`` EM steps (point x_j and its EM image G(x_j), in :func:`log_coordinates`) and the
-    Anderson (type II) extrapolation from them: with residuals f_j = G(x_j) − x_j, the coefficients gamma
-    minimise |f_k − ΔF gamma| over the differences of consecutive residuals, and the next point is
-    G(x_k) − (ΔX + ΔF) gamma. A linear map is solved exactly once the history spans its residuals:
-
-    >>> A = np.array([[0.5, 0.2], [0.1, 0.3]]); b = np.array([1.0, 2.0])      # x -> A x + b, fixed point x*
-    >>> history, x = AndersonHistory(2), np.zeros(2)
-    >>> for _ in range(3):
-    ...     history.add_vectors(x, A @ x + b)
-    ...     x = history.extrapolate_vector() if len(history) > 1 else A @ x + b
-    >>> np.allclose(x, np.linalg.solve(np.eye(2) - A, b))
-    True
+    >>> vote_counts_of_matrix(sp.csr_matrix(np.array([[1.0, 0, 0, 2]])), 2).tolist()
+    [[1.0, 2.0]]
     """
-
-    def __init__(self, depth: int) -> None:
-        self.depth = depth
-        self.points: list[np.ndarray] = []
-        self.residuals: list[np.ndarray] = []
-        self.images: list[np.ndarray] = []
-        self.like: Params | None = None
-
-    def __len__(self) -> int:
-        return len(self.points)
-
-    def clear(self) -> None:
-        """Forget every step (a restart)."""
-        self.points.clear()
-        self.residuals.clear()
-        self.images.clear()
-
-    def add(self, params: Params, image: Params) -> None:
-        """Record one EM step: ``params`` and the M-step of its E-step."""
-        self.like = params
-        self.add_vectors(log_coordinates(params), log_coordinates(image))
-
-    def add_vectors(self, point: np.ndarray, image: np.ndarray) -> None:
-        """Record one step of the fixed-point map in its own coordinates."""
-        self.points.append(point)
-        self.images.append(image)
-        self.residuals.append(image - point)
-        if len(self.points) > self.depth + 1:
-            del self.points[0], self.images[0], self.residuals[0]
-
-    def extrapolate(self) -> Params | None:
-        """The next point as (priors, confusion), or None while the history holds a single step (or its
-        residual differences are degenerate)."""
-        if len(self.points) < 2 or self.like is None:
-            return None
-        point = self.extrapolate_vector()
-        return None if point is None else from_log_coordinates(point, self.like)
-
-    def extrapolate_vector(self) -> np.ndarray | None:
-        """The next point in the map's coordinates (None if the least-squares problem is degenerate)."""
-        d_residuals = np.stack([b - a for a, b in itertools.pairwise(self.residuals)], axis=1)  # (p, m)
-        d_points = np.stack([b - a for a, b in itertools.pairwise(self.points)], axis=1)
-        # the m × m normal equations by einsum, not BLAS: a BLAS call wakes its thread pool, which then spins
-        # against the E-step's worker threads (see squarem_step)
-        gram = np.einsum("ij,ik->jk", d_residuals, d_residuals)
-        scale = float(np.trace(gram))
-        if not np.isfinite(scale) or scale <= 0.0:
-            return None
-        gram[np.diag_indices_from(gram)] += 1e-12 * scale  # a tiny ridge: nearly parallel differences
-        try:
-            gamma = np.linalg.solve(gram, np.einsum("ij,i->j", d_residuals, self.residuals[-1]))
-        except np.linalg.LinAlgError:
-            return None
-        if not np.all(np.isfinite(gamma)):
-            return None
-        return np.asarray(self.images[-1] - ((d_points + d_residuals) * gamma).sum(axis=1))
-
-
-def squarem_step(p0: Params, p1: Params, p2: Params, step_max: float) -> tuple[float, Params | None]:
-    """The SQUAREM extrapolation of two EM steps in log-probability coordinates: (alpha, the new point), or
-    (alpha, None) when alpha is -1 (the extrapolation would be p2 itself).
-
-    >>> p0 = (np.array([0.5, 0.5]), np.full((1, 2, 2), 0.5))
-    >>> p1 = (np.array([0.6, 0.4]), np.full((1, 2, 2), 0.5))
-    >>> p2 = (np.array([0.65, 0.35]), np.full((1, 2, 2), 0.5))
-    >>> alpha, (priors, _) = squarem_step(p0, p1, p2, step_max=4.0)
-    >>> round(alpha, 3), priors.round(3).tolist()
-    (-2.119, [0.702, 0.298])
-    """
-    logs = [np.concatenate([np.log(np.maximum(priors, 1e-300)), np.log(np.maximum(confusion, 1e-300)).ravel()])
-            for priors, confusion in (p0, p1, p2)]
-    r = logs[1] - logs[0]
-    v = logs[2] - 2.0 * logs[1] + logs[0]
-    # plain sums, not BLAS dot products: a BLAS call wakes its thread pool, which then spins against the E-step's
-    # worker threads (measured: 2-3x slower fits on 2 cores)
-    vv = float(np.square(v).sum())
-    if vv <= 0.0:
-        return -1.0, None
-    alpha = float(max(min(-np.sqrt(float(np.square(r).sum()) / vv), -1.0), -step_max))
-    if alpha == -1.0:
-        return alpha, None
-    point = logs[0] - 2.0 * alpha * r + alpha * alpha * v
-    k = p0[0].size
-    log_priors, log_confusion = point[:k], point[k:].reshape(p0[1].shape)
-    priors = np.exp(log_priors - log_priors.max())
-    confusion = np.exp(log_confusion - log_confusion.max(axis=-1, keepdims=True))
-    return alpha, (priors / priors.sum(), confusion / confusion.sum(axis=-1, keepdims=True))
-
-
-
-def vote_counts(X: sp.csr_matrix, n_levels: int) -> np.ndarray:
-    """(N, K) label counts per response from the response matrix (column r·K+o holds level o)."""
     X = X.tocsr()
     levels = sp.csr_matrix((X.data, X.indices % n_levels, X.indptr), shape=(X.shape[0], n_levels))
     return np.asarray(levels.toarray())

@@ -28,13 +28,18 @@ difficulties): sigma(alpha_r beta) on the diagonal and the rest spread evenly.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any, Self
 
 import numpy as np
 import scipy.sparse as sp
 from scipy.special import expit
 
-from stableval.aggregate._base import Aggregator, Judgments, Method, check_em_settings, softmax_posteriors
+from stableval._options import Option
+from stableval.aggregate._base import Aggregator, softmax_posteriors
+from stableval.aggregate.em_fit import MAX_ITER, TOL
+from stableval.aggregate.method import Method
+from stableval.aggregate.responses import Judgments
 
 __all__ = ["GLAD", "METHOD"]
 
@@ -42,15 +47,8 @@ _LOG_SQRT_2PI = 0.5 * np.log(2.0 * np.pi)
 
 
 class GLAD(Aggregator):
-    """GLAD (Whitehill et al. 2009): rater ability and response difficulty.
-
-    Args:
-        max_iter: most EM iterations.
-        tol: stop when the mean expected log-likelihood per (judgment, level) improves by less than this.
-        m_step_max_iter: most conjugate-gradient iterations per M-step.
-        m_step_tol: gradient tolerance of each M-step.
-        ability_prior_mean: mean of the N(mean, 1) prior on every rater's ability alpha_r.
-        log_beta_prior_mean: mean of the N(mean, 1) prior on every response's log inverse difficulty b_i.
+    """GLAD (Whitehill et al. 2009): rater ability and response difficulty (hyper-parameters: :attr:`PARAMETERS`,
+    crowd-kit's settings).
 
     Attributes after ``fit``: ``posteriors_`` (N, K), ``priors_`` (K,) the fixed (uniform) class priors,
     ``ability_`` (R,), ``log_beta_`` (N,), ``difficulty_`` (N,) = exp(-log_beta_), ``confusion_`` (R, K, K) at the
@@ -58,19 +56,21 @@ class GLAD(Aggregator):
     ``log_likelihood_`` (the marginal log-likelihood of the final fit), ``n_iter_``, ``converged_``.
     """
 
+    PARAMETERS = (
+        replace(MAX_ITER, help="Most EM iterations."),
+        replace(TOL, help="Stop when the mean expected log-likelihood per (judgment, level) improves by less than "
+                          "this (crowd-kit's criterion)."),
+        Option("m_step_max_iter", int, "Most conjugate-gradient iterations per M-step.", ge=1),
+        Option("m_step_tol", float, "Gradient tolerance of each M-step.", gt=0),
+        Option("ability_prior_mean", float, "Mean of the N(mean, 1) prior on every rater's ability α_r."),
+        Option("log_beta_prior_mean", float, "Mean of the N(mean, 1) prior on every response's log inverse "
+                                             "difficulty log β_i."),
+    )
+
     def __init__(self, max_iter: int = 100, tol: float = 1e-5, m_step_max_iter: int = 25,
                  m_step_tol: float = 1e-2, ability_prior_mean: float = 1.0, log_beta_prior_mean: float = 1.0) -> None:
-        check_em_settings(max_iter, tol, "none")
-        if int(m_step_max_iter) < 1:
-            raise ValueError(f"m_step_max_iter must be >= 1, got {m_step_max_iter}")
-        if not m_step_tol > 0:
-            raise ValueError(f"m_step_tol must be > 0, got {m_step_tol}")
-        self.max_iter = int(max_iter)
-        self.tol = float(tol)
-        self.m_step_max_iter = int(m_step_max_iter)
-        self.m_step_tol = float(m_step_tol)
-        self.ability_prior_mean = float(ability_prior_mean)
-        self.log_beta_prior_mean = float(log_beta_prior_mean)
+        self._set_checked(max_iter=max_iter, tol=tol, m_step_max_iter=m_step_max_iter, m_step_tol=m_step_tol,
+                          ability_prior_mean=ability_prior_mean, log_beta_prior_mean=log_beta_prior_mean)
 
     # ------------------------------------------------------------------ model pieces
     def _e_step(self, data: Judgments, alpha: np.ndarray, log_beta: np.ndarray, log_priors: np.ndarray,
@@ -196,7 +196,9 @@ def typical_confusion(ability: np.ndarray, log_beta: float, n_levels: int) -> np
 
 METHOD = Method(
     name="glad", label="GLAD", title="GLAD (Whitehill et al. 2009)", colour="#8c564b", estimator=GLAD,
-    credit="hard", batch="each", rater_model=True, default=False,
+    credit="hard", batch="each", rater_model=True,
+    why_in_memory="its M-step fits one difficulty per response jointly with the raters' abilities, by conjugate "
+                  "gradients over every judgment: it needs the judgments in memory, not counts summed over partitions",
     summary="Whitehill et al. (2009) rater ability × response difficulty, EM with a conjugate-gradient M-step "
             "(crowd-kit's settings); diagnose adds each response's difficulty 1/beta.",
 )

@@ -35,13 +35,17 @@ weights (under ``"vb"`` they do not sum to 1).
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any, Self
 
 import numpy as np
 import scipy.sparse as sp
 from scipy.special import digamma
 
-from stableval.aggregate._base import Aggregator, Method, check_em_settings, softmax_posteriors
+from stableval._options import Option
+from stableval.aggregate._base import Aggregator, softmax_posteriors
+from stableval.aggregate.em_fit import MAX_ITER, TOL
+from stableval.aggregate.method import Method
 
 __all__ = ["MACE", "METHOD"]
 
@@ -51,19 +55,7 @@ METHODS = ("vb", "em")
 class MACE(Aggregator):
     """MACE (Hovy et al. 2013): rater competence and spamming behaviour.
 
-    Args:
-        n_restarts: random restarts; the one with the highest marginal log-likelihood is kept.
-        max_iter: most EM iterations (M-step then E-step) per restart.
-        tol: stop a restart when the marginal log-likelihood changes by less than ``tol * max(1, |value|)``
-            (0: always run ``max_iter`` iterations, as crowd-kit does).
-        method: ``"vb"`` (variational Bayes with the priors below) or ``"em"`` (smoothed maximum likelihood).
-        alpha: Beta prior pseudo-count on spamming (``"vb"``).
-        beta: Beta prior pseudo-count on knowing the answer (``"vb"``).
-        strategy_prior: symmetric Dirichlet pseudo-count on each spamming distribution xi_r (``"vb"``).
-        smoothing: added to every expected count under ``"em"``; ``None`` = 0.01 / K.
-        default_noise: the random start draws every weight uniformly from [1, 2 + default_noise) before
-            normalising.
-        seed: seed of the random starts.
+    Hyper-parameters: :attr:`PARAMETERS` (crowd-kit's settings, except ``max_iter`` and ``tol``).
 
     Attributes after ``fit``: ``posteriors_`` (N, K), ``priors_`` (K,) uniform, ``competence_`` (R,),
     ``spam_distribution_`` (R, K), ``confusion_`` (R, K, K), ``spamming_`` (R, 2), ``thetas_`` (R, K),
@@ -71,31 +63,30 @@ class MACE(Aggregator):
     ``restarts_`` (each restart's final log-likelihood).
     """
 
+    PARAMETERS = (
+        Option("n_restarts", int, "Random restarts; the highest marginal log-likelihood wins (restart j is seeded "
+                                  "seed + j).", ge=1),
+        replace(MAX_ITER, help="Most EM iterations (M-step then E-step) per restart (crowd-kit always runs 50)."),
+        replace(TOL, help="Stop a restart when the marginal log-likelihood changes by less than tol · max(1, |ℓ|); 0 "
+                          "= always max_iter, as crowd-kit does."),
+        Option("method", str, "vb (variational Bayes with the priors below, the paper's §2.2) or em (smoothed "
+                              "maximum likelihood).", choices=METHODS),
+        Option("alpha", float, "Beta prior pseudo-count on spamming (vb).", gt=0),
+        Option("beta", float, "Beta prior pseudo-count on knowing the answer (vb).", gt=0),
+        Option("strategy_prior", float, "Symmetric Dirichlet pseudo-count on each spamming distribution ξ_r (vb).",
+               gt=0),
+        Option("smoothing", float, "Added to every expected count under em; none = 0.01/K (the paper's code and "
+                                   "crowd-kit).", ge=0),
+        Option("default_noise", float, "Random starts draw every weight uniformly from [1, 2 + noise) before "
+                                       "normalising (crowd-kit's draw).", ge=0),
+        Option("seed", int, "Seed of the random restarts.", ge=0),
+    )
+
     def __init__(self, n_restarts: int = 10, max_iter: int = 500, tol: float = 1e-7, method: str = "vb",
                  alpha: float = 0.5, beta: float = 0.5, strategy_prior: float = 10.0, smoothing: float | None = None,
                  default_noise: float = 0.5, seed: int = 0) -> None:
-        check_em_settings(max_iter, tol, "none")
-        if int(n_restarts) < 1:
-            raise ValueError(f"n_restarts must be >= 1, got {n_restarts}")
-        if method not in METHODS:
-            raise ValueError(f"method={method!r}; allowed: {', '.join(METHODS)}")
-        for name, value in (("alpha", alpha), ("beta", beta), ("strategy_prior", strategy_prior)):
-            if not value > 0:
-                raise ValueError(f"{name} must be > 0, got {value}")
-        if smoothing is not None and not smoothing >= 0:
-            raise ValueError(f"smoothing must be >= 0 or None (0.01 / K), got {smoothing}")
-        if not default_noise >= 0:
-            raise ValueError(f"default_noise must be >= 0, got {default_noise}")
-        self.n_restarts = int(n_restarts)
-        self.max_iter = int(max_iter)
-        self.tol = float(tol)
-        self.method = method
-        self.alpha = float(alpha)
-        self.beta = float(beta)
-        self.strategy_prior = float(strategy_prior)
-        self.smoothing = None if smoothing is None else float(smoothing)
-        self.default_noise = float(default_noise)
-        self.seed = int(seed)
+        self._set_checked(n_restarts=n_restarts, max_iter=max_iter, tol=tol, method=method, alpha=alpha, beta=beta,
+                          strategy_prior=strategy_prior, smoothing=smoothing, default_noise=default_noise, seed=seed)
 
     # ------------------------------------------------------------------ model pieces
     def _start(self, seed: int, n_raters: int, n_levels: int) -> tuple[np.ndarray, np.ndarray]:
@@ -208,7 +199,9 @@ def _variational_normalise(counts: np.ndarray, prior: np.ndarray) -> np.ndarray:
 
 METHOD = Method(
     name="mace", label="MACE", title="MACE (Hovy et al. 2013)", colour="#e377c2", estimator=MACE,
-    credit="hard", batch="each", rater_model=True, default=False,
+    credit="hard", batch="each", rater_model=True,
+    why_in_memory="its variational updates run over every judgment's own spam-or-know posterior, from several "
+                  "random restarts, not over the vote counts or Dawid-Skene E-step the partitions compute",
     summary="Hovy et al. (2013) rater competence and spamming distributions, variational Bayes with Beta/Dirichlet "
             "priors from random restarts (crowd-kit's settings).",
 )

@@ -23,14 +23,17 @@ from typing import TYPE_CHECKING, Self
 
 import numpy as np
 
-from stableval.aggregate._base import Aggregator, GoldLabels, Method, gold_codes
+from stableval._options import Option
+from stableval.aggregate._base import Aggregator
+from stableval.aggregate.method import Method
+from stableval.aggregate.responses import ResponseMatrix, WholeMatrix
+from stableval.aggregate.ties import describe_ties, tie_rules
 
 if TYPE_CHECKING:  # pragma: no cover
     import scipy.sparse as sp
 
-    from stableval.data.table import AnnotationTable
-
-TIE_POLICIES = ("split", "lowest", "highest", "random", "first")
+#: majority vote's tie rules (:mod:`stableval.aggregate.ties`; all but ``exclude``: every response gets a level)
+TIE_POLICIES = tie_rules("split", "lowest", "highest", "random", "first")
 
 
 def lowest_winner(winners_by_level: np.ndarray) -> np.ndarray:
@@ -47,39 +50,19 @@ def lowest_winner(winners_by_level: np.ndarray) -> np.ndarray:
     return labels
 
 
-def first_seen(table: AnnotationTable) -> np.ndarray:
-    """(N, K) position in the table (file order, 0-based) of each level's first judgment of each response;
-    ``table.n_judgments`` where the response never got that level.
-
-    >>> import pandas as pd
-    >>> from stableval.data.table import AnnotationTable
-    >>> frame = pd.DataFrame({"item": "q1", "agent": "A", "rater": list("abcd"), "label": [2, 0, 0, 2]})
-    >>> first_seen(AnnotationTable.from_frame(frame, levels=("0", "1", "2"))).tolist()
-    [[1, 4, 0]]
-    """
-    k = table.n_levels
-    keys, first = np.unique(table.response.astype(np.int64) * k + table.label, return_index=True)
-    positions = np.full(table.n_responses * k, table.n_judgments, dtype=np.int64)
-    positions[keys] = first
-    return positions.reshape(table.n_responses, k)
-
-
 class MajorityVote(Aggregator):
     """Majority vote with an explicit tie policy.
 
-    Args:
-        ties: ``"split"`` (default) — a tie shares its mass equally among the tied levels;
-            ``"first"`` — the tied level seen first in file order among the response's judgments wins (Python's
-            ``Counter.most_common`` convention, used by the STABLEVAL paper's majority-vote columns);
-            ``"lowest"`` / ``"highest"`` — the lowest / highest tied level wins (pessimistic / optimistic);
-            ``"random"`` — a tied level drawn uniformly with ``seed``.
-        seed: seed for ``ties="random"`` (and for ``"first"`` when the file order is unknown, below).
+    Hyper-parameters (:attr:`PARAMETERS`): ``ties``, the tie rule, and ``seed``. ``"first"`` is Python's
+    ``Counter.most_common`` convention on the labels in file order (the STABLEVAL paper's majority-vote columns);
+    ``"lowest"`` / ``"highest"`` are pessimistic / optimistic.
 
     ``"first"`` needs the order of the judgments, which :meth:`fit` takes from the table (its rows are in file
-    order). :meth:`fit_matrix` sees only the response matrix, where that order is lost, unless it is given
-    ``first_seen`` (:func:`first_seen`); without it the order is treated as unknown, i.e. exchangeable, and the
-    first-seen tied level is then equally likely to be any tied level (they have the same number of judgments),
-    so a tie is broken as ``"random"`` does, with ``seed``. ``tie_break_`` records which rule was applied. That
+    order; a partitioned table keeps each level's first row). :meth:`fit_matrix` sees only the response matrix,
+    where that order is lost, unless it is given ``first_seen`` (:func:`~stableval.aggregate.responses.first_seen`);
+    without it the order is treated as unknown, i.e. exchangeable, and the first-seen tied level is then equally
+    likely to be any tied level (they have the same number of judgments), so a tie is broken as ``"random"`` does,
+    with ``seed``. ``tie_break_`` records which rule was applied. That
     is what the simulator's stacked fit (simulated judgments come in random order) and bare-matrix callers get;
     ``score --refit`` keeps the point fit's labels, since resampling responses does not change a per-response
     method's labels.
@@ -93,27 +76,30 @@ class MajorityVote(Aggregator):
         tie_break_: the tie rule applied: ``ties``, except ``"random"`` for ``"first"`` without the file order.
     """
 
-    def __init__(self, ties: str = "split", seed: int | None = 0) -> None:
-        if ties not in TIE_POLICIES:
-            raise ValueError(f"ties={ties!r} is not a tie policy; allowed: {', '.join(TIE_POLICIES)}")
-        self.ties = ties
-        self.seed = seed
+    PARAMETERS = (
+        Option("ties", str, f"What a tie for the most votes earns: {describe_ties(TIE_POLICIES)}.",
+               choices=TIE_POLICIES),
+        Option("seed", int, "Seed of ties=random (the commands pass their --seed), and of ties=first where the file "
+                            "order is unknown.", ge=0, none_ok=True),
+    )
 
-    def fit_table(self, table: AnnotationTable, gold: GoldLabels | None = None) -> None:
-        """Fit on an annotation table (rows in file order: ``ties="first"`` reads the order from it); ``gold``
-        optionally clamps known responses ({(item, agent): level})."""
-        self.fit_matrix(table.response_matrix(), table.n_raters, table.n_levels,
-                               gold=gold_codes(table, gold),
-                               first_seen=first_seen(table) if self.ties == "first" else None)
+    def __init__(self, ties: str = "split", seed: int | None = 0) -> None:
+        self._set_checked(ties=ties, seed=seed)
 
     def fit_matrix(self, X: sp.csr_matrix, n_raters: int, n_levels: int,
                    gold: np.ndarray | None = None, *, first_seen: np.ndarray | None = None) -> Self:
         """Fit on a response matrix (responses × rater·K + label) directly; responses with a known ``gold``
         level (>= 0) take it. ``first_seen`` (N, K): where each level's first judgment of each response comes in
-        file order (:func:`first_seen`), for ``ties="first"``; without it that policy breaks ties at random."""
-        from stableval.aggregate.em import vote_counts
+        file order (:func:`~stableval.aggregate.responses.first_seen`), for ``ties="first"``; without it that
+        policy breaks ties at random."""
+        return self.fit_responses(WholeMatrix(X, n_raters, n_levels, gold, first_seen))
 
-        counts = vote_counts(X, n_levels)
+    def fit_responses(self, responses: ResponseMatrix) -> Self:
+        """The vote from the label counts per response (and, for ``ties="first"``, the file order of the
+        judgments), whether the matrix is in memory or partitioned."""
+        n_levels, gold = responses.n_levels, responses.gold
+        counts = responses.vote_counts()
+        first_seen = responses.first_seen() if self.ties == "first" else None
         if first_seen is not None and np.shape(first_seen) != counts.shape:
             raise ValueError(f"first_seen must have shape {counts.shape} (responses × levels), "
                              f"got {np.shape(first_seen)}")
@@ -158,7 +144,7 @@ class MajorityVote(Aggregator):
 
 METHOD = Method(
     name="mv", label="MV", title="Majority vote", colour="#7f7f7f", estimator=MajorityVote, credit="hard",
-    batch="stacked", rater_model=False,
+    batch="stacked", rater_model=False, distributed=True, default=True,
     summary="The most frequent level per response; ties split the credit equally by default (or: first in file "
             "order, lowest, highest, random).",
 )

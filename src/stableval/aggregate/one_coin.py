@@ -10,8 +10,9 @@ the vote shares, as crowd-kit does: M-step s_r = the rater's mean posterior prob
 class priors = mean posterior; E-step exactly as Dawid–Skene. Confusion cells are kept in [1e-10, 1 − 1e-10]
 (crowd-kit's clip), so a rater who is always right cannot veto every other level with a zero.
 
-Two sparse products per EM step (``X.T @ posteriors`` for the M-step, ``X @ log-confusion`` for the E-step):
-no per-judgment Python loop.
+Each EM step is the shared Dawid–Skene E-step on the one-coin confusion matrices
+(:class:`~stableval.aggregate.em.ResponseBlocks`, in double precision), whose expected counts give the M-step: no
+per-judgment Python loop, and the same fit on a Dask cluster (:mod:`stableval.aggregate.distributed`).
 
 >>> import pandas as pd
 >>> from stableval.data.table import AnnotationTable
@@ -28,10 +29,12 @@ from typing import TYPE_CHECKING, Any, Self
 
 import numpy as np
 
-from stableval.aggregate._base import Aggregator, Method, check_em_settings, clamp_gold, softmax_posteriors
+from stableval.aggregate._base import Aggregator, clamp_gold
+from stableval.aggregate.em_fit import MAX_ITER, TOL
+from stableval.aggregate.method import Method
 
 if TYPE_CHECKING:  # pragma: no cover
-    import scipy.sparse as sp
+    from stableval.aggregate.responses import ResponseMatrix
 
 __all__ = ["METHOD", "OneCoinDawidSkene", "one_coin_confusion"]
 
@@ -55,49 +58,48 @@ def one_coin_confusion(accuracy: np.ndarray, n_levels: int) -> np.ndarray:
 class OneCoinDawidSkene(Aggregator):
     """One-coin Dawid–Skene (one accuracy per rater), maximum-likelihood EM.
 
-    Args:
-        max_iter: most EM iterations (E-steps).
-        tol: stop when one EM step improves the log-likelihood by less than ``tol * max(1, |log-likelihood|)``.
+    Hyper-parameters (:attr:`PARAMETERS`): the EM settings ``max_iter`` and ``tol`` of Dawid–Skene.
 
     Attributes after ``fit``: ``posteriors_`` (N, K), ``priors_`` (K,), ``accuracy_`` (R,) each rater's s_r
     (``skills_`` by rater name), ``confusion_`` (R, K, K) [rater, true, given] (``errors_``),
     ``log_likelihood_`` (history, one value per E-step), ``n_iter_``, ``converged_``.
     """
 
+    PARAMETERS = (MAX_ITER, TOL)
+
     def __init__(self, max_iter: int = 500, tol: float = 1e-8) -> None:
-        check_em_settings(max_iter, tol, "none")
-        self.max_iter = int(max_iter)
-        self.tol = float(tol)
+        self._set_checked(max_iter=max_iter, tol=tol)
 
-    def fit_matrix(self, X: sp.csr_matrix, n_raters: int, n_levels: int,
-                   gold: np.ndarray | None = None) -> Self:
-        """Fit on a response matrix (responses × rater·K + label); responses with a ``gold`` level (>= 0) are
-        clamped to it."""
-        from stableval.aggregate.em import vote_counts
-
-        k = n_levels
-        column_rater = np.arange(n_raters * k) // k
+    def fit_responses(self, responses: ResponseMatrix) -> Self:
+        """Fit on the response matrix, in memory or partitioned; responses with a ``gold`` level (>= 0) are
+        clamped to it. Each step is Dawid–Skene's E-step (:class:`~stableval.aggregate.em.EStep`, in double
+        precision) on the one-coin confusion matrices; its expected counts give the next accuracies."""
+        k, n_raters = responses.n_levels, responses.n_raters
+        gold = responses.gold
+        blocks = responses.e_steps(precise=True)
+        judged = blocks.rater_judgments(n_raters)
         column_level = np.arange(n_raters * k) % k
-        judged = np.bincount(column_rater, weights=np.asarray(X.sum(axis=0)).ravel(), minlength=n_raters)
-        counts = vote_counts(X, k)
-        posteriors = counts / np.maximum(counts.sum(axis=1, keepdims=True), 1.0)
+        counts = responses.vote_counts()
+        start = counts / np.maximum(counts.sum(axis=1, keepdims=True), 1.0)
+        clamp_gold(start, gold)
+        mass, expected = start.sum(axis=0), blocks.counts(np.ascontiguousarray(start.T))
+        del counts, start
+        posteriors = blocks.posteriors_buffer(k)
         history: list[float] = []
         converged = False
+        n = responses.n_responses
         for _ in range(self.max_iter):
-            clamp_gold(posteriors, gold)
-            priors = posteriors.mean(axis=0) if len(posteriors) else np.full(k, 1.0 / k)
-            agreed = np.asarray(X.T @ posteriors)[np.arange(n_raters * k), column_level]  # P(true = given)
-            accuracy = np.bincount(column_rater, weights=agreed, minlength=n_raters) / np.maximum(judged, 1e-300)
-            accuracy = np.where(judged > 0, accuracy, 1.0 / k)
+            priors = mass / n if n else np.full(k, 1.0 / k)
+            agreed = expected[column_level, np.arange(n_raters * k)]  # P(true = given) per (rater, given)
+            accuracy = np.bincount(np.arange(n_raters * k) // k, weights=agreed, minlength=n_raters)
+            accuracy = np.where(judged > 0, accuracy / np.maximum(judged, 1e-300), 1.0 / k)
             confusion = one_coin_confusion(accuracy, k)
-            log_table = np.log(confusion).transpose(0, 2, 1).reshape(n_raters * k, k)  # [rater·given, true]
-            logits = np.asarray(X @ log_table) + np.log(np.maximum(priors, CLIP))
-            posteriors, log_likelihood = softmax_posteriors(logits, gold)
+            log_likelihood, mass, expected = blocks.e_step(np.maximum(priors, CLIP), confusion, posteriors)
             history.append(log_likelihood)
             if len(history) > 1 and history[-1] - history[-2] < self.tol * max(1.0, abs(history[-1])):
                 converged = True
                 break
-        self.posteriors_ = posteriors
+        self.posteriors_ = blocks.final_posteriors(posteriors).T
         self.priors_ = priors
         self.accuracy_ = accuracy
         self.confusion_ = confusion
@@ -117,7 +119,7 @@ class OneCoinDawidSkene(Aggregator):
 
 METHOD = Method(
     name="onecoin", label="OneCoin", title="One-coin Dawid–Skene", colour="#17becf", estimator=OneCoinDawidSkene,
-    credit="hard", batch="each", rater_model=True, default=False,
+    credit="hard", batch="each", rater_model=True, distributed=True,
     summary="Dawid–Skene with one accuracy per rater (the one-coin model of Zhang et al. 2016, as crowd-kit fits "
             "it); a response earns the credit of its most probable level.",
 )

@@ -50,17 +50,21 @@ evidence for the prior's strength, T. P. Minka (2000), "Estimating a Dirichlet d
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import math
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Self
 
 import numpy as np
-import scipy.sparse as sp
 from scipy.special import log_ndtr
 
-from stableval.aggregate._base import Aggregator, Method, check_em_settings, clamp_gold, em_fit_summary
+from stableval._options import Option
+from stableval.aggregate._base import Aggregator, clamp_gold, hard_distribution
+from stableval.aggregate.em import EStep, run_em
+from stableval.aggregate.em_fit import MAX_ITER, TOL, em_fit_summary
+from stableval.aggregate.method import Method
 
 if TYPE_CHECKING:  # pragma: no cover
-    from stableval.aggregate.em import ResponseBlocks
+    from stableval.aggregate.responses import ResponseMatrix
 
 __all__ = ["METHOD", "OrdinalRaters", "ordinal_confusion", "ordinal_strength", "rater_objective"]
 
@@ -149,7 +153,7 @@ def ordinal_strength(counts: np.ndarray, shape: np.ndarray) -> float:
     """The empirical-Bayes strength c of the Dirichlet prior Dirichlet(c q_r[k]) centred on each rater's ordinal
     row q_r[k]: the c maximising the Dirichlet-multinomial evidence of the expected counts ``counts`` (R, K, K)
     [rater, true, given] (Minka 2000, "Estimating a Dirichlet distribution", with the mean fixed), searched on
-    :data:`~stableval.aggregate.em.STRENGTHS` (0.01 to 10,000, steps of about 6%). Rows without counts carry no
+    :data:`~stableval.aggregate.em_priors.STRENGTHS` (0.01 to 10,000, steps of about 6%). Rows without counts carry no
     evidence. Counts that follow the ordinal rows give a large c, counts that leave them a small one.
 
     >>> shape = ordinal_confusion(np.zeros(2), np.full(2, 0.5), 3)
@@ -158,7 +162,7 @@ def ordinal_strength(counts: np.ndarray, shape: np.ndarray) -> float:
     """
     from scipy.special import gammaln
 
-    from stableval.aggregate.em import STRENGTHS
+    from stableval.aggregate.em_priors import STRENGTHS
 
     k = counts.shape[-1]
     rows, means = counts.reshape(-1, k), np.maximum(shape.reshape(-1, k), 1e-12)
@@ -191,19 +195,9 @@ class _Run:
 class OrdinalRaters(Aggregator):
     """Ordered-probit raters with a leniency shift and a spread each, fitted by MAP EM (see the module docstring).
 
-    Args:
-        shift_sd: prior standard deviation of every rater's shift b_r, in levels (b_r ~ N(0, shift_sd^2)).
-        spread: prior median of every rater's spread s_r, in levels.
-        spread_sd: prior standard deviation of log s_r (weak by default: a factor e either way is one sd).
-        alpha_mu: Dirichlet concentration on the class priors (>= 1; 1 = no prior).
-        strength: how far the confusion rows may leave the ordinal shape: ``inf`` = not at all (the parametric
-            model); a number c >= 0 = each rater's rows are free with a Dirichlet(1 + c q_r[k]) prior centred on
-            the fitted ordered-probit row q_r[k] (c pseudo-judgments per row; 0 = Dawid–Skene); ``"auto"``
-            (default) = c by empirical Bayes (:func:`ordinal_strength`).
-        init: where EM starts: ``"soft"`` (each response's vote shares, M-step first, as Dawid–Skene), ``"hard"``
-            (the majority vote, ties split) or ``"best"`` (default: both; the higher log posterior wins).
-        max_iter: most EM iterations (E-steps).
-        tol: stop when one EM step improves the log posterior by less than ``tol * max(1, |log posterior|)``.
+    Hyper-parameters: :attr:`PARAMETERS`. ``strength`` c makes each rater's rows free with a Dirichlet(1 + c
+    q_r[k]) prior centred on the fitted ordered-probit row q_r[k] (c pseudo-judgments per row; ``"auto"``: c by
+    empirical Bayes, :func:`ordinal_strength`).
 
     Attributes after ``fit``: ``posteriors_`` (N, K), ``priors_`` (K,), ``shift_`` (R,) (> 0 lenient, < 0 strict),
     ``spread_`` (R,) (the first stage's ordinal reading of each rater), ``strength_`` (the c used; ``inf`` = first
@@ -215,31 +209,27 @@ class OrdinalRaters(Aggregator):
     anchored to the votes, so all are ``admissible``).
     """
 
+    PARAMETERS = (
+        Option("shift_sd", float, "Prior sd of every rater's shift b_r, in levels (b_r ~ N(0, shift_sd²)).", gt=0),
+        Option("spread", float, "Prior median of every rater's spread s_r, in levels.", gt=0),
+        Option("spread_sd", float, "Prior sd of log s_r (weak by default: a factor e either way is one sd).", gt=0),
+        Option("alpha_mu", float, "Dirichlet concentration on the class priors (1 = no prior; below 1 the MAP update "
+                                  "is not defined).", ge=1),
+        Option("strength", float, "Pseudo-judgments per confusion row pulling it towards the rater's ordered-probit "
+                                  "row: inf = the purely parametric model, 0 = free rows (MAP Dawid–Skene), auto = "
+                                  "chosen by empirical Bayes.", ge=0, le=math.inf, choices=("auto",),
+               aliases=(("inf", math.inf),)),
+        Option("init", str, "soft (vote shares, M-step first), hard (majority vote, ties split) or best (both; the "
+                            "higher log posterior wins).", choices=INITS),
+        replace(MAX_ITER, help="Most EM iterations (E-steps) per start and stage."),
+        replace(TOL, help="Stop when one EM step improves the log posterior by less than tol · max(1, "
+                          "|log posterior|)."),
+    )
+
     def __init__(self, shift_sd: float = 1.0, spread: float = 0.5, spread_sd: float = 1.0, alpha_mu: float = 1.01,
                  strength: float | str = "auto", init: str = "best", max_iter: int = 500, tol: float = 1e-8) -> None:
-        for name, value in (("shift_sd", shift_sd), ("spread", spread), ("spread_sd", spread_sd)):
-            if not (np.isfinite(value) and value > 0):
-                raise ValueError(f"{name} must be a number > 0, got {value!r}")
-        if not (np.isfinite(alpha_mu) and alpha_mu >= 1):
-            raise ValueError(f"alpha_mu must be >= 1, got {alpha_mu!r}: below 1 the MAP update is not defined")
-        if strength != "auto":
-            try:
-                strength = float(strength)
-            except ValueError:
-                raise ValueError(f"strength={strength!r}; allowed: a number >= 0, 'inf' or 'auto'") from None
-            if not strength >= 0:
-                raise ValueError(f"strength={strength!r}; allowed: a number >= 0, 'inf' or 'auto'")
-        if init not in INITS:
-            raise ValueError(f"init={init!r}; allowed: {', '.join(INITS)}")
-        check_em_settings(max_iter, tol, "none")
-        self.shift_sd = float(shift_sd)
-        self.spread = float(spread)
-        self.spread_sd = float(spread_sd)
-        self.alpha_mu = float(alpha_mu)
-        self.strength: float | str = strength
-        self.init = init
-        self.max_iter = int(max_iter)
-        self.tol = float(tol)
+        self._set_checked(shift_sd=shift_sd, spread=spread, spread_sd=spread_sd, alpha_mu=alpha_mu,
+                          strength=strength, init=init, max_iter=max_iter, tol=tol)
 
     def _raters_m_step(self, counts: np.ndarray, shift: np.ndarray,
                        log_spread: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -284,14 +274,12 @@ class OrdinalRaters(Aggregator):
                 break
         return shift, log_spread, value
 
-    def fit_matrix(self, X: sp.csr_matrix, n_raters: int, n_levels: int,
-                   gold: np.ndarray | None = None) -> Self:
-        from stableval.aggregate._base import hard_distribution
-        from stableval.aggregate.em import ResponseBlocks, vote_counts
-
-        k = n_levels
-        blocks = ResponseBlocks(X, gold)
-        votes = vote_counts(X, k)
+    def fit_responses(self, responses: ResponseMatrix) -> Self:
+        """Fit on the response matrix, in memory or partitioned: every stage runs on its E-step and expected
+        counts."""
+        k, n_raters, gold = responses.n_levels, responses.n_raters, responses.gold
+        blocks = responses.e_steps()
+        votes = responses.vote_counts()
         shares = votes / np.maximum(votes.sum(axis=1, keepdims=True), 1.0)
         starts = {"soft": shares, "hard": hard_distribution(votes, atol=0.0)}
         chosen = list(starts) if self.init == "best" else [self.init]
@@ -302,6 +290,7 @@ class OrdinalRaters(Aggregator):
             clamp_gold(start, gold)
             start[start.sum(axis=1) == 0] = 1.0 / k
             run = self._run(blocks, np.ascontiguousarray(start.T), n_raters, k)
+            run.posteriors = blocks.final_posteriors(run.posteriors)  # on a cluster: gathered from the workers
             self.starts_.append({"start": name, "objective": run.objectives[-1],
                                  "log_likelihood": run.likelihoods[-1], "n_iter": len(run.objectives),
                                  "converged": run.converged, "admissible": True})
@@ -319,19 +308,16 @@ class OrdinalRaters(Aggregator):
         self.converged_ = best.converged
         self.strength_ = np.inf
         if self.strength != np.inf:
-            self._shrink(X, shares, n_raters, k, gold)
+            self._shrink(responses, blocks, shares)
         return self
 
-    def _shrink(self, X: sp.csr_matrix, shares: np.ndarray, n_raters: int, k: int,
-                gold: np.ndarray | None) -> None:
+    def _shrink(self, responses: ResponseMatrix, blocks: EStep, shares: np.ndarray) -> None:
         """Second stage: free confusion rows under a Dirichlet prior centred on the fitted ordinal rows, MAP EM from
         the ordinal posteriors and from the vote shares (the higher log posterior wins)."""
-        from stableval.aggregate._base import expected_rows
-        from stableval.aggregate.em import run_em
-
+        k, n_raters = responses.n_levels, responses.n_raters
         shape = np.asarray(self.confusion_)
         if self.strength == "auto":
-            rows = expected_rows(X, np.asarray(self.posteriors_), n_raters, k).reshape(n_raters, k, k)
+            rows = responses.expected_rows(np.asarray(self.posteriors_)).reshape(n_raters, k, k)
             self.strength_ = ordinal_strength(rows, shape)
         else:
             self.strength_ = float(self.strength)
@@ -339,9 +325,9 @@ class OrdinalRaters(Aggregator):
         base = len(self.objective_)
         best = None
         for name, start in (("ordinal", np.asarray(self.posteriors_)), ("soft", shares)):
-            result = run_em(X, n_raters=n_raters, n_levels=k, init_posteriors=np.ascontiguousarray(start.T),
+            result = run_em(blocks, n_raters=n_raters, n_levels=k, init_posteriors=np.ascontiguousarray(start.T),
                             alpha_mu=self.alpha_mu, alpha_pi=alpha_pi, max_iter=self.max_iter, tol=self.tol,
-                            gold=gold, acceleration="squarem")
+                            acceleration="squarem")
             self.starts_.append({"start": f"shrunk from {name}", "objective": float(result.objective[-1]),
                                  "log_likelihood": float(result.log_likelihood[-1]), "n_iter": int(result.n_iter),
                                  "converged": bool(result.converged), "admissible": True})
@@ -356,7 +342,7 @@ class OrdinalRaters(Aggregator):
         self.n_iter_ = base + int(best.n_iter)
         self.converged_ = bool(best.converged)
 
-    def _run(self, blocks: ResponseBlocks, posteriors: np.ndarray, n_raters: int, k: int) -> _Run:
+    def _run(self, blocks: EStep, posteriors: np.ndarray, n_raters: int, k: int) -> _Run:
         """EM from class-major (K, N) ``posteriors`` (an M-step first), until the log posterior settles."""
         mass, expected = posteriors.sum(axis=1), blocks.counts(posteriors)
         run = _Run(posteriors, np.zeros(n_raters), np.full(n_raters, np.log(self.spread)), np.full(k, 1.0 / k))
@@ -378,7 +364,7 @@ class OrdinalRaters(Aggregator):
         """Log density (up to a constant) of the priors on the class priors, shifts and log spreads."""
         centred = log_spread - np.log(self.spread)
         rater_term = -0.5 * float(np.sum((shift / self.shift_sd) ** 2) + np.sum((centred / self.spread_sd) ** 2))
-        return (self.alpha_mu - 1.0) * float(np.log(np.maximum(priors, 1e-300)).sum()) + rater_term
+        return float(self.alpha_mu - 1.0) * float(np.log(np.maximum(priors, 1e-300)).sum()) + rater_term
 
     def fit_summary(self) -> dict[str, Any]:
         return em_fit_summary(self)
@@ -386,7 +372,7 @@ class OrdinalRaters(Aggregator):
 
 METHOD = Method(
     name="ordinal", label="ORDINAL", title="Ordinal raters (ordered-probit Dawid–Skene)", colour="#8c564b",
-    estimator=OrdinalRaters, credit="soft", batch="each", rater_model=True, default=False,
+    estimator=OrdinalRaters, credit="soft", batch="each", rater_model=True, distributed=True,
     summary="Dawid–Skene whose confusion rows are ordered-probit around the true level, with a leniency shift and a "
             "spread per rater (McKelvey & Zavoina 1975; Johnson 1996); a response earns its posterior expected "
             "credit.",

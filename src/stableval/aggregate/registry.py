@@ -4,47 +4,55 @@
 ``--method`` / ``--param`` options all read this list; none of them names a method in its code. To add a method,
 write its module (the estimator and its ``METHOD = Method(...)``) and add one line below (see CONTRIBUTING.md).
 
->>> method_names()
-('mv', 'ds', 'stableval', 'glad', 'mace', 'ordinal', 'onecoin', 'wawa', 'zbs')
+>>> method_names()[:3], default_methods()
+(('mv', 'ds', 'stableval'), ('mv', 'ds', 'stableval'))
 >>> get_method("stableval").label, get_method("DS").credit
 ('STABLEVAL', 'hard')
 >>> from stableval.aggregate import Stableval
 >>> [m.key for m in resolve_methods(["mv", Stableval(alpha_pi=2.0), Stableval()])]
 ['mv', 'stableval', 'stableval-2']
->>> get_method("nope")
+>>> get_method("nope")  # doctest: +ELLIPSIS
 Traceback (most recent call last):
 ...
-ValueError: unknown method 'nope'; allowed: mv, ds, stableval, glad, mace, ordinal, onecoin, wawa, zbs
+ValueError: unknown method 'nope'; allowed: mv, ds, stableval, ...
 """
 
 from __future__ import annotations
 
 import importlib
-import inspect
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
+from contextvars import ContextVar
 from dataclasses import dataclass, replace
 from typing import Any
 
-from stableval.aggregate._base import Aggregator, Method, clone
+from stableval.aggregate._base import Aggregator, clone
+from stableval.aggregate.method import Method
 
 __all__ = [
     "METHOD_MODULES",
     "REGISTRY",
+    "SETTING_SPELLING",
     "Chosen",
     "Method",
     "common_parameters",
     "convergence_warnings",
     "default_methods",
+    "distributed_methods",
     "get_method",
     "headline_rater_model",
+    "method_base",
     "method_entry",
     "method_label",
     "method_names",
     "method_of",
+    "method_table",
+    "parameter_table",
     "parse_param_value",
     "primary_method",
+    "python_setting",
     "resolve_methods",
     "shared_params",
+    "spell_setting",
 ]
 
 #: the modules of ``stableval.aggregate`` that declare a method (``METHOD = Method(...)``), in the order tables and
@@ -71,6 +79,11 @@ REGISTRY: dict[str, Method] = {
 def method_names() -> tuple[str, ...]:
     """Every registered method's name, in registry order."""
     return tuple(REGISTRY)
+
+
+def distributed_methods() -> tuple[str, ...]:
+    """The methods that run on a table partitioned over a Dask cluster (``distributed=True``)."""
+    return tuple(name for name, method in REGISTRY.items() if method.distributed)
 
 
 def default_methods() -> tuple[str, ...]:
@@ -111,6 +124,11 @@ class Chosen:
     def build(self) -> Aggregator:
         """A fresh unfitted copy of the estimator (for refits)."""
         return clone(self.estimator)
+
+    def fit(self, table: Any) -> Aggregator:
+        """A fresh copy of the estimator fitted on a table of either kind, in memory or on its Dask cluster
+        (:meth:`Method.fit <stableval.aggregate.method.Method.fit>`)."""
+        return self.method.fit(table, self.build())
 
 
 def resolve_methods(methods: Iterable[str | Aggregator | Chosen] | str | Aggregator | None = None,
@@ -224,6 +242,16 @@ def method_label(key: str) -> str:
     return key
 
 
+def method_base(key: str) -> str:
+    """The registered method behind a result key (``"stableval-2"`` → ``"stableval"``); other keys as they are.
+
+    >>> method_base("stableval-2"), method_base("ds"), method_base("mine")
+    ('stableval', 'ds', 'mine')
+    """
+    base = key.rpartition("-")[0]
+    return base if key not in REGISTRY and base in REGISTRY else key
+
+
 def method_entry(key: str) -> Method:
     """The registry entry behind a result key (``"stableval-2"`` → STABLEVAL's); unregistered keys get a plain
     entry."""
@@ -233,64 +261,104 @@ def method_entry(key: str) -> Method:
     return Method(name=key, label=key, title=key, colour="#2ca02c", estimator=Aggregator)
 
 
+def python_setting(method: str, name: str, value: str) -> str:
+    """A method's setting as Python spells it: ``max_iter=N``."""
+    return f"{name}={value}"
+
+
+#: How messages name a setting of a method, ``(method, parameter, value) -> words``: Python's spelling by default;
+#: the command line installs its flags while a command runs (``stableval.commands.common.method_options``).
+SETTING_SPELLING: ContextVar[Callable[[str, str, str], str]] = ContextVar("setting_spelling",
+                                                                         default=python_setting)
+
+
+def spell_setting(method: str, name: str, value: str) -> str:
+    """``method``'s hyper-parameter ``name`` set to ``value``, in the words of the caller (:data:`SETTING_SPELLING`).
+
+    >>> spell_setting("ds", "max_iter", "N")
+    'max_iter=N'
+    """
+    return SETTING_SPELLING.get()(method, name, value)
+
+
 def convergence_warnings(fits: Mapping[str, Mapping[str, Any]]) -> list[str]:
-    """One sentence per iterative fit that stopped at its iteration cap, naming the flags that raise it.
+    """One sentence per iterative fit that stopped at its iteration cap: what happened, and the settings that help
+    (named by :func:`spell_setting`: Python's names, or the command line's flags).
 
     >>> change = {"extra_iterations": 50, "max_abs_change": 0.0123, "agent": "gpt-4"}
     >>> [warning] = convergence_warnings({"ds": {"converged": False, "n_iter": 3, "score_change": change}, "mv": {}})
-    >>> warning.startswith("DS: EM stopped at the cap of 3 iterations") and "--param ds.max_iter=N" in warning
+    >>> warning.startswith("DS: EM stopped at the cap of 3 iterations") and "raise the cap (max_iter=N)" in warning
     True
     >>> "50 more iterations move the scores by up to 0.0123 (gpt-4)" in warning
     True
     """
+    primary = primary_method(method_names())
     out = []
     for key, fit in fits.items():
         if fit.get("converged", True):
             continue
-        base = key if key in REGISTRY else key.rpartition("-")[0] or key
+        base = method_base(key)
         change = fit.get("score_change")
         moved = (f" {change['extra_iterations']} more iterations move the scores by up to "
                  f"{change['max_abs_change']:.3g} ({change['agent']})." if change else "")
         out.append(f"{method_label(key)}: EM stopped at the cap of {fit.get('n_iter', '?')} iterations without "
-                   f"converging; its estimates may still move.{moved} Raise the cap with --max-iter N (every EM "
-                   f"method) or --param {base}.max_iter=N; on small data a stronger prior (STABLEVAL's "
-                   "--alpha-pi 2) or fewer levels (recode rarely used ones before scoring) also help the fit settle.")
+                   f"converging; its estimates may still move.{moved} To let it settle, raise the cap "
+                   f"({spell_setting(base, 'max_iter', 'N')}); on small data a stronger prior "
+                   f"({REGISTRY[primary].label}'s {spell_setting(primary, 'alpha_pi', '2')}) or fewer levels (recode "
+                   "rarely used ones before scoring) also help.")
     return out
 
 
-def _is_number(text: str) -> bool:
-    try:
-        float(text)
-    except ValueError:
-        return False
-    return True
-
-
 def parse_param_value(method: Method, name: str, text: str) -> Any:
-    """A hyper-parameter value given as text (``--param stableval.alpha_pi=2``), typed like its default."""
-    defaults = method.estimator.default_params()
-    if name not in defaults:
-        raise ValueError(f"{method.name} has no parameter {name!r}; its parameters: "
-                         + (", ".join(defaults) or "none"))
-    default = defaults[name]
+    """A hyper-parameter value given as text (``--param stableval.alpha_pi=2``), read and checked by its
+    declaration (:attr:`Method.params <stableval.aggregate.method.Method.params>`); ``none`` or ``null`` where
+    ``None`` is allowed.
+
+    >>> parse_param_value(get_method("stableval"), "alpha_pi", "2"), parse_param_value(get_method("mv"), "seed", "none")
+    (2.0, None)
+    >>> parse_param_value(get_method("stableval"), "alpha_mu", "0.5")
+    Traceback (most recent call last):
+    ...
+    ValueError: stableval.alpha_mu=0.5: allowed a number ≥ 1
+    """
+    option = method.param(name)
     text = text.strip()
-    annotation = str(inspect.signature(method.estimator.__init__).parameters[name].annotation)
-    if text.lower() in ("none", "null") and (default is None or "None" in annotation):
+    if text.lower() in ("none", "null") and (option.default is None or option.none_ok):
         return None
     try:
-        if isinstance(default, bool):
-            if text.lower() in ("true", "yes", "1"):
-                return True
-            if text.lower() in ("false", "no", "0"):
-                return False
-            raise ValueError(text)
-        if isinstance(default, int) or (default is None and text.lstrip("-").isdigit()):
-            return int(text)
-        if isinstance(default, float):
-            if "str" in annotation and not _is_number(text):  # e.g. alpha_pi: float | str ("auto")
-                return text  # the estimator checks which words it takes
-            return float(text)
-    except ValueError:
-        kind = "true/false" if isinstance(default, bool) else type(default).__name__
-        raise ValueError(f"{method.name}.{name}={text!r} is not a {kind} (default {default!r})") from None
-    return text
+        return option.from_text(text)
+    except ValueError as error:
+        raise ValueError(f"{method.name}.{error}") from None
+
+
+def parameter_table() -> str:
+    """The hyper-parameter table of docs/methods.md (Markdown), one row per declared parameter of every registered
+    method; a docs test compares it with the committed page.
+
+    >>> parameter_table().splitlines()[2].split(" | ")[:3]
+    ['| `mv`', '`ties`', '`split`']
+    """
+    rows = ["| method | parameter | default | allowed | meaning |", "|---|---|---|---|---|"]
+    for name, method in REGISTRY.items():
+        for option in method.params:
+            allowed = option.constraint + "".join(f"; {word} (= {value})" for word, value in option.aliases
+                                                  if str(value) != word)
+            text = option.help.replace("|", "\\|")  # |x| inside a table cell
+            rows.append(f"| `{name}` | `{option.name}` | `{option.default}` | {allowed} | {text} |")
+    return "\n".join(rows)
+
+
+def method_table() -> str:
+    """The table of docs/methods.md that says where each registered method runs (Markdown): its label, item
+    credit, rater model, the simulator's batching, the Dask executor (or why not) and the default set.
+
+    >>> print(method_table().splitlines()[2])
+    | `mv` | MV | hard | no | stacked | yes | yes |
+    """
+    rows = ["| method | label | credit | rater model | simulator | `--executor dask` | default |",
+            "|---|---|---|---|---|---|---|"]
+    for name, method in REGISTRY.items():
+        dask = "yes" if method.distributed else f"no: {method.why_in_memory}"
+        rows.append(f"| `{name}` | {method.label} | {method.credit} | {'yes' if method.rater_model else 'no'} | "
+                    f"{method.batch} | {dask} | {'yes' if method.default else 'no'} |")
+    return "\n".join(rows)

@@ -31,47 +31,55 @@ strength (sparse raters a lot, prolific ones hardly), for studies where many rat
 from __future__ import annotations
 
 from collections.abc import Collection
+from dataclasses import replace
 
 import numpy as np
 
-from stableval.aggregate._base import EMAggregator, EMStart, Method, check_em_settings, hard_distribution
+from stableval._options import Option
+from stableval.aggregate._base import hard_distribution
+from stableval.aggregate.em_fit import ACCELERATION, MAX_ITER, TOL, EMAggregator, EMStart
+from stableval.aggregate.method import Method
 
 #: ``init`` values: every start (keep the best), or one of them
 INITS = ("best", "paper", "soft", "ml")
 #: ``alpha_pi`` values learnt from the data (empirical Bayes) instead of given
 LEARNT_PRIORS = ("auto", "pooled")
-#: older spelling of ``init="paper"``
-_ALIASES = {"majority": "paper"}
 
 
 class Stableval(EMAggregator):
-    """MAP Dawid–Skene with Dirichlet priors (Bonagiri et al. 2026, Algorithm 1), fitted from several starts.
-
-    Args:
-        alpha_mu: Dirichlet concentration on the class priors (>= 1; 1 = no prior).
-        alpha_pi: Dirichlet concentration on every confusion-matrix row (>= 1; 1 = no prior), or ``"auto"`` (one
-            concentration by empirical Bayes, :func:`~stableval.aggregate.em.dirichlet_concentration`) or
-            ``"pooled"`` (each rater's rows shrunk towards the crowd's,
-            :func:`~stableval.aggregate.em.pooled_dirichlet`); a learnt prior is fitted in two rounds (flat, then
-            with the prior) and recorded in ``alpha_pi_``.
-        epsilon: off-diagonal mass of Algorithm 1's near-identity initial confusion matrices (0 < epsilon < 1).
-        init: ``"best"`` (default: every start below plus ``n_starts`` random ones; the highest log posterior
-            wins), ``"paper"`` (Algorithm 1: hard majority vote priors + near-identity confusion, E-step first;
-            ``"majority"`` is accepted for it), ``"soft"`` (the soft vote shares, M-step first, as Dawid–Skene) or
-            ``"ml"`` (the Dawid–Skene solution, then MAP EM from there).
-        n_starts: random starts with ``init="best"``: the soft vote shares mixed half and half with a random
-            distribution per response (drawn from ``seed``).
-        seed: seed of the random starts.
-        acceleration: ``"auto"`` (default: Anderson acceleration on large data with prolific raters, SQUAREM
-            otherwise), ``"anderson"``, ``"squarem"`` or ``"none"`` (plain EM; with ``init="paper"`` it reproduces
-            Algorithm 1 step by step), as for :class:`~stableval.aggregate.DawidSkene`.
-        max_iter, tol: as for :class:`~stableval.aggregate.DawidSkene`, per start; convergence is on the log
-            posterior.
+    """MAP Dawid–Skene with Dirichlet priors (Bonagiri et al. 2026, Algorithm 1), fitted from several starts; its
+    hyper-parameters are declared in :attr:`PARAMETERS`. A learnt ``alpha_pi`` (``"auto"``:
+    :func:`~stableval.aggregate.em_priors.dirichlet_concentration`; ``"pooled"``:
+    :func:`~stableval.aggregate.em_priors.pooled_dirichlet`) is fitted in two rounds (flat, then with the prior) and
+    recorded in ``alpha_pi_``; ``max_iter`` and ``tol`` apply per start, convergence on the log posterior.
 
     Attributes after ``fit``: as Dawid–Skene; ``objective_`` is the log posterior (log-likelihood + log prior,
     non-decreasing), ``log_likelihood_`` the marginal log-likelihood; ``start_`` the winning start and
     ``starts_`` every start's final objective, log-likelihood, iterations and convergence.
     """
+
+    PARAMETERS = (
+        Option("alpha_mu", float, "Dirichlet concentration on the class priors (1 = no prior; below 1 the MAP update "
+                                  "is not defined).", ge=1),
+        Option("alpha_pi", float, "Dirichlet concentration on every confusion row (1 = no prior; larger for sparse "
+                                  "raters), or learnt from the data: auto (one symmetric concentration by empirical "
+                                  "Bayes) or pooled (a hierarchical prior that shrinks each rater's rows towards the "
+                                  "crowd's).", ge=1, choices=LEARNT_PRIORS),
+        Option("epsilon", float, "Off-diagonal mass of Algorithm 1's initial confusion matrices (1 − ε)I + ε/K.",
+               gt=0, lt=1),
+        Option("init", str, "best (every start below plus n_starts random ones; the highest log posterior wins), "
+                            "paper (Algorithm 1: hard-majority priors, near-identity confusion, E-step first), soft "
+                            "(vote shares, M-step first, as Dawid–Skene) or ml (the Dawid–Skene solution, then MAP "
+                            "EM).", choices=INITS, aliases=(("majority", "paper"),)),
+        Option("n_starts", int, "Random starts with init=best: the soft vote shares mixed half and half with a random "
+                                "distribution per response.", ge=0),
+        Option("seed", int, "Seed of the random starts.", ge=0),
+        replace(ACCELERATION, help=ACCELERATION.help + " With init=paper, none reproduces Algorithm 1 step by "
+                                                       "step."),
+        replace(MAX_ITER, help="Most EM iterations (E-steps) per start."),
+        replace(TOL, help="Stop when one EM step improves the log posterior by less than tol · max(1, "
+                          "|log posterior|)."),
+    )
 
     def __init__(
         self,
@@ -85,29 +93,8 @@ class Stableval(EMAggregator):
         max_iter: int = 500,
         tol: float = 1e-8,
     ) -> None:
-        learnt = alpha_pi in LEARNT_PRIORS
-        if not learnt and (isinstance(alpha_pi, str) or not np.isfinite(alpha_pi)):
-            raise ValueError(f"alpha_pi={alpha_pi!r}; allowed: a number >= 1, 'auto' or 'pooled'")
-        if not np.isfinite(alpha_mu) or alpha_mu < 1 or (not learnt and float(alpha_pi) < 1):
-            raise ValueError(f"alpha_mu and alpha_pi must be >= 1 (got {alpha_mu}, {alpha_pi}): "
-                             "below 1 the MAP update is not defined")
-        if not 0 < epsilon < 1:
-            raise ValueError(f"epsilon must be in (0, 1), got {epsilon}")
-        init = _ALIASES.get(init, init)
-        if init not in INITS:
-            raise ValueError(f"init={init!r}; allowed: {', '.join(INITS)}")
-        if int(n_starts) < 0:
-            raise ValueError(f"n_starts must be >= 0, got {n_starts}")
-        check_em_settings(max_iter, tol, acceleration)
-        self.alpha_mu = float(alpha_mu)
-        self.alpha_pi: float | str = alpha_pi if learnt else float(alpha_pi)
-        self.epsilon = float(epsilon)
-        self.init = init
-        self.n_starts = int(n_starts)
-        self.seed = int(seed)
-        self.acceleration = acceleration
-        self.max_iter = int(max_iter)
-        self.tol = float(tol)
+        self._set_checked(alpha_mu=alpha_mu, alpha_pi=alpha_pi, epsilon=epsilon, init=init, n_starts=n_starts,
+                          seed=seed, acceleration=acceleration, max_iter=max_iter, tol=tol)
 
     def dirichlet(self) -> tuple[float, float]:
         return self.alpha_mu, 1.0 if self.alpha_pi in LEARNT_PRIORS else float(self.alpha_pi)
@@ -115,13 +102,13 @@ class Stableval(EMAggregator):
     def learned_alpha_pi(self, rows: np.ndarray, groups: np.ndarray | None = None,
                          n_groups: int = 1) -> np.ndarray | None:
         """``alpha_pi="auto"``: (G,) the empirical-Bayes concentration of a symmetric Dirichlet over the confusion
-        rows (:func:`~stableval.aggregate.em.dirichlet_concentration`), at least 1 (below 1 the MAP update is not
+        rows (:func:`~stableval.aggregate.em_priors.dirichlet_concentration`), at least 1 (below 1 the MAP update is not
         defined: the evidence asks for no smoothing). ``alpha_pi="pooled"``: (G, K, K), per group the
-        hierarchical prior of :func:`~stableval.aggregate.em.pooled_dirichlet` (every rater's rows shrunk towards
+        hierarchical prior of :func:`~stableval.aggregate.em_priors.pooled_dirichlet` (every rater's rows shrunk towards
         the crowd's, by an empirical-Bayes strength)."""
         if self.alpha_pi not in LEARNT_PRIORS:
             return None
-        from stableval.aggregate.em import dirichlet_concentration, pooled_dirichlet
+        from stableval.aggregate.em_priors import dirichlet_concentration, pooled_dirichlet
 
         k = rows.shape[1]
         if self.alpha_pi == "auto":
@@ -237,7 +224,7 @@ def _distinct_rows(counts: np.ndarray) -> tuple[int, np.ndarray]:
 
 METHOD = Method(
     name="stableval", label="STABLEVAL", title="STABLEVAL (Bayesian Dawid–Skene)", colour="#d62728",
-    estimator=Stableval, credit="soft", batch="em", rater_model=True, primary=True,
+    estimator=Stableval, credit="soft", batch="em", rater_model=True, distributed=True, default=True, primary=True,
     summary="Bonagiri et al. (2026) MAP Dawid–Skene with Dirichlet priors, fitted from several starts; a response "
             "earns its posterior expected credit.",
 )

@@ -9,8 +9,10 @@ weighted vote shares are the reported distribution (crowd-kit's ``probas_``); a 
 skill 0 keeps its plain vote shares (crowd-kit would give 0/0).
 
 The judgments are read once from the response matrix as flat arrays
-(:class:`~stableval.aggregate._base.Judgments`), and each step is an ``np.bincount``: a million judgments take a
-few tens of milliseconds.
+(:class:`~stableval.aggregate.responses.Judgments`), and each step is an ``np.bincount``: a million judgments take
+a few tens of milliseconds. The same steps run partition by partition on a Dask cluster
+(:class:`~stableval.aggregate.responses.Votes`): each rater's agreement is a sum of counts, so the fit is the
+in-memory one.
 
 >>> import pandas as pd
 >>> from stableval.data.table import AnnotationTable
@@ -27,34 +29,13 @@ from typing import TYPE_CHECKING, Self
 
 import numpy as np
 
-from stableval.aggregate._base import Aggregator, Judgments, Method
+from stableval.aggregate._base import Aggregator
+from stableval.aggregate.method import Method
 
 if TYPE_CHECKING:  # pragma: no cover
-    import scipy.sparse as sp
+    from stableval.aggregate.responses import ResponseMatrix
 
 __all__ = ["METHOD", "Wawa"]
-
-
-def vote_labels(scores: np.ndarray, gold: np.ndarray | None = None) -> np.ndarray:
-    """(N,) the level with the highest score per response (lowest level on ties), or the ``gold`` level (>= 0)."""
-    labels = np.asarray(scores.argmax(axis=1))
-    if gold is not None:
-        labels = np.where(gold >= 0, gold, labels)
-    return labels
-
-
-def weighted_shares(judgments: Judgments, weights: np.ndarray, gold: np.ndarray | None = None) -> np.ndarray:
-    """(N, K) the ``weights``-weighted vote shares per response (plain vote shares where every weight is 0);
-    responses with a ``gold`` level (>= 0) are one-hot on it."""
-    scores = judgments.vote(weights)
-    totals = scores.sum(axis=1, keepdims=True)
-    plain = judgments.vote()
-    shares = np.where(totals > 0, scores / np.where(totals > 0, totals, 1.0),
-                      plain / np.maximum(plain.sum(axis=1, keepdims=True), 1e-300))
-    if gold is not None and (gold >= 0).any():
-        known = gold >= 0
-        shares[known] = np.eye(judgments.n_levels)[gold[known]]
-    return shares
 
 
 class Wawa(Aggregator):
@@ -67,13 +48,11 @@ class Wawa(Aggregator):
     def __init__(self) -> None:
         pass
 
-    def fit_matrix(self, X: sp.csr_matrix, n_raters: int, n_levels: int,
-                   gold: np.ndarray | None = None) -> Self:
-        """Fit on a response matrix (responses × rater·K + label); ``gold`` levels (>= 0) replace the majority."""
-        judgments = Judgments(X, n_raters, n_levels)
-        majority = vote_labels(judgments.vote(), gold)
-        self.accuracy_ = judgments.agreement(majority)
-        self.posteriors_ = weighted_shares(judgments, self.accuracy_, gold)
+    def fit_responses(self, responses: ResponseMatrix) -> Self:
+        """Fit on the response matrix, in memory or partitioned; ``gold`` levels (>= 0) replace the majority."""
+        votes = responses.votes()
+        self.accuracy_ = votes.agreement(None)  # agreement with the plain majority vote
+        self.posteriors_ = votes.shares(self.accuracy_)
         return self
 
     def rater_skills(self) -> np.ndarray:
@@ -83,6 +62,6 @@ class Wawa(Aggregator):
 
 METHOD = Method(
     name="wawa", label="Wawa", title="Wawa (worker agreement with aggregate)", colour="#bcbd22", estimator=Wawa,
-    credit="hard", batch="stacked", rater_model=False, default=False,
+    credit="hard", batch="stacked", rater_model=False, distributed=True,
     summary="Majority vote weighted by each rater's agreement with the plain majority (crowd-kit's Wawa).",
 )

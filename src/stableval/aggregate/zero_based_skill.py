@@ -9,7 +9,8 @@ skill towards the rater's share of judgments equal to that vote by a gradient st
 ``lr_steps_to_reduce`` rounds. The reported distribution is the vote weighted by the final skills. These are
 crowd-kit 1.4.2's rules and defaults (it always runs all ``n_iter`` rounds), so the two agree.
 
-Each round is two ``np.bincount`` passes over the judgments (:class:`~stableval.aggregate._base.Judgments`).
+Each round is two ``np.bincount`` passes over the judgments (:class:`~stableval.aggregate.responses.Votes`; on a
+Dask cluster, partition by partition, the agreements summed).
 
 >>> import pandas as pd
 >>> from stableval.data.table import AnnotationTable
@@ -26,11 +27,12 @@ from typing import TYPE_CHECKING, Self
 
 import numpy as np
 
-from stableval.aggregate._base import Aggregator, Judgments, Method
-from stableval.aggregate.wawa import vote_labels, weighted_shares
+from stableval._options import Option
+from stableval.aggregate._base import Aggregator
+from stableval.aggregate.method import Method
 
 if TYPE_CHECKING:  # pragma: no cover
-    import scipy.sparse as sp
+    from stableval.aggregate.responses import ResponseMatrix
 
 __all__ = ["METHOD", "ZeroBasedSkill"]
 
@@ -38,46 +40,38 @@ __all__ = ["METHOD", "ZeroBasedSkill"]
 class ZeroBasedSkill(Aggregator):
     """Zero-Based Skill (crowd-kit's parameter names and defaults).
 
-    Args:
-        n_iter: rounds of (weighted vote, skill step); all are run.
-        lr_init: the first learning rate (1 sets every skill to its agreement at once).
-        lr_steps_to_reduce: the learning rate is reduced every this many rounds.
-        lr_reduce_factor: by this factor.
-        eps: added to the starting skill 1/K.
+    Hyper-parameters: :attr:`PARAMETERS` (crowd-kit's names and defaults).
 
     Attributes after ``fit``: ``posteriors_`` (N, K) the vote shares weighted by the final skills, ``accuracy_``
     (R,) the skills (``skills_`` by rater name), ``n_iter_``. Not an EM fit: it always runs ``n_iter`` rounds, so it
     reports no convergence (``fit_summary()`` is empty, as for majority vote).
     """
 
+    PARAMETERS = (
+        Option("n_iter", int, "Rounds of (weighted vote, skill step); all are run, as in crowd-kit.", ge=1),
+        Option("lr_init", float, "First learning rate of the skill step skill += lr · (agreement − skill) (1 sets "
+                                 "every skill to its agreement at once).", gt=0),
+        Option("lr_steps_to_reduce", int, "The learning rate is reduced every this many rounds.", ge=1),
+        Option("lr_reduce_factor", float, "By this factor.", gt=0),
+        Option("eps", float, "Every skill starts at 1/K + eps (K = distinct labels given)."),
+    )
+
     def __init__(self, n_iter: int = 100, lr_init: float = 1.0, lr_steps_to_reduce: int = 20,
                  lr_reduce_factor: float = 0.5, eps: float = 1e-5) -> None:
-        if int(n_iter) < 1:
-            raise ValueError(f"n_iter must be >= 1, got {n_iter}")
-        if int(lr_steps_to_reduce) < 1:
-            raise ValueError(f"lr_steps_to_reduce must be >= 1, got {lr_steps_to_reduce}")
-        if not lr_init > 0 or not lr_reduce_factor > 0:
-            raise ValueError(f"lr_init and lr_reduce_factor must be > 0, got {lr_init} and {lr_reduce_factor}")
-        self.n_iter = int(n_iter)
-        self.lr_init = float(lr_init)
-        self.lr_steps_to_reduce = int(lr_steps_to_reduce)
-        self.lr_reduce_factor = float(lr_reduce_factor)
-        self.eps = float(eps)
+        self._set_checked(n_iter=n_iter, lr_init=lr_init, lr_steps_to_reduce=lr_steps_to_reduce,
+                          lr_reduce_factor=lr_reduce_factor, eps=eps)
 
-    def fit_matrix(self, X: sp.csr_matrix, n_raters: int, n_levels: int,
-                   gold: np.ndarray | None = None) -> Self:
-        """Fit on a response matrix (responses × rater·K + label); ``gold`` levels (>= 0) replace the vote."""
-        judgments = Judgments(X, n_raters, n_levels)
-        given = np.unique(judgments.level).size
-        skills = np.full(n_raters, 1.0 / max(given, 1) + self.eps)
+    def fit_responses(self, responses: ResponseMatrix) -> Self:
+        """Fit on the response matrix, in memory or partitioned; ``gold`` levels (>= 0) replace the vote."""
+        votes = responses.votes()
+        skills = np.full(responses.n_raters, 1.0 / max(votes.levels_given(), 1) + self.eps)
         rate = self.lr_init
         for round_ in range(1, self.n_iter + 1):
             if round_ % self.lr_steps_to_reduce == 0:
                 rate *= self.lr_reduce_factor
-            labels = vote_labels(judgments.vote(skills), gold)
-            skills = skills + rate * (judgments.agreement(labels) - skills)
+            skills = skills + rate * (votes.agreement(skills) - skills)
         self.accuracy_ = skills
-        self.posteriors_ = weighted_shares(judgments, skills, gold)
+        self.posteriors_ = votes.shares(skills)
         self.n_iter_ = self.n_iter
         return self
 
@@ -88,7 +82,7 @@ class ZeroBasedSkill(Aggregator):
 
 METHOD = Method(
     name="zbs", label="ZBS", title="Zero-Based Skill", colour="#aec7e8", estimator=ZeroBasedSkill, credit="hard",
-    batch="each", rater_model=False, default=False,
+    batch="each", rater_model=False, distributed=True,
     summary="A vote weighted by rater skills learnt by steps towards each rater's agreement with it (crowd-kit's "
             "ZeroBasedSkill).",
 )

@@ -65,6 +65,7 @@ __all__ = [
     "VoteRule",
     "bad_input_exits",
     "bootstrap_flag",
+    "cli_setting",
     "executor_options",
     "fail",
     "flag_spelling",
@@ -77,6 +78,7 @@ __all__ = [
     "read_input",
     "read_partitioned",
     "read_rated_input",
+    "read_table",
     "record_options",
     "write_output",
 ]
@@ -321,28 +323,34 @@ def read_chosen_raters(file: Path, inputs: Any, rater_info: Path | None, raters:
     return select_raters(loaded.table, info, raters.value)
 
 
-def read_rated_input(file: Path, inputs: Any, rater_info: Path | None = None, length_col: str | None = None
-                     ) -> tuple[Any, Any, Any]:
+def read_rated_input(file: Path, inputs: Any, rater_info: Path | None = None, length_col: str | None = None,
+                     dask: Any = None) -> tuple[Any, Any, Any]:
     """Read FILE once with the input flags, its rater metadata (``--rater-info`` and/or ``rater_kind`` columns)
-    and answer lengths (``--length-col``): ``(Loaded, RaterInfo or None, lengths or None)``."""
+    and answer lengths (``--length-col``): ``(Loaded, RaterInfo or None, lengths or None)``. With ``dask`` (the
+    Dask executor of :meth:`ClusterChoice.session`, which takes neither metadata nor lengths) the table is read
+    onto its cluster."""
+    from stableval.data import Loaded
     from stableval.data.raters import load_with_raters
 
+    if dask is not None:
+        return Loaded(read_partitioned(file, inputs, dask.client)), None, None
     return load_with_raters(file, inputs, rater_info, length=length_col)
 
 
 # ====================================================================================== methods
 #: Shorthand flags kept from earlier versions: each sets the hyper-parameter of that name on every chosen method
 #: that has one (``--max-iter 100`` reaches Dawid–Skene and STABLEVAL). ``--param METHOD.NAME=VALUE`` reaches any.
-PARAM_FLAGS: dict[str, tuple[str, str]] = {
-    "ties": ("--ties", "Majority-vote ties: split the credit, the level seen first in file order (first: the "
-                       "STABLEVAL paper's majority vote), lowest, highest or random level."),
-    "alpha_mu": ("--alpha-mu", "STABLEVAL Dirichlet prior on the class priors (1 = none)."),
-    "alpha_pi": ("--alpha-pi", "STABLEVAL Dirichlet prior on each confusion row (1 = none; larger for sparse "
-                               "raters)."),
-    "epsilon": ("--epsilon", "STABLEVAL off-diagonal mass of the initial confusion matrices."),
-    "max_iter": ("--max-iter", "Most EM iterations."),
-    "tol": ("--tol", "EM stops when the objective improves by less than tol × |objective|."),
-}
+#: Their spelling, help and values come from the methods' declarations (:attr:`Method.params
+#: <stableval.aggregate.method.Method.params>`).
+PARAM_FLAGS: tuple[str, ...] = ("ties", "alpha_mu", "alpha_pi", "epsilon", "max_iter", "tol")
+
+
+def _declaration(name: str, allowed: Sequence[str]) -> Any:
+    """The declaration of hyper-parameter ``name`` in the first of the ``allowed`` methods that has it."""
+    from stableval.aggregate.registry import get_method
+
+    return next(get_method(m).param(name) for m in allowed
+                if name in get_method(m).estimator.parameter_names())
 
 
 #: The largest magnitude a numeric hyper-parameter may take on the command line (``--alpha-pi 1e308`` overflows EM).
@@ -381,10 +389,10 @@ def _param_help(allowed: Sequence[str]) -> str:
 
     parts = []
     for name in allowed:
-        defaults = get_method(name).estimator.default_params()
-        parts.append(", ".join(f"{name}.{key} ({value!r})" for key, value in defaults.items()))
+        parts.append(", ".join(f"{name}.{option.name} ({option.default!r})" for option in get_method(name).params))
     return ("A method's hyper-parameter, METHOD.NAME=VALUE (repeatable), e.g. stableval.alpha_pi=2. Available "
-            "(default): " + "; ".join(part for part in parts if part) + ".")
+            "(default): " + "; ".join(part for part in parts if part) + ". What each does and allows: "
+            "docs/methods.md.")
 
 
 def method_options(default: str | None = None, *, single: bool = False, rater_model: bool = False
@@ -416,10 +424,52 @@ def method_options(default: str | None = None, *, single: bool = False, rater_mo
             "--param", "-p", help=_param_help(allowed), rich_help_panel="Methods", show_default=False)], None),
     ]
     for name in shorthand:
-        flag, text = PARAM_FLAGS[name]
+        option = _declaration(name, allowed)
         flags.append((name, Annotated[_value_type(name, allowed) | None, typer.Option(
-            flag, help=text + _defaults_note(name, allowed), rich_help_panel="Methods", show_default=False)], None))
-    return record_options("methods", flags, build)
+            option.cli, help=_shorthand_help(name, allowed), rich_help_panel="Methods", show_default=False)], None))
+    add_flags = record_options("methods", flags, build)
+
+    def decorate(func: F) -> F:
+        command = add_flags(func)
+
+        @functools.wraps(command)
+        def with_flag_words(*args: Any, **kwargs: Any) -> Any:
+            """The command, its results naming a method's settings by the flags that set them."""
+            from stableval.aggregate.registry import SETTING_SPELLING
+
+            token = SETTING_SPELLING.set(cli_setting)
+            try:
+                return command(*args, **kwargs)
+            finally:
+                SETTING_SPELLING.reset(token)
+
+        return with_flag_words  # type: ignore[return-value]
+
+    return decorate
+
+
+def cli_setting(method: str, name: str, value: str) -> str:
+    """A method's setting as the command line spells it: its shorthand flag (``--max-iter N``) or ``--param``.
+
+    >>> cli_setting("ds", "max_iter", "N"), cli_setting("glad", "m_step_tol", "0.1")
+    ('--max-iter N', '--param glad.m_step_tol=0.1')
+    """
+    from stableval.aggregate.registry import get_method
+
+    if name in PARAM_FLAGS:
+        return f"{get_method(method).param(name).cli} {value}"
+    return f"--param {method}.{name}={value}"
+
+
+def _shorthand_help(name: str, allowed: Sequence[str]) -> str:
+    """A shorthand flag's help: its declaration's (the first method that has it), the methods it reaches and their
+    defaults."""
+    from stableval.aggregate.registry import get_method
+
+    takers = [m for m in allowed if name in get_method(m).estimator.parameter_names()]
+    option = _declaration(name, allowed)
+    constraint = f" Allowed: {option.constraint}." if option.constraint else ""
+    return f"{option.help}{constraint} Sets {name} of {', '.join(takers)}.{_defaults_note(name, allowed)}"
 
 
 def _value_type(name: str, allowed: Sequence[str]) -> type:
@@ -443,10 +493,13 @@ def _defaults_note(name: str, allowed: Sequence[str]) -> str:
 def _selection(values: dict[str, Any], allowed: Sequence[str], single: bool,
                shorthand: Sequence[str]) -> MethodSelection:
     """Validate ``--method``, ``--param`` and the shorthand flags against the registry (usage errors, exit 2)."""
-    from stableval.aggregate.registry import get_method, parse_param_value, resolve_methods
+    from stableval.aggregate.registry import REGISTRY, get_method, parse_param_value, resolve_methods
 
     names = [part.strip().lower() for part in str(values.get("method") or "").split(",") if part.strip()]
     for name in names:
+        if name in REGISTRY and name not in allowed:  # registered, but this command reads the raters' model
+            raise typer.BadParameter(f"{name} has no rater model (it estimates no confusion matrix per rater, which "
+                                     f"this command reads); allowed: {', '.join(allowed)}", param_hint="--method")
         if name not in allowed:
             raise typer.BadParameter(f"unknown method {name!r}; allowed: {', '.join(allowed)}", param_hint="--method")
     names = list(dict.fromkeys(names))
@@ -458,14 +511,14 @@ def _selection(values: dict[str, Any], allowed: Sequence[str], single: bool,
     params: dict[str, dict[str, Any]] = {}
     for name, text in given.items():
         takers = [m for m in names if name in get_method(m).estimator.parameter_names()]
+        flag = _declaration(name, allowed).cli
         if not takers:
-            typer.echo(f"note: {PARAM_FLAGS[name][0]} is not used: none of {', '.join(names)} has a parameter "
-                       f"{name!r}", err=True)
+            typer.echo(f"note: {flag} is not used: none of {', '.join(names)} has a parameter {name!r}", err=True)
         for method in takers:
             try:
                 params.setdefault(method, {})[name] = parse_param_value(get_method(method), name, str(text))
             except ValueError as error:
-                raise typer.BadParameter(str(error), param_hint=PARAM_FLAGS[name][0]) from None
+                raise typer.BadParameter(str(error), param_hint=flag) from None
     for entry in values.get("param") or []:
         target, sep, text = entry.partition("=")
         method, dot, name = target.strip().partition(".")
@@ -486,14 +539,14 @@ def _selection(values: dict[str, Any], allowed: Sequence[str], single: bool,
     for method, values_set in params.items():
         for name, value in values_set.items():
             if isinstance(value, float) and not abs(value) <= MAX_PARAM_MAGNITUDE:
-                flag = PARAM_FLAGS[name][0] if name in given else "--param"
+                flag = _declaration(name, allowed).cli if name in given else "--param"
                 raise typer.BadParameter(f"{method}.{name}={value!r} is out of range; allowed: a finite number of "
                                          f"magnitude at most {MAX_PARAM_MAGNITUDE:g} (a prior or step this large "
                                          "swamps the data and overflows the fit)", param_hint=flag)
     try:
         resolve_methods(names, params)
     except (ValueError, TypeError) as error:
-        flags = [PARAM_FLAGS[n][0] for n in given] + (["--param"] if values.get("param") else [])
+        flags = [_declaration(n, allowed).cli for n in given] + (["--param"] if values.get("param") else [])
         raise typer.BadParameter(str(error), param_hint=" / ".join(flags) or "--method") from None
     return MethodSelection(tuple(names), params)
 
@@ -647,18 +700,22 @@ class ClusterChoice:
         raise typer.BadParameter(f"{flag} is not supported with --executor dask: {why}", param_hint="--executor")
 
     def check_methods(self, names: Sequence[str]) -> None:
-        """Refuse (exit 2) methods the Dask executor does not fit."""
-        from stableval.aggregate.distributed import DISTRIBUTED_METHODS
+        """Refuse (exit 2) methods the Dask executor does not fit, with the reason each declares."""
+        from stableval.aggregate.registry import distributed_methods, get_method
 
-        unsupported = [name for name in names if name not in DISTRIBUTED_METHODS]
-        if unsupported:
-            raise typer.BadParameter(f"{', '.join(unsupported)} cannot be fitted with --executor dask; allowed there: "
-                                     f"{', '.join(DISTRIBUTED_METHODS)}", param_hint="--method")
+        for name in names:
+            method = get_method(name)
+            if not method.distributed:
+                raise typer.BadParameter(f"{name} cannot be fitted with --executor dask: {method.why_in_memory}; "
+                                         f"allowed there: {', '.join(distributed_methods())}", param_hint="--method")
 
     @contextmanager
     def session(self) -> Iterator[Any]:
-        """The Dask executor (:class:`~stableval.parallel.DaskExecutor`) for the command, closed after it; the
-        dashboard's address is printed on stderr."""
+        """The Dask executor (:class:`~stableval.parallel.DaskExecutor`) for the command, closed after it (the
+        dashboard's address is printed on stderr); ``None`` with the local executor."""
+        if not self.dask:
+            yield None
+            return
         from stableval.parallel import DaskExecutor
 
         executor = DaskExecutor(self.scheduler)
@@ -697,3 +754,13 @@ def read_partitioned(file: Path, inputs: Any, client: Any) -> Any:
         raise typer.BadParameter(f"--executor dask reads Parquet only, not {inputs.format}; convert the file with "
                                  "stableval convert", param_hint=CLI_FLAGS["format"])
     return PartitionedTable.read(file, client, inputs)
+
+
+def read_table(file: Path, inputs: Any, dask: Any, rater_info: Path | None = None,
+               raters: RaterKinds = RaterKinds.ALL) -> Any:
+    """FILE as a table of judgments: on the Dask cluster of ``dask`` (:meth:`ClusterChoice.session`; a
+    :class:`~stableval.data.partitioned.PartitionedTable`), else in memory with only ``--raters``' judgments
+    (:func:`read_chosen_raters`). The analyses take either."""
+    if dask is not None:
+        return read_partitioned(file, inputs, dask.client)
+    return read_chosen_raters(file, inputs, rater_info, raters)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from contextlib import nullcontext
 from enum import StrEnum
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -21,7 +20,6 @@ from stableval.commands.common import (
     input_options,
     method_options,
     output_options,
-    read_partitioned,
     read_rated_input,
 )
 from stableval.commands.output import Appended
@@ -92,25 +90,15 @@ def diagnose(
 
     if cluster.dask:
         _check_dask_diagnose(cluster, methods, difficulty, rater_info, length_col, csv_table)
-    with bad_input_exits(), (cluster.session() if cluster.dask else nullcontext()) as dask:
-        if dask is not None:
-            from stableval.evaluate.distributed import diagnose_partitioned
-
-            table = read_partitioned(file, inputs, dask.client)
-            result = diagnose_partitioned(table, methods.chosen()[0].estimator,
-                                          ambiguity_threshold=ambiguity_threshold,
-                                          spammer_threshold=spammer_threshold)
-            loaded = info = lengths = None
-        else:
-            loaded, info, lengths = read_rated_input(file, inputs, rater_info, length_col)
-            table = loaded.table
-            result = run_diagnose(table, methods.chosen()[0].estimator, ambiguity_threshold=ambiguity_threshold,
-                                  spammer_threshold=spammer_threshold, difficulty=difficulty)
+    with bad_input_exits(), cluster.session() as dask:
+        loaded, info, lengths = read_rated_input(file, inputs, rater_info, length_col, dask)
+        table = loaded.table
+        result = run_diagnose(table, methods.chosen()[0].estimator, ambiguity_threshold=ambiguity_threshold,
+                              spammer_threshold=spammer_threshold, difficulty=difficulty)
         emitted: Any = Appended(result, render_options={"top": top})
         if gold is not None:
             emitted = _with_accuracy(emitted, table, result, gold)
-        judges = None if loaded is None else _judges(table, info, loaded.votes, lengths, methods, judge_bootstrap,
-                                                     length_col)
+        judges = _judges(table, info, loaded.votes, lengths, methods, judge_bootstrap, length_col)
         if judges is not None:
             emitted = Appended(emitted.result, json={**emitted.json, "llm_judges": judges.to_dict()},
                                render_more=_then(emitted.render_more, judges.render),

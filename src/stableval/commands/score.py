@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from contextlib import nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -26,8 +25,7 @@ from stableval.commands.common import (
     input_options,
     method_options,
     output_options,
-    read_chosen_raters,
-    read_partitioned,
+    read_table,
 )
 from stableval.commands.output import Appended
 
@@ -71,17 +69,10 @@ def score(
 
     if cluster.dask:
         _check_dask_score(cluster, methods, refit, rater_info, raters)
-    with bad_input_exits(), (cluster.session() if cluster.dask else nullcontext()) as dask:
-        if dask is not None:
-            from stableval.evaluate.distributed import score_partitioned
-
-            table = read_partitioned(file, inputs, dask.client)
-            result = score_partitioned(table, methods.chosen(seed=seed), bootstrap=bootstrap, seed=seed,
-                                       confidence=confidence, progress=True)
-        else:
-            table = read_chosen_raters(file, inputs, rater_info, raters)
-            result = score_agents(table, methods.chosen(seed=seed), bootstrap=bootstrap, seed=seed,
-                                  confidence=confidence, refit=refit, progress=True)
+    with bad_input_exits(), cluster.session() as dask:
+        table = read_table(file, inputs, dask, rater_info, raters)
+        result = score_agents(table, methods.chosen(seed=seed), bootstrap=bootstrap, seed=seed,
+                              confidence=confidence, refit=refit, progress=True)
         emitted: Any = result if gold is None else with_gold_accuracy(result, table, result.posteriors, gold)
     out.emit(emitted)
 
@@ -89,9 +80,10 @@ def score(
 def _check_dask_score(cluster: ClusterChoice, methods: MethodSelection, refit: bool, rater_info: Path | None,
                       raters: RaterKinds) -> None:
     """Refuse what ``score --executor dask`` does not do (usage errors, exit 2)."""
+    from stableval.evaluate.scores import REFIT_IN_MEMORY
+
     if refit:
-        cluster.refuse("--refit", "a refit per bootstrap replicate would re-read the whole dataset B times; the "
-                                  "bootstrap over the fitted credits is used without it")
+        cluster.refuse("--refit", REFIT_IN_MEMORY)
     if rater_info is not None or raters is not RaterKinds.ALL:
         cluster.refuse("--rater-info/--raters", "select the raters' judgments before (e.g. filter the Parquet "
                                                 "files)")

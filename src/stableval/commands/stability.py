@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from contextlib import nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -22,8 +21,7 @@ from stableval.commands.common import (
     input_options,
     method_options,
     output_options,
-    read_chosen_raters,
-    read_partitioned,
+    read_table,
 )
 from stableval.commands.output import save_plot
 
@@ -106,9 +104,8 @@ def stability(
         cluster.check_methods(methods.names)
     with bad_input_exits():
         try:
-            with (cluster.session() if cluster.dask else nullcontext()) as dask:
-                table = (read_partitioned(file, inputs, dask.client) if dask is not None
-                         else read_chosen_raters(file, inputs, rater_info, raters))
+            with cluster.session() as dask:
+                table = read_table(file, inputs, dask, rater_info, raters)
                 result = ranking_stability(table, methods.chosen(seed=seed), sizes=size_list,
                                            repetitions=repetitions, seed=seed, jobs=jobs, confidence=confidence,
                                            progress=True)

@@ -73,7 +73,11 @@ if TYPE_CHECKING:  # pragma: no cover  (the public names, declared once: see sta
         pairwise_to_annotations as pairwise_to_annotations,
         read_pairwise as read_pairwise,
     )
-    from stableval.data.table import AnnotationTable as AnnotationTable, default_credit as default_credit
+    from stableval.data.table import (
+        AnnotationTable as AnnotationTable,
+        JudgmentTable as JudgmentTable,
+        default_credit as default_credit,
+    )
 
 
 #: Bundled example name → file in ``stableval/examples`` (see its README.md for origin and license).

@@ -30,6 +30,7 @@ import itertools
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -336,8 +337,9 @@ class PartitionedTable(TableSizes):
 
     The client holds the vocabulary and per-response arrays only (O(responses), not O(judgments)):
     ``response_item``, ``response_agent`` and ``judgments`` (N,), in the in-memory table's response order;
-    ``offsets`` (P + 1,) says which responses each partition holds. :meth:`summary` and :meth:`response_frame`
-    give what :class:`~stableval.data.table.AnnotationTable` gives.
+    ``offsets`` (P + 1,) says which responses each partition holds. It offers what
+    :class:`~stableval.data.table.AnnotationTable` offers of the table protocol
+    (:class:`~stableval.data.table.JudgmentTable`), the counts computed where the partitions live.
     """
 
     client: Any
@@ -433,11 +435,65 @@ class PartitionedTable(TableSizes):
     def gather(self, futures: Sequence[Any]) -> list[Any]:
         return list(self.client.gather(list(futures)))
 
+    def judgments_per_response(self) -> np.ndarray:
+        """(N,) number of judgments of each response."""
+        return self.judgments
+
     def responses_per_agent(self) -> np.ndarray:
+        """(A,) number of responses of each agent."""
         return np.bincount(self.response_agent, minlength=self.n_agents)
 
     def judgments_per_agent(self) -> np.ndarray:
+        """(A,) number of judgments of each agent's responses."""
         return np.bincount(self.response_agent, weights=self.judgments, minlength=self.n_agents).astype(np.int64)
+
+    def vote_counts(self) -> np.ndarray:
+        """(N, K) number of judgments of each level per response, gathered from the partitions in response
+        order."""
+        parts = self.gather(self.map(partition_vote_counts, self.n_levels))
+        return np.concatenate(parts) if parts else np.zeros((0, self.n_levels))
+
+    def first_seen(self) -> np.ndarray:
+        """(N, K) dataset-wide row of each level's first judgment of each response (the largest int64 where it never
+        got that level), gathered from the partitions: majority vote's ``ties="first"``."""
+        parts = self.gather(self.map(_first_seen))
+        return np.concatenate(parts) if parts else np.zeros((0, self.n_levels), dtype=np.int64)
+
+    def judgments_per_rater(self) -> np.ndarray:
+        """(R,) number of judgments by each rater, summed over the partitions."""
+        return self._rater_counts[0]
+
+    def responses_per_rater(self) -> np.ndarray:
+        """(R,) number of distinct responses each rater judged, summed over the partitions (every response lives in
+        one)."""
+        return self._rater_counts[1]
+
+    @cached_property
+    def _rater_counts(self) -> tuple[np.ndarray, np.ndarray]:
+        """Judgments and distinct responses per rater, one task per partition (both counted in one pass)."""
+        parts = self.gather(self.map(_rater_counts, self.n_raters, self.n_levels))
+        if not parts:
+            return np.zeros(self.n_raters, np.int64), np.zeros(self.n_raters, np.int64)
+        return (np.sum([p[0] for p in parts], axis=0).astype(np.int64),
+                np.sum([p[1] for p in parts], axis=0).astype(np.int64))
+
+    def judgment_details(self, responses: np.ndarray) -> list[str]:
+        """For each response in ``responses`` (global numbers), its judgments as ``rater=level; ...`` (sorted by
+        rater, then level; a repeated judgment listed as often as it was given), fetched from the partitions that
+        hold them."""
+        responses = np.asarray(responses, dtype=np.int64)
+        part = np.searchsorted(self.offsets, responses, side="right") - 1
+        raters = [str(r) for r in self.raters]
+        futures = {int(p): self.client.submit(_details, self.partitions[int(p)],
+                                              responses[part == p] - self.offsets[int(p)], raters, self.levels)
+                   for p in np.unique(part)}
+        found = dict(zip(futures, self.gather(list(futures.values())), strict=True))
+        seen = {int(p): 0 for p in futures}
+        out = []
+        for p in part:
+            out.append(found[int(p)][seen[int(p)]])
+            seen[int(p)] += 1
+        return out
 
     def response_frame(self) -> pd.DataFrame:
         """One row per response: ``item, agent, judgments`` (as :meth:`AnnotationTable.response_frame`)."""
@@ -451,6 +507,41 @@ class PartitionedTable(TableSizes):
                 "credit": self.credit.tolist(),
                 "mean_judgments_per_response": float(self.judgments.mean()) if self.judgments.size else 0.0,
                 "notes": list(self.notes)}
+
+
+def partition_vote_counts(partition: Partition, n_levels: int) -> np.ndarray:
+    """(n, K) label counts per response of a partition (column r·K+o of its matrix holds level o)."""
+    X = partition.X
+    levels = sp.csr_matrix((X.data, X.indices % n_levels, X.indptr), shape=(X.shape[0], n_levels))
+    return np.asarray(levels.toarray())
+
+
+def _first_seen(partition: Partition) -> np.ndarray:
+    return partition.first_seen
+
+
+def _rater_counts(partition: Partition, n_raters: int, n_levels: int) -> tuple[np.ndarray, np.ndarray]:
+    """(R,) judgments and (R,) distinct responses of each rater in a partition."""
+    X = partition.X.tocoo()
+    rater = X.col // n_levels
+    ratings = np.bincount(rater, weights=X.data, minlength=n_raters)
+    pairs = np.unique(rater.astype(np.int64) * max(partition.n_responses, 1) + X.row)
+    return ratings.astype(np.int64), np.bincount(pairs // max(partition.n_responses, 1), minlength=n_raters)
+
+
+def _details(partition: Partition, local: np.ndarray, raters: Sequence[str], levels: Sequence[str]) -> list[str]:
+    """For each local response, its judgments as ``rater=level; ...`` (sorted by rater, then level; a repeated
+    judgment listed as often as it was given)."""
+    X = partition.X[local].tocsr()
+    X.sort_indices()
+    k = len(levels)
+    out = []
+    for row in range(X.shape[0]):
+        columns = X.indices[X.indptr[row]:X.indptr[row + 1]]
+        repeats = X.data[X.indptr[row]:X.indptr[row + 1]].astype(np.int64)
+        cells = np.repeat(columns, repeats).tolist()
+        out.append("; ".join(f"{raters[c // k]}={levels[c % k]}" for c in cells))
+    return out
 
 
 def _take(parts: list[tuple[np.ndarray, ...]], index: int) -> tuple[np.ndarray, ...]:

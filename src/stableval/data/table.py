@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any
+from typing import Any, Protocol, Self
 
 import numpy as np
 import pandas as pd
@@ -128,6 +128,99 @@ class TableSizes:
     @property
     def n_levels(self) -> int:
         return len(self.levels)
+
+
+class JudgmentTable(Protocol):
+    """What every table of judgments offers, whether its judgments are in memory (:class:`AnnotationTable`) or on
+    the workers of a Dask cluster (:class:`~stableval.data.partitioned.PartitionedTable`): its names, its
+    per-response arrays (in the same sorted response order for the same data) and the counts an analysis reads.
+    The analyses (``score_agents``, ``diagnose``, ``ranking_stability``) take either; the fits dispatch on the
+    kind (:meth:`stableval.aggregate.method.Method.fit`)."""
+
+    @property
+    def items(self) -> pd.Index: ...
+
+    @property
+    def agents(self) -> pd.Index: ...
+
+    @property
+    def raters(self) -> pd.Index: ...
+
+    @property
+    def levels(self) -> tuple[str, ...]: ...
+
+    @property
+    def credit(self) -> np.ndarray: ...
+
+    @property
+    def response_item(self) -> np.ndarray: ...
+
+    @property
+    def response_agent(self) -> np.ndarray: ...
+
+    @property
+    def source(self) -> str: ...
+
+    @property
+    def notes(self) -> tuple[str, ...]: ...
+
+    @property
+    def n_responses(self) -> int: ...
+
+    @property
+    def n_items(self) -> int: ...
+
+    @property
+    def n_agents(self) -> int: ...
+
+    @property
+    def n_raters(self) -> int: ...
+
+    @property
+    def n_levels(self) -> int: ...
+
+    @property
+    def n_judgments(self) -> int: ...
+
+    def vote_counts(self) -> np.ndarray:
+        """(N, K) number of judgments of each level per response."""
+        ...
+
+    def judgments_per_response(self) -> np.ndarray:
+        """(N,) number of judgments of each response."""
+        ...
+
+    def responses_per_agent(self) -> np.ndarray:
+        """(A,) number of responses of each agent."""
+        ...
+
+    def judgments_per_agent(self) -> np.ndarray:
+        """(A,) number of judgments of each agent's responses."""
+        ...
+
+    def judgments_per_rater(self) -> np.ndarray:
+        """(R,) number of judgments by each rater."""
+        ...
+
+    def responses_per_rater(self) -> np.ndarray:
+        """(R,) number of distinct responses each rater judged."""
+        ...
+
+    def judgment_details(self, responses: np.ndarray) -> list[str]:
+        """For each response in ``responses``, its judgments as ``rater=level; ...``."""
+        ...
+
+    def keep_raters(self, keep: np.ndarray) -> Self:
+        """The table of the judgments by the raters where ``keep`` (R,) is true."""
+        ...
+
+    def response_frame(self) -> pd.DataFrame:
+        """One row per response: ``item, agent, judgments``."""
+        ...
+
+    def summary(self) -> dict[str, object]:
+        """Counts a user wants to see first (JSON-ready)."""
+        ...
 
 
 @dataclass(frozen=True, eq=False)
@@ -259,6 +352,41 @@ class AnnotationTable(TableSizes):
         """(A,) number of responses (items) of each agent."""
         return np.bincount(self.response_agent, minlength=self.n_agents)
 
+    def judgments_per_agent(self) -> np.ndarray:
+        """(A,) number of judgments of each agent's responses."""
+        return np.bincount(self.response_agent, weights=self.judgments_per_response(),
+                           minlength=self.n_agents).astype(np.int64)  # no (judgments,) temporary
+
+    def judgments_per_rater(self) -> np.ndarray:
+        """(R,) number of judgments by each rater."""
+        return np.bincount(self.rater, minlength=self.n_raters)
+
+    def responses_per_rater(self) -> np.ndarray:
+        """(R,) number of distinct responses each rater judged (a repeated judgment counts once)."""
+        pairs = np.unique(self.rater.astype(np.int64) * self.n_responses + self.response)
+        return np.bincount(pairs // max(self.n_responses, 1), minlength=self.n_raters)
+
+    def judgment_details(self, responses: np.ndarray) -> list[str]:
+        """For each response in ``responses``, its judgments as ``rater=level; ...`` (sorted by rater, then level;
+        a repeated judgment listed as often as it was given).
+
+        >>> frame = pd.DataFrame({"item": ["q1", "q1", "q2"], "agent": "A", "rater": ["b", "a", "a"],
+        ...                       "label": [1, 0, 1]})
+        >>> AnnotationTable.from_frame(frame, levels=("no", "yes")).judgment_details(np.array([1, 0]))
+        ['a=yes', 'a=no; b=yes']
+        """
+        if responses.size == 0:
+            return []
+        position = np.full(self.n_responses, -1, dtype=np.int64)
+        position[responses] = np.arange(responses.size)
+        keep = np.flatnonzero(position[self.response] >= 0)
+        order = keep[np.lexsort((self.label[keep], self.rater[keep], position[self.response[keep]]))]
+        names = np.asarray(self.raters, dtype=object)[self.rater[order]]
+        levels = np.asarray(self.levels, dtype=object)[self.label[order]]
+        pieces = names.astype(str).astype(object) + "=" + levels.astype(str).astype(object)
+        bounds = np.searchsorted(position[self.response[order]], np.arange(responses.size + 1))
+        return ["; ".join(pieces[bounds[i]:bounds[i + 1]]) for i in range(responses.size)]
+
     # ---------------------------------------------------------------- views
     def to_frame(self) -> pd.DataFrame:
         """Back to a long DataFrame ``item, agent, rater, label`` with level names."""
@@ -302,6 +430,14 @@ class AnnotationTable(TableSizes):
             source=self.source,
             notes=self.notes,
         )
+
+    def keep_raters(self, keep: np.ndarray) -> AnnotationTable:
+        """The table of the judgments by the raters where ``keep`` (R,) is true (:meth:`subset` of those
+        judgments)."""
+        keep = np.asarray(keep, dtype=bool)
+        if keep.shape != (self.n_raters,):
+            raise ValueError(f"keep must have one entry per rater ({self.n_raters}), got shape {keep.shape}")
+        return self.subset(keep[self.rater])
 
     def summary(self) -> dict[str, object]:
         """Counts a user wants to see first (JSON-ready)."""

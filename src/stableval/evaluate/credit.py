@@ -23,7 +23,7 @@ import numpy as np
 
 from stableval.aggregate import Aggregator
 from stableval.aggregate.registry import Chosen, get_method, method_names, method_of, resolve_methods
-from stableval.data.table import AnnotationTable
+from stableval.data.table import JudgmentTable
 
 __all__ = ["METHODS", "credits_by_method", "fit_methods", "item_credit"]
 
@@ -31,11 +31,11 @@ __all__ = ["METHODS", "credits_by_method", "fit_methods", "item_credit"]
 METHODS: tuple[str, ...] = method_names()
 
 
-def fit_methods(table: AnnotationTable, methods: Iterable[str | Aggregator | Chosen] | None = None,
+def fit_methods(table: JudgmentTable, methods: Iterable[str | Aggregator | Chosen] | None = None,
                 params: Mapping[str, Mapping[str, Any]] | None = None) -> dict[str, Aggregator]:
-    """Fit each method (names or estimator instances; ``params`` per name) on ``table``; keyed like the results.
-    The EM methods share the table's cached response matrix."""
-    return {chosen.key: chosen.build().fit(table) for chosen in resolve_methods(methods, params)}
+    """Fit each method (names or estimator instances; ``params`` per name) on ``table``, in memory or on its Dask
+    cluster; keyed like the results. The EM methods share the table's cached response matrix."""
+    return {chosen.key: chosen.fit(table) for chosen in resolve_methods(methods, params)}
 
 
 def item_credit(fitted: Aggregator, credit: np.ndarray, method: str | None = None) -> np.ndarray:

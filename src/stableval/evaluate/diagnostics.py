@@ -38,8 +38,18 @@ import pandas as pd
 
 from stableval._json import records
 from stableval.aggregate import Aggregator
-from stableval.aggregate.registry import REGISTRY, convergence_warnings, method_label, resolve_methods
-from stableval.data.table import AnnotationTable
+from stableval.aggregate.method import Method
+from stableval.aggregate.registry import (
+    REGISTRY,
+    convergence_warnings,
+    method_base,
+    method_label,
+    method_of,
+    primary_method,
+    resolve_methods,
+    spell_setting,
+)
+from stableval.data.table import AnnotationTable, JudgmentTable
 from stableval.wording import plural
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -49,6 +59,15 @@ if TYPE_CHECKING:  # pragma: no cover
 def rater_model_methods() -> tuple[str, ...]:
     """The registered methods that estimate a confusion matrix per rater (those ``diagnose`` accepts)."""
     return tuple(name for name, method in REGISTRY.items() if method.rater_model)
+
+
+def refuse_without_rater_model(method: Method) -> None:
+    """``ValueError`` saying why, for a method without a rater model (no confusion matrix per rater to judge the
+    raters by)."""
+    if not method.rater_model:
+        raise ValueError(f"diagnostics need a model with rater confusion matrices: {method.name} has none (it "
+                         "estimates no confusion matrix per rater, which the rater diagnostics are read from); "
+                         f"allowed: {', '.join(rater_model_methods())}")
 
 #: default: responses whose ambiguity (1 − max posterior) exceeds this are listed
 AMBIGUITY_THRESHOLD = 0.3
@@ -218,7 +237,8 @@ class Diagnostics:
         priors = ", ".join(f"{level} {p:.3f}" for level, p in zip(self.levels, self.priors, strict=True))
         fit = self.fit
         if fit:
-            state = "converged" if fit["converged"] else "[bold red]did NOT converge[/] (raise --max-iter)"
+            raise_cap = spell_setting(method_base(self.method), "max_iter", "N")
+            state = "converged" if fit["converged"] else f"[bold red]did NOT converge[/] (raise {raise_cap})"
             console.print(f"{settings['method']}: EM {state} in {plural(fit['n_iter'], 'iteration')}; "
                           f"estimated class priors: {priors}")
         else:
@@ -311,24 +331,9 @@ class Diagnostics:
 
 
 # ====================================================================================== diagnose
-def _judgment_details(table: AnnotationTable, responses: np.ndarray) -> list[str]:
-    """For each response in ``responses``, its judgments as ``rater=level; ...`` (sorted by rater)."""
-    if responses.size == 0:
-        return []
-    position = np.full(table.n_responses, -1, dtype=np.int64)
-    position[responses] = np.arange(responses.size)
-    keep = np.flatnonzero(position[table.response] >= 0)
-    order = keep[np.lexsort((table.label[keep], table.rater[keep], position[table.response[keep]]))]
-    names = np.asarray(table.raters, dtype=object)[table.rater[order]]
-    levels = np.asarray(table.levels, dtype=object)[table.label[order]]
-    pieces = names.astype(str).astype(object) + "=" + levels.astype(str).astype(object)
-    bounds = np.searchsorted(position[table.response[order]], np.arange(responses.size + 1))
-    return ["; ".join(pieces[bounds[i]:bounds[i + 1]]) for i in range(responses.size)]
-
-
 def diagnose(
-    table: AnnotationTable,
-    method: str | Aggregator = "stableval",
+    table: JudgmentTable,
+    method: str | Aggregator | None = None,
     *,
     params: Mapping[str, Any] | None = None,
     ambiguity_threshold: float = AMBIGUITY_THRESHOLD,
@@ -338,9 +343,11 @@ def diagnose(
     """Fit a rater model and derive rater and response diagnostics.
 
     Args:
-        table: the annotation table.
-        method: a registered method with a rater model (:func:`rater_model_methods`: ``"stableval"``, the default,
-            or ``"ds"``), by name or as an estimator instance such as ``Stableval(alpha_pi=2)``.
+        table: the annotation table, or a table partitioned over a Dask cluster
+            (:class:`~stableval.data.partitioned.PartitionedTable`: the model is fitted there, and the counts and
+            the flagged responses' judgments are fetched from the partitions).
+        method: a registered method with a rater model (:func:`rater_model_methods`), by name or as an estimator
+            instance such as ``Stableval(alpha_pi=2)``; default: the registry's primary method (STABLEVAL).
         params: the method's hyper-parameters by name (with a method name), e.g. ``{"alpha_pi": 2.0}``.
         ambiguity_threshold: responses with ambiguity (1 − max posterior) above it are listed (0 <= t < 1).
         spammer_threshold: raters with a spammer score below it are flagged near-uniform.
@@ -358,19 +365,18 @@ def diagnose(
     >>> result.raters["rater"].tolist(), int(result.raters["ratings"].sum())
     (['a', 'b', 'c'], 9)
     """
-    if isinstance(method, str) and method.strip().lower() not in rater_model_methods():
-        raise ValueError(f"diagnostics need a model with rater confusion matrices: got {method!r}; "
-                         f"allowed: {', '.join(rater_model_methods())}")
+    if method is None:
+        method = primary_method(rater_model_methods())
+    if isinstance(method, str) and method.strip().lower() in REGISTRY:
+        refuse_without_rater_model(REGISTRY[method.strip().lower()])
     if not 0.0 <= ambiguity_threshold < 1.0:
         raise ValueError(f"ambiguity threshold must be in [0, 1), got {ambiguity_threshold}")
     if not 0.0 <= spammer_threshold <= 1.0:
         raise ValueError(f"spammer threshold must be in [0, 1], got {spammer_threshold}")
     chosen = resolve_methods([method], {method.strip().lower(): params or {}} if isinstance(method, str) else None)[0]
-    if not chosen.method.rater_model:
-        raise ValueError(f"diagnostics need a model with rater confusion matrices: {chosen.method.name} has none; "
-                         f"allowed: {', '.join(rater_model_methods())}")
+    refuse_without_rater_model(chosen.method)
     name = chosen.key
-    model = chosen.build().fit(table)
+    model = chosen.fit(table)
     confusion = np.asarray(model.confusion_, dtype=float)
     priors = np.asarray(model.priors_, dtype=float)
     posteriors = np.asarray(model.posteriors_, dtype=float)
@@ -378,11 +384,10 @@ def diagnose(
 
     # ---- raters
     metrics = rater_metrics(confusion, priors)
-    pairs = np.unique(table.rater.astype(np.int64) * table.n_responses + table.response)
     raters = pd.concat([pd.DataFrame({
         "rater": [str(r) for r in table.raters],
-        "ratings": np.bincount(table.rater, minlength=table.n_raters),
-        "responses": np.bincount(pairs // max(table.n_responses, 1), minlength=table.n_raters),
+        "ratings": table.judgments_per_rater(),
+        "responses": table.responses_per_rater(),
     }), metrics], axis=1)
     raters["below_chance"] = chance_flags(raters["accuracy"].to_numpy(), k)
     raters["near_uniform"] = raters["spammer_score"] < spammer_threshold
@@ -397,11 +402,12 @@ def diagnose(
     difficulty_source = _difficulty(responses, table, model, name, difficulty)
     flagged = mark_ambiguous(responses, ambiguity_threshold)
     ambiguous = responses.iloc[flagged].drop(columns="ambiguous").reset_index(drop=True)
-    ambiguous["details"] = _judgment_details(table, flagged)
+    ambiguous["details"] = table.judgment_details(flagged)
 
     settings: dict[str, Any] = {"method": chosen.label, "ambiguity_threshold": ambiguity_threshold,
                                 "spammer_threshold": spammer_threshold, "chance_accuracy": 1.0 / k,
-                                "entropy_unit": "nats", "params": chosen.estimator.get_params()}
+                                "entropy_unit": "nats", "params": chosen.estimator.get_params(),
+                                **({} if isinstance(table, AnnotationTable) else {"executor": "dask"})}
     return Diagnostics(
         raters=raters, responses=responses, ambiguous=ambiguous, confusion=confusion,
         raters_order=[str(r) for r in table.raters], priors=priors, levels=table.levels, method=name,
@@ -435,7 +441,7 @@ def mark_ambiguous(responses: pd.DataFrame, threshold: float) -> np.ndarray:
     return flagged[np.lexsort((flagged, -responses["ambiguity"].to_numpy()[flagged]))]
 
 
-def _difficulty(responses: pd.DataFrame, table: AnnotationTable, model: Aggregator, name: str,
+def _difficulty(responses: pd.DataFrame, table: JudgmentTable, model: Aggregator, name: str,
                 wanted: bool | None) -> str | None:
     """Add GLAD's ``difficulty`` column to ``responses`` (from ``model`` if it is a GLAD fit, else from a GLAD fit
     of its own when ``wanted``); returns the key of the method it came from, or ``None``."""
@@ -448,8 +454,9 @@ def _difficulty(responses: pd.DataFrame, table: AnnotationTable, model: Aggregat
         return name
     if not wanted:
         return None
-    responses["difficulty"] = GLAD().fit(table).difficulty_
-    return "glad"
+    glad = method_of(GLAD())
+    responses["difficulty"] = glad.fit(table).difficulty_
+    return glad.name
 
 
 def chance_flags(accuracy: Sequence[float] | np.ndarray, n_levels: int) -> np.ndarray:

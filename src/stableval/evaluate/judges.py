@@ -45,7 +45,7 @@ import pandas as pd
 
 from stableval._json import jsonable, records
 from stableval.aggregate import Aggregator
-from stableval.aggregate.registry import Chosen, resolve_methods
+from stableval.aggregate.registry import Chosen, method_names, primary_method, resolve_methods
 from stableval.data.pairwise import PairwiseTable
 from stableval.data.raters import RaterInfo
 from stableval.data.table import AnnotationTable
@@ -220,7 +220,7 @@ def _position(votes: PairwiseTable, names: list[str], humans: set[str], confiden
 def judge_diagnostics(
     table: AnnotationTable,
     info: RaterInfo,
-    method: str | Aggregator | Chosen = "stableval",
+    method: str | Aggregator | Chosen | None = None,
     *,
     params: Mapping[str, Any] | None = None,
     votes: PairwiseTable | None = None,
@@ -234,8 +234,8 @@ def judge_diagnostics(
     Args:
         table: the judgments of people and LLM judges.
         info: the raters' kinds and families and the agents' families (:mod:`stableval.data.raters`).
-        method: the consensus method (a registered name, an estimator or a resolved method), fitted on the human
-            judgments only.
+        method: the consensus method (a registered name, an estimator or a resolved method; default: the
+            registry's primary method), fitted on the human judgments only.
         params: the method's hyper-parameters, with a method name.
         votes: the raw pairwise votes, for position bias (``None``: no position statistics).
         lengths: (N,) answer length of each response, for length bias (``None``: none).
@@ -256,6 +256,7 @@ def judge_diagnostics(
     if not llm_mask.any():
         raise InputError("no judgments by LLM judges to diagnose", file=table.source,
                          allowed="some raters of kind llm (rater metadata)")
+    method = primary_method(method_names()) if method is None else method
     chosen = resolve_methods([method], {method.strip().lower(): dict(params or {})} if isinstance(method, str)
                              else None)[0]
     humans = table.subset(human_mask)
@@ -359,9 +360,10 @@ def judge_diagnostics(
                        notes=tuple(notes))
 
 
-def leaderboards_by_kind(table: AnnotationTable, info: RaterInfo, method: str | Aggregator | Chosen = "stableval", *,
+def leaderboards_by_kind(table: AnnotationTable, info: RaterInfo, method: str | Aggregator | Chosen | None = None, *,
                          bootstrap: int = 200, seed: int = 0, confidence: float = 0.95) -> pd.DataFrame:
-    """One method's leaderboard from every rater, from the people only and from the LLM judges only, side by side.
+    """One method's leaderboard (default: the registry's primary method) from every rater, from the people only and
+    from the LLM judges only, side by side.
 
     One row per agent, best first under all raters: ``agent``, then per selection (``all``, ``human``, ``llm``;
     the kinds present) ``<kind>_score, <kind>_ci_low, <kind>_ci_high, <kind>_rank``, and ``rank_change`` = human
@@ -380,7 +382,7 @@ def leaderboards_by_kind(table: AnnotationTable, info: RaterInfo, method: str | 
     from stableval.data.raters import select_raters
     from stableval.evaluate.scores import score_agents
 
-    chosen = resolve_methods([method])[0]
+    chosen = resolve_methods([primary_method(method_names()) if method is None else method])[0]
     counts = info.counts()
     board = pd.DataFrame({"agent": [str(a) for a in table.agents]})
     for kind in ("all", *(k for k in ("human", "llm") if counts[k])):

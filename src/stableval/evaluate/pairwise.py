@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 
 from stableval._json import jsonable, matrix, records
-from stableval.aggregate._base import clone
+from stableval.aggregate import clone
 from stableval.aggregate.bradley_terry import BradleyTerry
 from stableval.aggregate.pairwise import count_matrices, pairwise_counts, vote_codes
 from stableval.data.pairwise import PairwiseTable

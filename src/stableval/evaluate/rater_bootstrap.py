@@ -31,6 +31,7 @@ import numpy as np
 import pandas as pd
 
 from stableval._json import jsonable, records
+from stableval.aggregate.ties import describe_ties, tie_rules
 from stableval.datasets.label_sets import LabelSets
 from stableval.errors import InputError
 from stableval.evaluate.intervals import percentile_interval
@@ -53,7 +54,9 @@ __all__ = [
 ]
 
 RULES = ("majority", "unanimous")
-TIES = ("split", "random", "lowest", "exclude")
+#: the rater bootstrap's tie rules for a majority (:mod:`stableval.aggregate.ties`: the vocabulary majority vote
+#: shares; ``first`` has no file order among drawn ratings, ``exclude`` leaves the item out of that draw)
+TIES = tie_rules("split", "random", "lowest", "exclude")
 # Elements per chunk of draws (draws × items × max(k, K)); bounds memory at a few tens of MB.
 _CHUNK_ELEMENTS = 4_000_000
 
@@ -129,7 +132,8 @@ def ground_truth(labels: np.ndarray, n_levels: int, *, rule: str = "majority", t
     if rule not in RULES:
         raise ValueError(f"rule must be one of {', '.join(RULES)}; got {rule!r}")
     if ties not in TIES:
-        raise ValueError(f"ties must be one of {', '.join(TIES)}; got {ties!r}")
+        raise ValueError(f"ties must be one of {', '.join(TIES)}; got {ties!r} (what each does: "
+                         f"{describe_ties(TIES)})")
     lead = labels.shape[:-1]
     rows = int(np.prod(lead))
     weight = np.ones(labels.shape, dtype=np.float64) if valid is None else np.broadcast_to(valid, labels.shape)

@@ -33,17 +33,20 @@ import numpy as np
 import pandas as pd
 
 from stableval._json import matrix, records
-from stableval.aggregate import Aggregator, clone
+from stableval.aggregate import Aggregator
 from stableval.aggregate.registry import (
     Chosen,
     convergence_warnings,
+    method_base,
     method_label,
     method_names,
     primary_method,
     resolve_methods,
+    spell_setting,
 )
 from stableval.data.labels import credit_text
-from stableval.data.table import AnnotationTable
+from stableval.data.table import AnnotationTable, JudgmentTable
+from stableval.errors import StableValError
 from stableval.evaluate.credit import credits_by_method
 from stableval.evaluate.intervals import nan_quantile
 from stableval.evaluate.resample import DEFAULT_BINS, bin_credits_by_group, multinomial_means
@@ -59,6 +62,9 @@ _CHUNK_CELLS = 4_000_000
 MULTINOMIAL_ABOVE = 5_000
 #: how many more E-steps a fit that stopped at its cap is run, to show how far its scores would still move
 EXTRA_ITERATIONS = 50
+#: why ``refit=True`` needs the judgments in memory (a partitioned table refuses it with this reason)
+REFIT_IN_MEMORY = ("a refit per bootstrap replicate would fit every method on the cluster again B times; the "
+                   "bootstrap over the fitted credits is used instead")
 
 
 @dataclass(frozen=True)
@@ -225,7 +231,8 @@ class AgentScores:
                 lines.append(f"P({literal(first)} scores above {literal(second)}) = {p:.2f} under "
                              f"{method_label(main)}.")
         for method, fit in self.fits.items():
-            state = "converged" if fit["converged"] else "[bold red]did NOT converge[/] (raise --max-iter)"
+            raise_cap = spell_setting(method_base(method), "max_iter", "N")
+            state = "converged" if fit["converged"] else f"[bold red]did NOT converge[/] (raise {raise_cap})"
             lines.append(f"{method_label(method)}: EM {state} in {fit['n_iter']} iterations, "
                          f"log-likelihood {fit['log_likelihood']:.2f}.")
         lines.extend(f"[bold red]warning:[/] {text}" for text in convergence_warnings(self.fits))
@@ -511,7 +518,7 @@ def bootstrap_refit(table: AnnotationTable, methods: Sequence[Chosen], credits: 
 
 
 def score_agents(
-    table: AnnotationTable,
+    table: JudgmentTable,
     methods: Iterable[str | Aggregator | Chosen] | None = None,
     *,
     params: Mapping[str, Mapping[str, Any]] | None = None,
@@ -524,7 +531,9 @@ def score_agents(
     """Score every agent under each method, with bootstrap CIs, rank intervals and win probabilities.
 
     Args:
-        table: the annotation table.
+        table: the annotation table, or a table partitioned over a Dask cluster
+            (:class:`~stableval.data.partitioned.PartitionedTable`: every method is fitted there, and only its
+            per-response results come back; see :data:`REFIT_IN_MEMORY`).
         methods: method names (``"mv"``, ``"ds"``, ``"stableval"``, ... see
             :func:`stableval.aggregate.method_names`) and/or estimator instances such as
             ``MajorityVote(ties="lowest")``; default: the registry's default methods.
@@ -542,6 +551,9 @@ def score_agents(
         raise ValueError(f"bootstrap must be >= 0, got {bootstrap}")
     if seed is not None and seed < 0:
         raise ValueError(f"seed must be a whole number >= 0 or None, got {seed}")
+    in_memory = isinstance(table, AnnotationTable)
+    if refit and bootstrap and not in_memory:
+        raise StableValError(f"refit=True is not supported on a partitioned table: {REFIT_IN_MEMORY}")
     credits, posteriors, fits = _fit_all(table, chosen, progress)
     n_agents = table.n_agents
     point = agent_means(credits, table.response_agent, n_agents)
@@ -549,6 +561,7 @@ def score_agents(
     if not bootstrap:
         reps = np.full((0, n_agents, len(chosen)), np.nan)
     elif refit:
+        assert isinstance(table, AnnotationTable)
         reps = bootstrap_refit(table, chosen, credits, bootstrap, seed, progress=progress)
     else:
         reps, se_shortfall = bootstrap_fixed(credits, table.response_agent, n_agents, bootstrap, seed,
@@ -575,20 +588,21 @@ def score_agents(
             "refit": refit,
             "bootstrap_se_shortfall": se_shortfall,
             "params": {c.key: c.estimator.get_params() for c in chosen},
+            **({} if in_memory else {"executor": "dask"}),
         },
     )
 
 
 @dataclass(frozen=True)
 class _Fitted:
-    """What scoring keeps of a fitted method: its fit summary and an unfitted copy (to fit again with more
+    """What scoring keeps of a fitted method: its fit summary and the method as chosen (to fit again with more
     iterations); the fitted model itself, which may hold several (N, K) arrays, is let go."""
 
     summary: dict[str, Any]
-    unfitted: Aggregator
+    chosen: Chosen
 
 
-def _fit_all(table: AnnotationTable, chosen: Sequence[Chosen], progress: bool
+def _fit_all(table: JudgmentTable, chosen: Sequence[Chosen], progress: bool
              ) -> tuple[np.ndarray, dict[str, np.ndarray], dict[str, _Fitted]]:
     """Every method fitted on the whole table, one after another, keyed like the results: the (N, m) credits, each
     method's posteriors and what :func:`_fit_summaries` needs.
@@ -603,10 +617,10 @@ def _fit_all(table: AnnotationTable, chosen: Sequence[Chosen], progress: bool
     fits: dict[str, _Fitted] = {}
     with progress_bar("fitting", total=len(chosen), enabled=progress) as bar:
         for method in reversed(chosen):
-            model = method.build().fit(table)
+            model = method.fit(table)
             columns[method.key] = credits_by_method({method.key: model}, table.credit)[:, 0]
             posteriors[method.key] = np.asarray(model.posteriors_)
-            fits[method.key] = _Fitted(summary=model.fit_summary(), unfitted=clone(model))
+            fits[method.key] = _Fitted(summary=model.fit_summary(), chosen=method)
             del model
             bar.advance()
     keys = [method.key for method in chosen]
@@ -614,17 +628,18 @@ def _fit_all(table: AnnotationTable, chosen: Sequence[Chosen], progress: bool
     return credits, {key: posteriors[key] for key in keys}, {key: fits[key] for key in keys}
 
 
-def _fit_summaries(table: AnnotationTable, fitted: Mapping[str, _Fitted], point: np.ndarray
+def _fit_summaries(table: JudgmentTable, fitted: Mapping[str, _Fitted], point: np.ndarray
                    ) -> dict[str, dict[str, Any]]:
     """Every iterative fit's summary; a fit that stopped at its iteration cap also gets ``score_change``: how far
     its agents' scores move when the same fit runs :data:`EXTRA_ITERATIONS` more E-steps (how much the missing
-    convergence matters)."""
+    convergence matters), on either kind of table."""
     fits = {key: fit.summary for key, fit in fitted.items() if fit.summary}
     for j, (key, fit) in enumerate(fitted.items()):
-        params = fit.unfitted.get_params()
+        params = fit.chosen.estimator.get_params()
         if key not in fits or fits[key].get("converged", True) or "max_iter" not in params:
             continue
-        longer = clone(fit.unfitted).set_params(max_iter=params["max_iter"] + EXTRA_ITERATIONS).fit(table)
+        longer = fit.chosen.method.fit(table, fit.chosen.build().set_params(max_iter=params["max_iter"]
+                                                                             + EXTRA_ITERATIONS))
         change = agent_means(credits_by_method({key: longer}, table.credit), table.response_agent,
                              table.n_agents)[:, 0] - point[:, j]
         largest = int(np.nanargmax(np.abs(change))) if np.isfinite(change).any() else 0
@@ -634,7 +649,7 @@ def _fit_summaries(table: AnnotationTable, fitted: Mapping[str, _Fitted], point:
     return fits
 
 
-def _summarise_replicates(table: AnnotationTable, keys: Sequence[str], point: np.ndarray, reps: np.ndarray,
+def _summarise_replicates(table: JudgmentTable, keys: Sequence[str], point: np.ndarray, reps: np.ndarray,
                           confidence: float
                           ) -> tuple[list[pd.DataFrame], dict[str, np.ndarray], dict[str, np.ndarray]]:
     """Per method: the score table (point, percentile interval, rank and rank interval), the win-probability
@@ -642,8 +657,7 @@ def _summarise_replicates(table: AnnotationTable, keys: Sequence[str], point: np
     n_agents = table.n_agents
     agents = [str(a) for a in table.agents]
     responses = table.responses_per_agent()
-    judgments = np.bincount(table.response_agent, weights=table.judgments_per_response(),
-                            minlength=n_agents).astype(np.int64)  # no (judgments,) temporary
+    judgments = table.judgments_per_agent()
     tail = (1.0 - confidence) / 2.0
     rows: list[pd.DataFrame] = []
     wins: dict[str, np.ndarray] = {}

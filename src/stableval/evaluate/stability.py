@@ -32,7 +32,7 @@ import pandas as pd
 from stableval._json import records
 from stableval.aggregate import Aggregator
 from stableval.aggregate.registry import Chosen, method_label, resolve_methods
-from stableval.data.table import AnnotationTable
+from stableval.data.table import AnnotationTable, JudgmentTable
 from stableval.evaluate.credit import credits_by_method
 from stableval.evaluate.intervals import nan_quantile, t_interval
 from stableval.evaluate.rank_correlation import SCORE_DECIMALS
@@ -43,8 +43,6 @@ from stableval.wording import plural
 
 if TYPE_CHECKING:  # pragma: no cover
     from rich.console import Console
-
-    from stableval.data.partitioned import PartitionedTable
 
 #: default subset sizes, as fractions of the raters
 DEFAULT_SIZES: tuple[float, ...] = (0.25, 0.5, 0.75)
@@ -124,15 +122,11 @@ def _subset_seed(entropy: int | Sequence[int], raters: int, repetition: int) -> 
     return np.random.SeedSequence(entropy, spawn_key=(raters, repetition))
 
 
-def _agent_scores(table: AnnotationTable | PartitionedTable, methods: Sequence[Chosen]) -> np.ndarray:
+def _agent_scores(table: JudgmentTable, methods: Sequence[Chosen]) -> np.ndarray:
     """(A, methods) mean item credit per agent, every method fit on ``table`` (on its Dask cluster for a
-    partitioned table); NaN for agents without responses."""
-    if isinstance(table, AnnotationTable):
-        fitted = {chosen.key: chosen.build().fit(table) for chosen in methods}
-    else:
-        from stableval.aggregate.distributed import fit_distributed
-
-        fitted = {chosen.key: fit_distributed(table, chosen.build()) for chosen in methods}
+    partitioned table: :meth:`Chosen.fit <stableval.aggregate.registry.Chosen.fit>`); NaN for agents without
+    responses."""
+    fitted = {chosen.key: chosen.fit(table) for chosen in methods}
     credits = credits_by_method(fitted, table.credit)
     return np.round(agent_means(credits, table.response_agent, table.n_agents), SCORE_DECIMALS)
 
@@ -161,18 +155,18 @@ def _run_subsets(task: _SubsetTask) -> list[Outcome]:
     return out
 
 
-def _one_subset(table: AnnotationTable | PartitionedTable, methods: Sequence[Chosen], entropy: int | Sequence[int],
+def _one_subset(table: JudgmentTable, methods: Sequence[Chosen], entropy: int | Sequence[int],
                 raters: int, repetition: int) -> Outcome:
     """Draw the m raters of one repetition and refit every method on their judgments."""
     rng = np.random.default_rng(_subset_seed(entropy, raters, repetition))
     drawn = np.sort(rng.choice(table.n_raters, size=raters, replace=False))
     chosen = np.zeros(table.n_raters, dtype=bool)
     chosen[drawn] = True
-    sub = table.subset(chosen[table.rater]) if isinstance(table, AnnotationTable) else table.keep_raters(chosen)
+    sub = table.keep_raters(chosen)
     return drawn, _agent_scores(sub, methods), sub.n_responses
 
 
-def _partitioned_subsets(table: PartitionedTable, methods: Sequence[Chosen], sizes: Sequence[SubsetSize],
+def _partitioned_subsets(table: JudgmentTable, methods: Sequence[Chosen], sizes: Sequence[SubsetSize],
                          repetitions: int, entropy: int | Sequence[int], progress: bool) -> list[list[Outcome]]:
     """Every repetition of every size on a partitioned table, one after another: each subset is filtered on the
     workers and each fit is spread over the partitions (the judgments never come to this process)."""
@@ -372,7 +366,7 @@ def _nanmean(values: np.ndarray) -> float:
 
 # ====================================================================================== the analysis
 def ranking_stability(
-    table: AnnotationTable | PartitionedTable,
+    table: JudgmentTable,
     methods: Iterable[str | Aggregator | Chosen] | None = None,
     *,
     params: Mapping[str, Mapping[str, Any]] | None = None,
@@ -414,15 +408,13 @@ def ranking_stability(
     resolved = resolve_sizes(sizes, table.n_raters)
     entropy: int | Sequence[int] = np.random.SeedSequence(seed).entropy  # type: ignore[assignment]
     jobs = jobs if jobs > 0 else (os.cpu_count() or 1)
-    if isinstance(table, AnnotationTable):
-        full = _agent_scores(table, chosen)  # (A, methods)
-        outcomes = _all_subsets(table, chosen, resolved, repetitions, entropy, jobs, progress)
-    else:
-        from stableval.aggregate.distributed import refuse_distributed
-
+    if not isinstance(table, AnnotationTable):  # refused before the first fit, not after it
         for method in chosen:
-            refuse_distributed(method.method.name)
-        full = _agent_scores(table, chosen)
+            method.method.check_distributed()
+    full = _agent_scores(table, chosen)  # (A, methods)
+    if isinstance(table, AnnotationTable):
+        outcomes = _all_subsets(table, chosen, resolved, repetitions, entropy, jobs, progress)
+    else:  # every subset filtered and every fit spread over the cluster, one after another
         outcomes = _partitioned_subsets(table, chosen, resolved, repetitions, entropy, progress)
         jobs = 1
     agents = [str(a) for a in table.agents]
