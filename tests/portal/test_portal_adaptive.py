@@ -17,13 +17,14 @@ from typer.testing import CliRunner
 from stableval.aggregate.stableval import Stableval
 from stableval.cli import app as cli_app
 from stableval.errors import InputError
-from stableval.portal import adaptive
-from stableval.portal.adaptive import ALPHA_PI, LEVELS, REFRESH_SECONDS, choice_table, fit_choices, quotas, refresh
-from stableval.portal.assignment import claim_next
-from stableval.portal.db import Database
-from stableval.portal.flow import empty_draft, save_draft, submit
-from stableval.portal.manage import create_track
-from stableval.portal.models import Assignment, Question, QuestionQuota, Submission
+from stableval.portal.admin.manage import create_track
+from stableval.portal.store.db import Database
+from stableval.portal.store.models import Assignment, Question, QuestionQuota, Submission
+from stableval.portal.tasks.judgments import LEVELS, choice_table
+from stableval.portal.work import adaptive
+from stableval.portal.work.adaptive import ALPHA_PI, REFRESH_SECONDS, fit_choices, quotas, refresh
+from stableval.portal.work.assignment import claim_next
+from stableval.portal.work.flow import empty_draft, save_draft, submit
 
 CLEAR, AMBIGUOUS = 16, 4
 RATING = {"a": ("5", "3"), "b": ("3", "5"), "tie": ("4", "4"), "neither": ("2", "2")}

@@ -16,9 +16,9 @@ from typer.testing import CliRunner
 
 from stableval.cli import app as cli_app
 from stableval.errors import InputError
-from stableval.portal.db import Database
-from stableval.portal.manage import create_track, track_problems
-from stableval.portal.models import Track
+from stableval.portal.admin.manage import create_track, track_problems
+from stableval.portal.store.db import Database
+from stableval.portal.store.models import Track
 
 
 def _admin(app: Any) -> TestClient:

@@ -13,8 +13,8 @@ from portal_helpers import ADMIN, LiveServer, needs_chromium
 from sqlalchemy import select
 from task_helpers import CONDITIONS
 
-from stableval.portal.db import Database
-from stableval.portal.models import Track
+from stableval.portal.store.db import Database
+from stableval.portal.store.models import Track
 
 pytestmark = needs_chromium
 

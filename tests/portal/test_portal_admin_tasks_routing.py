@@ -17,12 +17,12 @@ from typer.testing import CliRunner
 
 from stableval.cli import app as cli_app
 from stableval.errors import InputError
-from stableval.portal.assignment import claim_next
-from stableval.portal.db import Database
-from stableval.portal.manage import create_track
-from stableval.portal.models import Assignment, Question, Track
-from stableval.portal.question_queue import propose
-from stableval.portal.scope import routing_of, set_routing
+from stableval.portal.admin.manage import create_track
+from stableval.portal.store.db import Database
+from stableval.portal.store.models import Assignment, Question, Track
+from stableval.portal.work.assignment import claim_next
+from stableval.portal.work.question_queue import propose
+from stableval.portal.work.scope import routing_of, set_routing
 
 
 @pytest.fixture

@@ -11,11 +11,11 @@ import pandas as pd
 from portal_helpers import CRITERIA, questions_frame, seed_track
 from sqlalchemy import func, select
 
-from stableval.portal.assignment import claim_next, progress_for
-from stableval.portal.db import Database
-from stableval.portal.flow import empty_draft, save_draft, submit
-from stableval.portal.manage import create_invites, set_retired
-from stableval.portal.models import Assignment, Question, Rater, Submission, utcnow
+from stableval.portal.admin.manage import create_invites, set_retired
+from stableval.portal.store.db import Database
+from stableval.portal.store.models import Assignment, Question, Rater, Submission, utcnow
+from stableval.portal.work.assignment import claim_next, progress_for
+from stableval.portal.work.flow import empty_draft, save_draft, submit
 
 
 def _raters(db: Database, n: int, specialty: str = "", subspecialty: str = "") -> list[int]:

@@ -19,9 +19,9 @@ from fastapi.testclient import TestClient
 from portal_helpers import ADMIN, csrf_of
 from task_helpers import claim_task
 
-from stableval.portal.app import create_app
-from stableval.portal.manage import create_invites, create_track, import_questions
-from stableval.portal.question_queue import decide, propose
+from stableval.portal.admin.manage import create_invites, create_track, import_questions
+from stableval.portal.web.app import create_app
+from stableval.portal.work.question_queue import decide, propose
 
 RLO, FSI, PDI = "\u202e", "\u2068", "\u2069"
 

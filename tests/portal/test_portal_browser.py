@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 from portal_helpers import ADMIN, LiveServer, invite_tokens, needs_chromium, questions_frame, seed_track, tab_to
 
-from stableval.portal.db import Database
+from stableval.portal.store.db import Database
 
 pytestmark = needs_chromium
 

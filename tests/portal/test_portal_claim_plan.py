@@ -1,5 +1,5 @@
 """SQLite claims choose their question outside the write lock and re-check it under the lock
-(:func:`stableval.portal.assignment.claim_next`): same question as the claim made wholly under the lock, and a
+(:func:`stableval.portal.work.assignment.claim_next`): same question as the claim made wholly under the lock, and a
 fallback to that claim when the plan went stale (the question filled up, or a parallel click of the same rater)."""
 
 from __future__ import annotations
@@ -10,11 +10,11 @@ import pytest
 from portal_helpers import profiled_raters, questions_frame, seed_track
 from sqlalchemy import select
 
-from stableval.portal import assignment
-from stableval.portal.assignment import _claim_locked, _plan_claim, _take_planned, claim_next
-from stableval.portal.db import Database
-from stableval.portal.flow import load_draft
-from stableval.portal.models import Assignment, Question, utcnow
+from stableval.portal.store.db import Database
+from stableval.portal.store.models import Assignment, Question, utcnow
+from stableval.portal.work import assignment
+from stableval.portal.work.assignment import _claim_locked, _plan_claim, _take_planned, claim_next
+from stableval.portal.work.flow import load_draft
 
 
 def _db(tmp_path: Path, name: str, **options: object) -> Database:
@@ -105,8 +105,8 @@ def test_is_paused_on_a_track_without_gold_reads_only_the_override(tmp_path: Pat
     so the answer takes two small reads (override, any gold question) and agrees with rater_quality."""
     from sqlalchemy import event
 
-    from stableval.portal.models import Track
-    from stableval.portal.quality import is_paused, rater_quality, set_override
+    from stableval.portal.store.models import Track
+    from stableval.portal.work.quality import is_paused, rater_quality, set_override
 
     db = _db(tmp_path, "p.db", k=1)
     [rater] = profiled_raters(db, 1)

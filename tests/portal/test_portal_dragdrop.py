@@ -12,8 +12,8 @@ from portal_helpers import LiveServer, invite_tokens, needs_chromium
 from sqlalchemy import select
 from task_helpers import seed_task_track
 
-from stableval.portal.db import Database
-from stableval.portal.models import Submission
+from stableval.portal.store.db import Database
+from stableval.portal.store.models import Submission
 
 pytestmark = needs_chromium
 

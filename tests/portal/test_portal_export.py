@@ -14,11 +14,11 @@ from typer.testing import CliRunner
 
 from stableval.cli import app as cli
 from stableval.data import read_any, read_pairwise
-from stableval.portal.assignment import claim_next
-from stableval.portal.db import Database
-from stableval.portal.export import export
-from stableval.portal.flow import empty_draft, save_draft, submit
-from stableval.portal.models import Assignment, Rater, utcnow
+from stableval.portal.admin.export import export
+from stableval.portal.store.db import Database
+from stableval.portal.store.models import Assignment, Rater, utcnow
+from stableval.portal.work.assignment import claim_next
+from stableval.portal.work.flow import empty_draft, save_draft, submit
 
 runner = CliRunner()
 
@@ -121,7 +121,7 @@ def test_import_is_all_or_nothing_and_names_row_and_column(tmp_path: Path) -> No
     result = runner.invoke(cli, ["portal", "import", "main", str(good), "--database-url", url])
     assert result.exit_code == 1 and "already in track" in result.output
     db = Database(url)
-    from stableval.portal.models import Question
+    from stableval.portal.store.models import Question
 
     with db.reading() as session:
         assert sorted(session.scalars(select(Question.external_id))) == ["q0", "q1"]  # only the good file

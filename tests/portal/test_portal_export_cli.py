@@ -11,8 +11,8 @@ from typer.testing import CliRunner
 
 from stableval.cli import app
 from stableval.commands.export import export as portal_export
-from stableval.portal.app import create_app
-from stableval.portal.export import export
+from stableval.portal.admin.export import export
+from stableval.portal.web.app import create_app
 
 runner = CliRunner()
 

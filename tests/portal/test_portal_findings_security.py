@@ -19,8 +19,8 @@ from portal_helpers import (
 )
 from sqlalchemy import func, select
 
-from stableval.portal.app import COOKIE, create_app
-from stableval.portal.models import Assignment, Track
+from stableval.portal.store.models import Assignment, Track
+from stableval.portal.web.app import COOKIE, create_app
 
 
 def _admin(app: Any) -> TestClient:
@@ -73,7 +73,7 @@ def test_f3_admin_sign_out_and_token_change_end_admin_sessions(tmp_path: Path) -
 
 
 def test_f3_raters_and_invites_can_be_revoked(portal: tuple[Any, Any], tmp_path: Path) -> None:
-    from stableval.portal.manage import end_rater_sessions, reissue_invite, revoke_invite, set_rater_disabled
+    from stableval.portal.admin.manage import end_rater_sessions, reissue_invite, revoke_invite, set_rater_disabled
 
     app, db = portal
     seed_track(db, tmp_path)

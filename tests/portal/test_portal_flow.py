@@ -19,7 +19,7 @@ from portal_helpers import (
 )
 from sqlalchemy import func, select
 
-from stableval.portal.models import Assignment, Draft, Judgment, Question, Submission
+from stableval.portal.store.models import Assignment, Draft, Judgment, Question, Submission
 
 
 def test_complete_flow_records_everything(portal: tuple[Any, Any], tmp_path: Path) -> None:

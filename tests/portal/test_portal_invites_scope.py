@@ -3,6 +3,7 @@ track's routing fallback (specialty / general / any)."""
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 from typing import Any
@@ -16,10 +17,10 @@ from typer.testing import CliRunner
 
 from stableval.cli import app as cli_app
 from stableval.errors import InputError
-from stableval.portal.assignment import claim_next
-from stableval.portal.db import Database
-from stableval.portal.manage import create_invites, create_track, import_questions
-from stableval.portal.models import Assignment, Question, Rater
+from stableval.portal.admin.manage import create_invites, create_track, import_questions
+from stableval.portal.store.db import Database
+from stableval.portal.store.models import Assignment, Question, Rater
+from stableval.portal.work.assignment import claim_next
 
 
 def _admin(app: Any) -> TestClient:
@@ -123,6 +124,25 @@ def _order(db: Database, rater: int, slug: str) -> list[str]:
             assignment.status = "released"
             seen.append(session.get(Question, assignment.question_id).external_id)
     raise AssertionError("more claims than questions")
+
+
+def test_every_task_type_import_keeps_to_the_specialty_list(tmp_path: Path) -> None:
+    """Regression (issue 25): only pairwise imports checked a track's specialty list; a single, mcq, ddx or
+    rank-documents file could bring specialties no rater can pick (failed on main at ab34b89: imported 1)."""
+    from stableval.portal.tasks.registry import TASKS
+
+    db = Database(f"sqlite:///{tmp_path / 'p.db'}")
+    db.upgrade()
+    for number, (name, task) in enumerate(TASKS.items()):
+        slug = f"t{number}"
+        create_track(db, slug, task=name, specialties="cardiology", **task.example_settings)
+        path = tmp_path / f"{slug}.jsonl"
+        path.write_text(json.dumps({**task.example_question(0), "specialty": "Oncology"}) + "\n")
+        with pytest.raises(InputError, match=rf"row 1, column 'specialty'.*not on track '{slug}'.*got 'oncology'"):
+            import_questions(db, slug, path)
+        path.write_text(json.dumps({**task.example_question(0), "specialty": " Cardiology"}) + "\n")
+        assert import_questions(db, slug, path) == 1, name
+    db.dispose()
 
 
 @pytest.mark.parametrize(("fallback", "expected"), [

@@ -27,13 +27,13 @@ from portal_helpers import (
 )
 from sqlalchemy import event, select
 
-from stableval.portal import assignment
-from stableval.portal.access import access_state, session_access
-from stableval.portal.assignment import claim_next, progress_for
-from stableval.portal.db import Database
-from stableval.portal.manage import create_invites, end_rater_sessions, save_profile
-from stableval.portal.models import Question, Rater, utcnow
-from stableval.portal.render import escape_text
+from stableval.portal.admin.manage import create_invites, end_rater_sessions, save_profile
+from stableval.portal.store.db import Database
+from stableval.portal.store.models import Question, Rater, utcnow
+from stableval.portal.tasks.render import escape_text
+from stableval.portal.work import assignment
+from stableval.portal.work.access import access_state, session_access
+from stableval.portal.work.assignment import claim_next, progress_for
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
@@ -112,7 +112,7 @@ def test_question_pages_only_read(portal: tuple[Any, Database], tmp_path: Path) 
 def test_submit_statements_sqlite(tmp_path: Path) -> None:
     """On SQLite a submit reads assignment, question, track and draft in one query under the write lock (no
     re-read, no per-judgment inserts), and schedules no adaptive refresh on a track without adaptive assignment."""
-    from stableval.portal.app import create_app
+    from stableval.portal.web.app import create_app
 
     app = create_app(f"sqlite:///{tmp_path / 'portal.db'}", admin_token="admin-token-for-tests")
     db = app.state.portal.db
@@ -244,7 +244,7 @@ def test_cpu_benchmark_in_process() -> None:
 def test_radio_options_are_escaped_checked_and_cached() -> None:
     """Step 1 and 2 print their radio groups from one cached, escaped fragment each (the rating page rendered
     ~1,100 template fragments, each escaped on its own: 9.4-9.5 ms in process before, 2.8-3.7 ms after)."""
-    from stableval.portal.render import radio_options
+    from stableval.portal.tasks.render import radio_options
 
     hostile = radio_options('x" onclick="alert(1)', (("1", "<b>1</b>"), ("na", "javascript:x")), "na")
     assert 'onclick="' not in hostile and "<b>" not in hostile and "javascript:" not in hostile

@@ -16,9 +16,9 @@ from portal_helpers import ADMIN, csrf_of, profiled_raters, questions_frame, see
 from typer.testing import CliRunner
 
 from stableval.cli import app as cli_app
-from stableval.portal import live_diagnostics
-from stableval.portal.db import Database
-from stableval.portal.live_diagnostics import track_diagnostics
+from stableval.portal.admin import live_diagnostics
+from stableval.portal.admin.live_diagnostics import track_diagnostics
+from stableval.portal.store.db import Database
 
 QUESTIONS = 30
 

@@ -13,13 +13,14 @@ from portal_helpers import ADMIN, CRITERIA, csrf_of, profiled_raters, questions_
 from sqlalchemy import select
 
 from stableval.errors import InputError
-from stableval.portal.assignment import claim_next
-from stableval.portal.db import Database
-from stableval.portal.export import export
-from stableval.portal.flow import empty_draft, save_draft, submit
-from stableval.portal.manage import create_track, import_questions
-from stableval.portal.models import Assignment, Question, Track
-from stableval.portal.quality import gold_matches, rater_quality, set_override, track_quality
+from stableval.portal.admin.export import export
+from stableval.portal.admin.manage import create_track, import_questions
+from stableval.portal.store.db import Database
+from stableval.portal.store.models import Assignment, Question, Track
+from stableval.portal.tasks.judgments import gold_matches
+from stableval.portal.work.assignment import claim_next
+from stableval.portal.work.flow import empty_draft, save_draft, submit
+from stableval.portal.work.quality import rater_quality, set_override, track_quality
 
 SWAP = {"a": "b", "b": "a"}
 

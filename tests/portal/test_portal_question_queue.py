@@ -15,9 +15,9 @@ from typer.testing import CliRunner
 
 from stableval.cli import app as cli_app
 from stableval.errors import InputError
-from stableval.portal.db import Database
-from stableval.portal.manage import create_invites, create_track, import_questions
-from stableval.portal.question_queue import MAX_PENDING, MAX_PROMPT, decide, list_proposals, propose
+from stableval.portal.admin.manage import create_invites, create_track, import_questions
+from stableval.portal.store.db import Database
+from stableval.portal.work.question_queue import MAX_PENDING, MAX_PROMPT, decide, list_proposals, propose
 
 HOSTILE = '<script>alert(1)</script><img src=x onerror=alert(2)>'
 

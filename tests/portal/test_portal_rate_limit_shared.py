@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 
 from stableval.cli import app as cli_app
 from stableval.commands.serve import WORKER_SETTINGS, worker_app
-from stableval.portal.security import RateLimiter
+from stableval.portal.store.security import RateLimiter
 
 
 def test_limiters_on_one_file_share_the_limit(tmp_path: Path) -> None:
@@ -79,8 +79,8 @@ def test_serve_with_workers_gives_every_worker_one_limits_file(tmp_path: Path,
 def test_worker_apps_share_the_sign_in_limit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from fastapi.testclient import TestClient
 
-    from stableval.portal.db import Database
-    from stableval.portal.web import LOGIN_RATE
+    from stableval.portal.store.db import Database
+    from stableval.portal.web.common import LOGIN_RATE
 
     url = f"sqlite:///{tmp_path / 'p.db'}"
     Database(url).upgrade()

@@ -20,8 +20,8 @@ from portal_helpers import (
 )
 from sqlalchemy import func, select
 
-from stableval.portal.db import Database
-from stableval.portal.models import Judgment, Submission
+from stableval.portal.store.db import Database
+from stableval.portal.store.models import Judgment, Submission
 
 
 @pytest.mark.parametrize("db_url", ["sqlite"], indirect=True)  # PostgreSQL durability is the server's own

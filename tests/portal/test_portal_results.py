@@ -15,10 +15,10 @@ from portal_helpers import ADMIN, complete_one, invite_tokens, questions_frame, 
 from sqlalchemy import select
 
 from stableval.errors import InputError
-from stableval.portal.db import Database
-from stableval.portal.manage import create_invites, create_track, import_questions
-from stableval.portal.models import Assignment, Judgment, Question, Submission, Track, utcnow
-from stableval.portal.results import clear_cache, display_tables, pairwise_choices, track_results
+from stableval.portal.admin.manage import create_invites, create_track, import_questions
+from stableval.portal.store.db import Database
+from stableval.portal.store.models import Assignment, Judgment, Question, Submission, Track, utcnow
+from stableval.portal.tasks.pairwise_results import clear_cache, display_tables, pairwise_choices, track_results
 
 BEARER = {"Authorization": f"Bearer {ADMIN}"}
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from stableval.errors import InputError
-from stableval.portal.render import markdown_to_html
-from stableval.portal.rules import DEFAULT_RULES, allowed_ratings, check_ratings, validate_rules
+from stableval.portal.tasks.render import markdown_to_html
+from stableval.portal.tasks.rules import DEFAULT_RULES, allowed_ratings, check_ratings, validate_rules
 
 CRITERIA = [{"key": "accuracy", "label": "Accuracy"}, {"key": "helpfulness", "label": "Helpfulness"}]
 

@@ -8,8 +8,8 @@ import pytest
 from portal_helpers import database_url
 from sqlalchemy import inspect, text
 
-from stableval.portal.db import Database
-from stableval.portal.models import Base
+from stableval.portal.store.db import Database
+from stableval.portal.store.models import Base
 
 
 @pytest.mark.parametrize("kind", ["sqlite", "postgresql"])

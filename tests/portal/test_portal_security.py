@@ -20,9 +20,9 @@ from portal_helpers import (
 )
 from sqlalchemy import select
 
-from stableval.portal.app import COOKIE, create_app
-from stableval.portal.models import Rater
-from stableval.portal.security import hash_token
+from stableval.portal.store.models import Rater
+from stableval.portal.store.security import hash_token
+from stableval.portal.web.app import COOKIE, create_app
 
 ATTACKS = ['<script>alert("x")</script>', '<img src=x onerror="alert(1)">', "[a](javascript:alert(1))",
            '<a href="javascript:alert(1)">j</a>']

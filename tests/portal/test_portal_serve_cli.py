@@ -22,7 +22,7 @@ from portal_helpers import invite_tokens, seed_track, start_rater
 from typer.testing import CliRunner
 
 from stableval.cli import app as cli
-from stableval.portal.db import Database
+from stableval.portal.store.db import Database
 
 runner = CliRunner()
 
@@ -141,7 +141,7 @@ def test_export_refuses_a_database_that_does_not_exist(tmp_path: Path) -> None:
 
 
 def test_cli_revokes_and_reissues_rater_access(tmp_path: Path) -> None:
-    from stableval.portal.app import create_app
+    from stableval.portal.web.app import create_app
 
     url = f"sqlite:///{tmp_path / 'portal.db'}"
     app = create_app(url, admin_token="admin-token-for-tests")

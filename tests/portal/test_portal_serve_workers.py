@@ -44,7 +44,7 @@ def test_workers_on_a_sqlite_file_run_n_processes(tmp_path: Path, monkeypatch: p
 def test_worker_app_uses_the_parent_settings(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from fastapi.testclient import TestClient
 
-    from stableval.portal.db import Database
+    from stableval.portal.store.db import Database
 
     url = f"sqlite:///{tmp_path / 'p.db'}"
     Database(url).upgrade()  # the parent migrates once, before the workers start

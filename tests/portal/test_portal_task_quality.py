@@ -16,13 +16,14 @@ from sqlalchemy import select
 from task_helpers import CONDITIONS
 
 from stableval.errors import InputError
-from stableval.portal.assignment import claim_next
-from stableval.portal.db import Database
-from stableval.portal.manage import create_track, import_questions
-from stableval.portal.models import Question
-from stableval.portal.quality import rater_quality, set_override
-from stableval.portal.task_export import export_task
-from stableval.portal.task_gold import GOLD_MARK, gold_score
+from stableval.portal.admin.export import export_task
+from stableval.portal.admin.manage import create_track, import_questions
+from stableval.portal.store.db import Database
+from stableval.portal.store.models import Question
+from stableval.portal.tasks.records import GOLD_MARK
+from stableval.portal.tasks.registry import TASKS as TASK_TYPES
+from stableval.portal.work.assignment import claim_next
+from stableval.portal.work.quality import rater_quality, set_override
 
 REGULAR, GOLD = 10, 6
 
@@ -163,16 +164,16 @@ def test_gold_cells_in_other_spellings(tmp_path: Path) -> None:
 
 
 def test_gold_scores_per_task_type() -> None:
-    """Hand-worked cases of the rule of each task type (see stableval.portal.task_gold)."""
+    """Hand-worked cases of the rule of each task type (see each module of stableval.portal.tasks)."""
     keys = ["accuracy", "safety"]
-    assert gold_score("single", {"accuracy": "correct"}, {"levels": {"accuracy": "correct", "safety": "x"}},
+    assert TASK_TYPES["single"].score_gold({"accuracy": "correct"}, {"levels": {"accuracy": "correct", "safety": "x"}},
                       keys) == (1, 1)
-    assert gold_score("single", {"accuracy": "correct", "safety": "partial"},
+    assert TASK_TYPES["single"].score_gold({"accuracy": "correct", "safety": "partial"},
                       {"levels": {"accuracy": "partial", "safety": "partial"}}, keys) == (2, 1)
-    assert gold_score("mcq", "C", {"blind": ["C"]}, keys) == (1, 1)
-    assert gold_score("mcq", "C", {"blind": []}, keys) == (1, 0)  # "no option answers" is wrong here
-    assert gold_score("ddx", 2, {"groups": [[0, 2], [1]]}, keys) == (1, 1)  # equally likely first: counts
-    assert gold_score("ddx", 2, {"groups": [[0], [2]]}, keys) == (1, 0)
-    assert gold_score("rank-documents", ["d1", "d0"], {"order": ["d1", "d2", "d0"]}, keys) == (1, 1)
-    assert gold_score("rank-documents", ["d1", "d0"], {"order": ["d0", "d1", "d2"]}, keys) == (1, 0)
+    assert TASK_TYPES["mcq"].score_gold("C", {"blind": ["C"]}, keys) == (1, 1)
+    assert TASK_TYPES["mcq"].score_gold("C", {"blind": []}, keys) == (1, 0)  # "no option answers" is wrong here
+    assert TASK_TYPES["ddx"].score_gold(2, {"groups": [[0, 2], [1]]}, keys) == (1, 1)  # equally likely first: counts
+    assert TASK_TYPES["ddx"].score_gold(2, {"groups": [[0], [2]]}, keys) == (1, 0)
+    assert TASK_TYPES["rank-documents"].score_gold(["d1", "d0"], {"order": ["d1", "d2", "d0"]}, keys) == (1, 1)
+    assert TASK_TYPES["rank-documents"].score_gold(["d1", "d0"], {"order": ["d0", "d1", "d2"]}, keys) == (1, 0)
 

@@ -10,8 +10,8 @@ import pytest
 from planted_task_raters import TASKS, gold_answers, seed, track_of
 from task_helpers import CONDITIONS
 
-from stableval.portal.db import Database
-from stableval.portal.quality import rater_quality
+from stableval.portal.store.db import Database
+from stableval.portal.work.quality import rater_quality
 
 
 def _gold_form(task: str, html: str, gold: object, right: bool) -> tuple[str, dict[str, object]]:

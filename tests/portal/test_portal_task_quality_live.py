@@ -12,24 +12,25 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from planted_task_raters import seed, store_answers, work_in_rounds
+from planted_task_raters import seed, store_answers, track_of, work_in_rounds
 from portal_helpers import profiled_raters
 from scipy.stats import kendalltau
 from sqlalchemy import func, select
 
 from stableval.errors import InputError
-from stableval.portal import adaptive, live_diagnostics, order_agreement
-from stableval.portal.adaptive import refresh, task_choice_table
-from stableval.portal.db import Database
-from stableval.portal.live_diagnostics import ORDER_MESSAGE, track_diagnostics
-from stableval.portal.models import Question, Submission
-from stableval.portal.order_agreement import (
+from stableval.portal.admin import live_diagnostics, order_agreement
+from stableval.portal.admin.live_diagnostics import ORDER_MESSAGE, track_diagnostics
+from stableval.portal.admin.order_agreement import (
     TAU_FLAG,
     TOP1_FLAG,
     loo_kendall_tau,
     loo_top1_agreement,
     track_order_agreement,
 )
+from stableval.portal.store.db import Database
+from stableval.portal.store.models import Question, Submission
+from stableval.portal.work import adaptive
+from stableval.portal.work.adaptive import adaptive_table, refresh
 
 QUESTIONS = 24
 KINDS = {"honest-1": "honest", "honest-2": "honest", "honest-3": "honest", "honest-4": "honest",
@@ -155,7 +156,7 @@ def test_adaptive_assignment_gives_uncertain_questions_more_raters(db: Database,
         work_in_rounds(db, "t", task, behaviours, rounds=5, after=lambda: refresh(db, "t"))
     fit = refresh(db, "t", force=True)
     assert fit is not None and fit.submissions == sum(fit.extra.values()) + 3 * 16
-    table, _, rater_ids = task_choice_table(db, "t")
+    table, _, rater_ids = adaptive_table(db, track_of(db, "t"))
     assert table.n_levels == (3 if task == "single" else 4) and len(set(rater_ids.tolist())) == 6  # used levels
     with db.reading() as session:
         names = dict(session.execute(select(Question.id, Question.external_id)).all())

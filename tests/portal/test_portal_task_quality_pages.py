@@ -15,10 +15,12 @@ from fastapi.testclient import TestClient
 from planted_task_raters import TASKS, seed, store_answers, work_in_rounds
 from portal_helpers import ADMIN, csrf_of, profiled_raters
 
-from stableval.portal import live_diagnostics, order_agreement, task_results
-from stableval.portal.db import Database
-from stableval.portal.task_export import export_task
-from stableval.portal.task_results import task_summary
+from stableval.portal.admin import live_diagnostics, order_agreement
+from stableval.portal.admin.export import export_task
+from stableval.portal.store.db import Database
+from stableval.portal.tasks import summary as task_results
+from stableval.portal.tasks.registry import TASKS as TASK_TYPES
+from stableval.portal.tasks.summary import task_summary
 
 
 def _admin(app: Any) -> TestClient:
@@ -81,7 +83,7 @@ def test_track_and_results_pages(portal: tuple[Any, Database], tmp_path: Path, t
     body = html.unescape(results.text)
     assert "48 confirmed answer(s) to 8 question(s) by 6 rater(s)" in body
     assert "18 submission(s) of gold (quality-control) questions left out" in body
-    summary = task_summary(db, "t")
+    summary = task_summary(db, "t", TASK_TYPES[task])
     _check_summary(db, task, summary, body)
 
 
@@ -129,7 +131,7 @@ def test_results_summary_hand_worked(tmp_path: Path) -> None:
     seed(db, tmp_path, "single", regular=2, gold=0, k=2)
     first, second = profiled_raters(db, 2)
     store_answers(db, "t", "single", {first: "constant", second: "constant"})  # every level "incorrect"
-    summary = task_summary(db, "t", cache=False)
+    summary = task_summary(db, "t", TASK_TYPES["single"], cache=False)
     assert summary.answers == 4 and summary.questions == 2 and summary.raters == 2
     assert summary.tables["levels"]["rows"] == [["Accuracy", "TxAgent", 4, "4 (100%)", "0 (0%)", "0 (0%)",
                                                  "0 (0%)"],
@@ -139,7 +141,7 @@ def test_results_summary_hand_worked(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("task", TASKS)
 def test_pages_of_a_track_without_answers(tmp_path: Path, task: str) -> None:
-    from stableval.portal.app import create_app
+    from stableval.portal.web.app import create_app
 
     app = create_app(f"sqlite:///{tmp_path / 'p.db'}", admin_token=ADMIN)
     db = app.state.portal.db

@@ -12,8 +12,8 @@ from portal_helpers import LiveServer, focused, invite_tokens, needs_chromium, t
 from sqlalchemy import select
 from task_helpers import seed_task_track
 
-from stableval.portal.db import Database
-from stableval.portal.models import Question, Submission
+from stableval.portal.store.db import Database
+from stableval.portal.store.models import Question, Submission
 
 TASKS = ("single", "mcq", "ddx", "rank-documents")
 
@@ -80,7 +80,7 @@ def _stored(url: str, slug: str) -> list[dict[str, Any]]:
     db = Database(url)
     try:
         with db.reading() as session:
-            from stableval.portal.models import Track
+            from stableval.portal.store.models import Track
 
             return [s.payload or {} for s in session.scalars(
                 select(Submission).join(Question).join(Track).where(Track.slug == slug))]

@@ -17,7 +17,7 @@ from typer.testing import CliRunner
 from stableval.cli import app as cli_app
 from stableval.datasets.ddx import DDxAnnotations, load_ddx
 from stableval.errors import InputError
-from stableval.portal.tasks import read_conditions
+from stableval.portal.tasks.ddx import read_conditions
 
 runner = CliRunner()
 
@@ -73,7 +73,7 @@ def test_ddx_form_validation_groups_and_confirm(portal: tuple[Any, Any], tmp_pat
     assert confirm.status_code == 200 and \
         "<li><bdi>Psoriasis</bdi> = <bdi>Tinea corporis</bdi></li><li><bdi>Eczema</bdi></li>" in confirm.text
     assert submit_confirm(client, assignment, confirm.text).status_code == 200
-    from stableval.portal.task_export import export_task
+    from stableval.portal.admin.export import export_task
 
     result = export_task(db, "t")
     assert result.selectors == [[[[1, 2], [0]]]] and result.cases == ("case0",)
@@ -84,7 +84,7 @@ def test_ddx_form_validation_groups_and_confirm(portal: tuple[Any, Any], tmp_pat
 def test_ddx_export_feeds_stableval_ddx(tmp_path: Path) -> None:
     from fastapi.testclient import TestClient
 
-    from stableval.portal.app import create_app
+    from stableval.portal.web.app import create_app
 
     url = f"sqlite:///{tmp_path / 'portal.db'}"
     app = create_app(url, admin_token=ADMIN)

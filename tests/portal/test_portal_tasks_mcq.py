@@ -17,9 +17,10 @@ from typer.testing import CliRunner
 from stableval.cli import app as cli_app
 from stableval.datasets.medqa import REQUIRED, load_medqa
 from stableval.errors import InputError
-from stableval.portal.app import create_app
-from stableval.portal.manage import create_track, import_questions
-from stableval.portal.task_export import export_task, medqa_row
+from stableval.portal.admin.export import export_task
+from stableval.portal.admin.manage import create_track, import_questions
+from stableval.portal.tasks.mcq import medqa_row
+from stableval.portal.web.app import create_app
 
 runner = CliRunner()
 
@@ -44,7 +45,7 @@ def _seen(html: str, verdict: str, *letters: str, reason: str = "") -> dict[str,
 ])
 def test_mcq_import_errors_name_row_and_column(tmp_path: Path, record: dict[str, Any], problem: str, column: str
                                                ) -> None:
-    from stableval.portal.db import Database
+    from stableval.portal.store.db import Database
 
     db = Database(f"sqlite:///{tmp_path / 'p.db'}")
     db.upgrade()

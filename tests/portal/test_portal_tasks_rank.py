@@ -18,10 +18,10 @@ from typer.testing import CliRunner
 
 from stableval.cli import app as cli_app
 from stableval.errors import InputError
-from stableval.portal.app import create_app
-from stableval.portal.manage import create_track, import_questions
-from stableval.portal.task_export import export_task
-from stableval.portal.task_forms import shown_order
+from stableval.portal.admin.export import export_task
+from stableval.portal.admin.manage import create_track, import_questions
+from stableval.portal.tasks.rank_documents import shown_order
+from stableval.portal.web.app import create_app
 
 runner = CliRunner()
 
@@ -46,7 +46,7 @@ def _numbers(html: str, order: list[str]) -> dict[str, str]:
     (lambda r: r.update(extra=1), "unknown field(s)", None),
 ])
 def test_rank_import_errors_name_the_row(tmp_path: Path, change: Any, problem: str, column: str | None) -> None:
-    from stableval.portal.db import Database
+    from stableval.portal.store.db import Database
 
     db = Database(f"sqlite:///{tmp_path / 'p.db'}")
     db.upgrade()
@@ -69,7 +69,7 @@ def test_rank_flow_buttons_numbers_and_recorded_order(portal: tuple[Any, Any], t
     shown = _shown(first.text)
     from sqlalchemy import select
 
-    from stableval.portal.models import Assignment
+    from stableval.portal.store.models import Assignment
 
     with db.reading() as session:
         claimed = session.get(Assignment, assignment)
@@ -98,7 +98,7 @@ def test_rank_flow_buttons_numbers_and_recorded_order(portal: tuple[Any, Any], t
     assert frame["position_shown"].tolist() == [shown.index(i) + 1 for i in best]
     assert frame["kind"].tolist() == ["document", "answer", "document", "document"]
     with db.reading() as session:
-        from stableval.portal.models import Submission
+        from stableval.portal.store.models import Submission
 
         assert len(session.scalars(select(Submission)).all()) == 1
 

@@ -18,11 +18,11 @@ from typer.testing import CliRunner
 
 from stableval.cli import app as cli_app
 from stableval.errors import InputError
-from stableval.portal.app import create_app
-from stableval.portal.manage import create_track, import_questions
-from stableval.portal.models import Submission
-from stableval.portal.task_export import export_task
-from stableval.portal.transcripts import answer_to_html
+from stableval.portal.admin.export import export_task
+from stableval.portal.admin.manage import create_track, import_questions
+from stableval.portal.store.models import Submission
+from stableval.portal.tasks.transcripts import answer_to_html
+from stableval.portal.web.app import create_app
 
 runner = CliRunner()
 SCALE = "incorrect,partial,correct"
@@ -57,7 +57,7 @@ def test_transcript_renders_collapsible_and_escaped() -> None:
 ])
 def test_bad_transcripts_are_refused_at_import_with_row_and_column(tmp_path: Path, answer: str, problem: str
                                                                    ) -> None:
-    from stableval.portal.db import Database
+    from stableval.portal.store.db import Database
 
     db = Database(f"sqlite:///{tmp_path / 'p.db'}")
     db.upgrade()
@@ -75,7 +75,7 @@ def test_bad_transcripts_are_refused_at_import_with_row_and_column(tmp_path: Pat
         import_questions(db, "one", tmp_path / "one.csv")
     assert (caught.value.row, caught.value.column) == (2, "answer") and problem in caught.value.problem
     with db.reading() as session:
-        from stableval.portal.models import Question
+        from stableval.portal.store.models import Question
 
         assert session.scalar(select(func.count(Question.id))) == 0  # all or nothing
     db.dispose()
@@ -91,7 +91,7 @@ def test_pairwise_pages_render_transcripts(portal: tuple[Any, Any], tmp_path: Pa
 
 # ------------------------------------------------------------------------------------------------ framework
 def test_track_options_are_validated(tmp_path: Path) -> None:
-    from stableval.portal.db import Database
+    from stableval.portal.store.db import Database
 
     db = Database(f"sqlite:///{tmp_path / 'p.db'}")
     db.upgrade()
@@ -104,7 +104,7 @@ def test_track_options_are_validated(tmp_path: Path) -> None:
             create_track(db, "x", **kwargs)
         assert caught.value.column == column, kwargs
     create_track(db, "one", task="single")
-    from stableval.portal.models import Track
+    from stableval.portal.store.models import Track
 
     with db.reading() as session:
         track = session.scalar(select(Track).where(Track.slug == "one"))
@@ -239,7 +239,7 @@ def test_pairwise_tracks_still_export_as_before(portal: tuple[Any, Any], tmp_pat
     with pytest.raises(InputError, match="pairwise track"):
         export_task(db, "main")
     seed_track(db, tmp_path, "second")  # a second pairwise track is unaffected by task columns
-    from stableval.portal.models import Track
+    from stableval.portal.store.models import Track
 
     with db.reading() as session:
         assert set(session.scalars(select(Track.task_type))) == {"pairwise"}
@@ -250,7 +250,7 @@ def test_migration_0004_keeps_existing_tracks_pairwise(kind: str, tmp_path: Path
     from portal_helpers import database_url
     from sqlalchemy import text
 
-    from stableval.portal.db import Database
+    from stableval.portal.store.db import Database
 
     db = Database(database_url(kind, tmp_path))
     db.upgrade("0003")

@@ -10,14 +10,14 @@ from pathlib import Path
 
 import pytest
 
-from stableval.portal.db import Database, text
-from stableval.portal.write_lock import CROSS_PROCESS, WriteLock
+from stableval.portal.store.db import Database, text
+from stableval.portal.store.write_lock import CROSS_PROCESS, WriteLock
 
 pytestmark = pytest.mark.skipif(not CROSS_PROCESS, reason="flock(2) is not available on this platform")
 
 HOLD = textwrap.dedent("""
     import sys, time
-    from stableval.portal.write_lock import WriteLock
+    from stableval.portal.store.write_lock import WriteLock
     with WriteLock(sys.argv[1]):
         print("held", flush=True)
         time.sleep(float(sys.argv[2]))
@@ -48,7 +48,7 @@ def test_threads_and_processes_write_without_losing_an_increment(tmp_path: Path)
     script = textwrap.dedent("""
         import sys
         from concurrent.futures import ThreadPoolExecutor
-        from stableval.portal.db import Database, text
+        from stableval.portal.store.db import Database, text
         db = Database(sys.argv[1])
         def bump(_):
             with db.writing() as session:
@@ -85,7 +85,7 @@ def test_a_write_is_synced_to_disk_after_the_lock_and_before_it_returns(tmp_path
     before any acknowledgement), but outside the write lock, so the next writer does not wait for the disk."""
     import os
 
-    from stableval.portal import db as db_module
+    from stableval.portal.store import db as db_module
 
     db = Database(f"sqlite:///{tmp_path / 'portal.db'}")
     db.upgrade()

@@ -18,9 +18,10 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from stableval.commands.common import OutputOpt, bad_input_exits, fail
+from stableval.portal.tasks.registry import task_names
 
 if TYPE_CHECKING:  # pragma: no cover
-    from stableval.portal.db import Database
+    from stableval.portal.store.db import Database
 
 __all__ = ["DEFAULT_DB", "WORKER_SETTINGS", "DatabaseOpt", "access_log_config", "open_database", "portal_app",
            "register", "require_existing", "serve", "worker_app"]
@@ -48,7 +49,7 @@ def open_database(url: str) -> Database:
     """The portal database at ``url``, its schema created or upgraded; a clear error exit when the portal extra
     is missing or the database cannot be opened."""
     try:
-        from stableval.portal.db import Database
+        from stableval.portal.store.db import Database
     except ModuleNotFoundError as error:
         raise fail(f"the portal needs the 'portal' extra ({error.name} is missing): "
                    "pip install 'stableval[portal]'") from None
@@ -78,11 +79,11 @@ def require_existing(url: str) -> None:
 def refuse_shared_sqlite(url: str, workers: int) -> None:
     """Usage error (exit 2) when ``--workers N`` cannot share the database: an in-memory SQLite database (each
     process would have its own), or a SQLite file on a platform without ``flock`` (the writers of several
-    processes could not be queued, see :mod:`stableval.portal.write_lock`)."""
+    processes could not be queued, see :mod:`stableval.portal.store.write_lock`)."""
     from sqlalchemy.engine import make_url
 
-    from stableval.portal.db import sqlite_file
-    from stableval.portal.write_lock import CROSS_PROCESS
+    from stableval.portal.store.db import sqlite_file
+    from stableval.portal.store.write_lock import CROSS_PROCESS
 
     try:
         if make_url(url).get_backend_name() != "sqlite":
@@ -100,13 +101,13 @@ def refuse_shared_sqlite(url: str, workers: int) -> None:
 
 def access_log_config() -> dict[str, Any]:
     """uvicorn's logging configuration with the access log passed through
-    :class:`stableval.portal.security.RedactTokens` (invite tokens never reach the log)."""
+    :class:`stableval.portal.store.security.RedactTokens` (invite tokens never reach the log)."""
     import copy
 
     from uvicorn.config import LOGGING_CONFIG
 
     config = copy.deepcopy(LOGGING_CONFIG)
-    config.setdefault("filters", {})["redact_tokens"] = {"()": "stableval.portal.security.RedactTokens"}
+    config.setdefault("filters", {})["redact_tokens"] = {"()": "stableval.portal.store.security.RedactTokens"}
     for handler in config["handlers"].values():
         handler.setdefault("filters", []).append("redact_tokens")
     return config
@@ -155,12 +156,12 @@ def serve(
     try:
         import uvicorn
 
-        from stableval.portal.app import create_app
+        from stableval.portal.web.app import create_app
     except ModuleNotFoundError as error:
         raise fail(f"the portal needs the 'portal' extra ({error.name} is missing): "
                    "pip install 'stableval[portal]'") from None
     if not admin_token:
-        from stableval.portal.security import new_token
+        from stableval.portal.store.security import new_token
 
         admin_token = new_token()
     try:
@@ -206,7 +207,7 @@ WORKER_SETTINGS = "STABLEVAL_PORTAL_WORKER_SETTINGS"
 
 def worker_app() -> Any:
     """One worker's app (``stableval serve --workers N``): the settings of the parent, no migration."""
-    from stableval.portal.app import create_app
+    from stableval.portal.web.app import create_app
 
     settings = json.loads(os.environ[WORKER_SETTINGS])
     return create_app(settings["database_url"], settings["admin_token"], migrate=False,
@@ -221,12 +222,8 @@ def migrate(database_url: DatabaseOpt = DEFAULT_DB) -> None:
     typer.echo(f"database {database_url} is up to date", err=True)
 
 
-class TaskName(StrEnum):
-    PAIRWISE = "pairwise"
-    SINGLE = "single"
-    MCQ = "mcq"
-    DDX = "ddx"
-    RANK_DOCUMENTS = "rank-documents"
+#: ``--task``: the registered task types (:func:`stableval.portal.tasks.registry.task_names`).
+TaskName = StrEnum("TaskName", {name.upper().replace("-", "_"): name for name in task_names()})  # type: ignore[misc]
 
 
 @portal_app.command("track")
@@ -267,7 +264,7 @@ def track(
                                            "each 1-5), single (rate one answer on the track's scale), mcq (answer "
                                            "multiple choice blind, then judge the key), ddx (rank a differential "
                                            "diagnosis), rank-documents (order an answer among documents).")
-                    ] = TaskName.PAIRWISE,
+                    ] = TaskName(task_names()[0]),
     scale: Annotated[str | None, typer.Option("--scale", help="single: the ordered levels, worst first, e.g. "
                                               "incorrect,partial,correct (default 1,2,3,4,5).")] = None,
     conditions: Annotated[Path | None, typer.Option("--conditions", help="ddx: the condition list, one name per "
@@ -277,8 +274,8 @@ def track(
     database_url: DatabaseOpt = DEFAULT_DB,
 ) -> None:
     """Create an evaluation track."""
-    from stableval.portal.manage import create_track
-    from stableval.portal.tasks import read_conditions
+    from stableval.portal.admin.manage import create_track
+    from stableval.portal.tasks.ddx import read_conditions
 
     names = [c for c in criteria.split(",") if c.strip()] if criteria else None
     with bad_input_exits():
@@ -306,7 +303,7 @@ def routing(
     database_url: DatabaseOpt = DEFAULT_DB,
 ) -> None:
     """Show or change a track's specialty list and fallback (no option: show them)."""
-    from stableval.portal.scope import routing_of, set_routing
+    from stableval.portal.work.scope import routing_of, set_routing
 
     if no_list and specialties is not None:
         raise typer.BadParameter("give --specialties or --no-specialty-list, not both", param_hint="--specialties")
@@ -333,7 +330,7 @@ def import_(
     database_url: DatabaseOpt = DEFAULT_DB,
 ) -> None:
     """Import questions and model answers into a track (all rows or none)."""
-    from stableval.portal.manage import import_questions
+    from stableval.portal.admin.manage import import_questions
 
     db = open_database(database_url)
     with bad_input_exits():
@@ -353,7 +350,7 @@ def invites(
     database_url: DatabaseOpt = DEFAULT_DB,
 ) -> None:
     """Create invite links (CSV: rater, note, link). The links are shown once; only their hashes are stored."""
-    from stableval.portal.manage import create_invites, read_invite_notes
+    from stableval.portal.admin.manage import create_invites, read_invite_notes
 
     notes = [""] * count
     if from_file is not None:
@@ -398,7 +395,7 @@ def rater(
     database_url: DatabaseOpt = DEFAULT_DB,
 ) -> None:
     """Revoke a rater's invite link, issue a new one, sign them out everywhere, disable or enable them."""
-    from stableval.portal import manage
+    from stableval.portal.admin import manage
 
     number = rater_id.removeprefix("rater-")
     if not (number.isascii() and number.isdigit() and len(number) < 12):
@@ -430,8 +427,8 @@ def diagnostics(
     agreement; rank-documents: mean Kendall tau-b)."""
     import pandas as pd
 
-    from stableval.portal.live_diagnostics import track_diagnostics
-    from stableval.portal.order_agreement import track_order_agreement
+    from stableval.portal.admin.live_diagnostics import track_diagnostics
+    from stableval.portal.admin.order_agreement import track_order_agreement
 
     require_existing(database_url)
     db = open_database(database_url)
@@ -469,8 +466,8 @@ def adaptive(
     """Adaptive assignment of a track (CSV): per question, confirmed ratings, extra raters beyond k, confidence."""
     from sqlalchemy import func, select
 
-    from stableval.portal.adaptive import refresh, track_quotas
-    from stableval.portal.models import Question, Submission, Track
+    from stableval.portal.store.models import Question, Submission, Track
+    from stableval.portal.work.adaptive import refresh, track_quotas
 
     require_existing(database_url)
     db = open_database(database_url)
@@ -499,7 +496,7 @@ def adaptive(
                            "extra": quotas.get(q, (0, None))[0], "capacity": k + quotas.get(q, (0, None))[0],
                            "confidence": quotas.get(q, (0, None))[1]} for q, external in questions],
                          columns=["item", "confirmed", "k", "extra", "capacity", "confidence"])
-    from stableval.portal.export import defuse_formulas
+    from stableval.portal.admin.export import defuse_formulas
 
     sys.stdout.write(defuse_formulas(frame.round(4)).to_csv(index=False))
 
@@ -520,8 +517,8 @@ def proposals(
     database_url: DatabaseOpt = DEFAULT_DB,
 ) -> None:
     """Questions proposed by raters, in the question-import format (CSV; add the answers, then import)."""
-    from stableval.portal.export import defuse_formulas
-    from stableval.portal.question_queue import import_frame, list_proposals
+    from stableval.portal.admin.export import defuse_formulas
+    from stableval.portal.work.question_queue import import_frame, list_proposals
 
     require_existing(database_url)
     db = open_database(database_url)
@@ -549,7 +546,7 @@ def proposal(
     database_url: DatabaseOpt = DEFAULT_DB,
 ) -> None:
     """Accept or reject a question proposed by a rater."""
-    from stableval.portal.question_queue import decide
+    from stableval.portal.work.question_queue import decide
 
     if decision is ProposalDecision.REJECT and not reason.strip():
         raise typer.BadParameter("give the reason for rejecting", param_hint="--reason")
@@ -575,7 +572,7 @@ def quality(
     database_url: DatabaseOpt = DEFAULT_DB,
 ) -> None:
     """Quality control: every rater's accuracy on the track's gold questions (CSV), or --rater R --set DECISION."""
-    from stableval.portal.quality import set_override, track_quality
+    from stableval.portal.work.quality import set_override, track_quality
 
     if (rater_id is None) != (decision is None):
         raise typer.BadParameter("give both --rater and --set, or neither (to list)", param_hint="--set")
@@ -596,6 +593,6 @@ def quality(
                           "gold_questions": [q.gold_answered for _, q in rows],
                           "gold_judgments": [q.judgments for _, q in rows], "correct": [q.correct for _, q in rows],
                           "accuracy": [q.accuracy for _, q in rows], "status": [q.status for _, q in rows]})
-    from stableval.portal.export import defuse_formulas
+    from stableval.portal.admin.export import defuse_formulas
 
     sys.stdout.write(defuse_formulas(frame).to_csv(index=False))
