@@ -240,7 +240,7 @@ def seed_database(url: str, raters: int, questions: int, k: int) -> tuple[list[s
 
     db = Database(url)
     db.upgrade()
-    create_track(db, "main", "Benchmark track", k=k)
+    create_track(db, "main", title="Benchmark track", k=k)
     answer = "A long answer. " * 60 + "\n\n* one\n* two\n\n**Bold** and `code`."
     frame = pd.DataFrame({"id": [f"q{i}" for i in range(questions)],
                           "prompt": [f"Question **{i}**: which treatment and why?" for i in range(questions)],

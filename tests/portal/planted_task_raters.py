@@ -103,7 +103,7 @@ def seed(db: Database, tmp_path: Path, task: str, *, regular: int, gold: int, sl
         options.setdefault("criteria", SINGLE_CRITERIA)
     if task == "ddx":
         options.setdefault("conditions", CONDITIONS)
-    create_track(db, slug, slug.title(), task=task, **options)
+    create_track(db, slug, title=slug.title(), task=task, **options)
     import_questions(db, slug, write_questions(tmp_path, task, regular, gold, ambiguous))
 
 

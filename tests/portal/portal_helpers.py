@@ -93,7 +93,7 @@ def questions_frame(n: int = 4, *, specialty: str = "", subspecialty: str = "", 
 
 def seed_track(db: Database, tmp_path: Path, slug: str = "main", *, frame: pd.DataFrame | None = None,
                **options: Any) -> None:
-    create_track(db, slug, slug.title(), **options)
+    create_track(db, slug, title=slug.title(), **options)
     path = tmp_path / f"{slug}-questions.csv"
     (questions_frame() if frame is None else frame).to_csv(path, index=False)
     import_questions(db, slug, path)

@@ -76,7 +76,7 @@ def seed_task_track(db: Database, tmp_path: Path, task: str, slug: str = "t", n:
     writer, name = writers[task]
     if task == "ddx":
         options.setdefault("conditions", CONDITIONS)
-    create_track(db, slug, slug.title(), task=task, **options)
+    create_track(db, slug, title=slug.title(), task=task, **options)
     import_questions(db, slug, writer(tmp_path / f"{slug}-{name}", n))
 
 

@@ -79,19 +79,19 @@ def world(tmp_path: Path) -> Iterator[tuple[Any, Any, TestClient, TestClient]]:
     their profile with such text, a pending and a rejected proposal; the rater's and the admin's clients."""
     app = create_app(f"sqlite:///{tmp_path / 'p.db'}", admin_token=ADMIN)
     db = app.state.portal.db
-    create_track(db, "pw", evil("TRACK"), criteria=[evil("CRITERION")])  # key: criterion
+    create_track(db, "pw", title=evil("TRACK"), criteria=[evil("CRITERION")])  # key: criterion
     pd.DataFrame({"id": [evil("QID"), "q2"], "prompt": [evil("PROMPT")] * 2, "model_a": [evil("MODEL")] * 2,
                   "answer_a": [evil("ANSWER")] * 2, "model_b": ["GPT-4o"] * 2, "answer_b": ["B"] * 2,
                   "reference": [evil("REFERENCE")] * 2}).to_csv(tmp_path / "pw.csv", index=False)
     import_questions(db, "pw", tmp_path / "pw.csv")
-    create_track(db, "mcq", "MCQ", task="mcq")
+    create_track(db, "mcq", title="MCQ", task="mcq")
     (tmp_path / "mcq.jsonl").write_text(json.dumps({"id": "m1", "prompt": "Which?", "answer_idx": "A", "options": {
         "A": evil("OPTION"), "B": "Beta"}}) + "\n")
     import_questions(db, "mcq", tmp_path / "mcq.jsonl")
-    create_track(db, "ddx", "DDx", task="ddx", conditions=[evil("CONDITION"), "Eczema", "Psoriasis"])
+    create_track(db, "ddx", title="DDx", task="ddx", conditions=[evil("CONDITION"), "Eczema", "Psoriasis"])
     pd.DataFrame({"id": ["c1"], "prompt": ["Rash?"]}).to_csv(tmp_path / "ddx.csv", index=False)
     import_questions(db, "ddx", tmp_path / "ddx.csv")
-    create_track(db, "rank", "Rank", task="rank-documents")
+    create_track(db, "rank", title="Rank", task="rank-documents")
     (tmp_path / "rank.jsonl").write_text(json.dumps({"id": "r1", "prompt": "Treat?", "items": [
         {"id": "ans", "text": evil("DOCUMENT"), "kind": "answer"},
         {"id": "d1", "text": "Plain document", "kind": "document"}]}) + "\n")

@@ -191,7 +191,7 @@ def test_results_page_through_the_rater_flow(portal: tuple[Any, Database], tmp_p
     frame = questions_frame(3)
     frame["model_a"] = "<script>alert(1)</script>Tx"
     frame["model_b"] = "GPT <img src=x onerror=alert(1)>"
-    create_track(db, "main", "<b>Hostile</b> javascript:alert(1)")
+    create_track(db, "main", title="<b>Hostile</b> javascript:alert(1)")
     frame.to_csv(tmp_path / "hostile.csv", index=False)
     import_questions(db, "main", tmp_path / "hostile.csv")
     for i, token in enumerate(invite_tokens(db, 2)):

@@ -83,7 +83,7 @@ def test_every_type_through_the_portal(name: str, tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path / 'portal.db'}"
     app = create_app(url, admin_token=ADMIN)
     db = app.state.portal.db
-    create_track(db, "t", "T", task=name, k=2, **task.example_settings)
+    create_track(db, "t", title="T", task=name, k=2, **task.example_settings)
     questions = tmp_path / "questions.jsonl"
     questions.write_text("".join(json.dumps(task.example_question(n)) + "\n" for n in range(QUESTIONS)))
     imported = runner.invoke(cli_app, ["portal", "import", "t", str(questions), "--task", name,

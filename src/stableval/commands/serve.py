@@ -17,10 +17,12 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from stableval.commands.common import OutputOpt, bad_input_exits, fail
+from stableval.commands.common import OutputOpt, bad_input_exits, fail, record_options
+from stableval.portal.settings import SETTINGS, TEXT_KINDS
 from stableval.portal.tasks.registry import task_names
 
 if TYPE_CHECKING:  # pragma: no cover
+    from stableval.portal.settings import TrackSettings
     from stableval.portal.store.db import Database
 
 __all__ = ["DEFAULT_DB", "WORKER_SETTINGS", "DatabaseOpt", "access_log_config", "open_database", "portal_app",
@@ -224,69 +226,55 @@ def migrate(database_url: DatabaseOpt = DEFAULT_DB) -> None:
 
 #: ``--task``: the registered task types (:func:`stableval.portal.tasks.registry.task_names`).
 TaskName = StrEnum("TaskName", {name.upper().replace("-", "_"): name for name in task_names()})  # type: ignore[misc]
+#: The settings whose allowed values come from a registry rather than their declaration.
+_REGISTERED = {"task": TaskName}
+
+
+def _setting_flags() -> list[tuple[str, Any, Any]]:
+    """One flag per track setting a command line can carry, from its declaration
+    (:data:`stableval.portal.settings.SETTINGS`): its spelling, help (with what is allowed and the default) and
+    default; the checks are :func:`~stableval.portal.admin.manage.track_problems`' (the web form's words)."""
+    flags = []
+    for name, option in SETTINGS.items():
+        if option.kind not in TEXT_KINDS:
+            continue  # set from Python only
+        kind: Any = _REGISTERED.get(name) or (
+            StrEnum(f"{name.title()}Choice", {c: c for c in option.choices}) if option.choices else option.kind)
+        default = None if option.default is None else kind(option.default)
+        shown = typer.Option(option.cli, help=option.describe(), show_default=False)
+        flags.append((name, Annotated[kind if default is not None else kind | None, shown], default))
+    return flags
+
+
+def _settings_record(values: dict[str, Any]) -> TrackSettings:
+    """The flags' values as the track's settings (text parsed as its declaration says)."""
+    from stableval.portal.settings import track_settings
+
+    given = {}
+    for name, value in values.items():
+        if isinstance(value, StrEnum):
+            value = value.value
+        parse = SETTINGS[name].parse
+        if isinstance(value, str) and parse is not None:
+            value = parse(value)
+        if value is not None:
+            given[name] = value
+    return track_settings(**given)
 
 
 @portal_app.command("track")
+@record_options("settings", _setting_flags(), _settings_record)
 def track(
     slug: Annotated[str, typer.Argument(help="Short name: lower-case letters, digits, '-' or '_'.")],
-    title: Annotated[str, typer.Option("--title", help="Title shown to raters (default: the name).")] = "",
-    criteria: Annotated[str | None, typer.Option(
-        "--criteria", help="Comma-separated criteria (default: problem resolution, helpfulness, scientific "
-                           "consensus, accuracy, completeness).")] = None,
-    k: Annotated[int, typer.Option("--k", min=1, help="Confirmed ratings needed per question.")] = 3,
-    flag_limit: Annotated[int, typer.Option("--flag-limit", min=1, help="'Does not make sense' flags that "
-                                                                       "retire a question.")] = 2,
-    lease_hours: Annotated[float, typer.Option("--lease-hours", min=0.001, help="How long a claimed question "
-                                                                                "stays reserved.")] = 24.0,
-    gold_rate: Annotated[float, typer.Option("--gold-rate", min=0.0, max=1.0, help="Share of claims that are gold "
-                                             "(quality-control) questions, imported with a gold column.")] = 0.0,
-    qc_threshold: Annotated[float, typer.Option("--qc-threshold", min=0.0, max=1.0, help="Pause a rater whose "
-                                                "gold accuracy is below this share.")] = 0.7,
-    qc_min_gold: Annotated[int, typer.Option("--qc-min-gold", min=0, help="Gold questions answered before the "
-                                             "threshold applies.")] = 3,
-    qualification: Annotated[int, typer.Option("--qualification", min=0, help="Gold questions a new rater answers "
-                                               "first (a qualification set; 0: none).")] = 0,
-    max_k: Annotated[int, typer.Option("--max-k", min=0, help="Adaptive assignment: questions whose STABLEVAL "
-                                       "posterior is still uncertain after k ratings get more raters, up to this "
-                                       "many (0: off; else more than --k).")] = 0,
-    adaptive_threshold: Annotated[float, typer.Option("--adaptive-threshold", min=0.0, max=1.0, help="A question "
-                                                      "is uncertain while its confidence (mean max posterior over "
-                                                      "its criteria) is below this.")] = 0.8,
-    adaptive_every: Annotated[int, typer.Option("--adaptive-every", min=1, help="Refresh the adaptive model after "
-                                                "this many new submissions (or 5 minutes and one).")] = 10,
-    specialties: Annotated[str | None, typer.Option("--specialties", help="Comma-separated specialty list: raters "
-                                                    "choose from it, imported questions must use it (default: "
-                                                    "free text).")] = None,
-    fallback: Annotated[str, typer.Option("--fallback", help="When no question of the rater's specialty is left: "
-                                          "specialty (stop), general (then untagged questions; the default) or "
-                                          "any (then any question of the track).")] = "general",
-    task: Annotated[TaskName, typer.Option("--task", help="What raters do: pairwise (compare two answers, then rate "
-                                           "each 1-5), single (rate one answer on the track's scale), mcq (answer "
-                                           "multiple choice blind, then judge the key), ddx (rank a differential "
-                                           "diagnosis), rank-documents (order an answer among documents).")
-                    ] = TaskName(task_names()[0]),
-    scale: Annotated[str | None, typer.Option("--scale", help="single: the ordered levels, worst first, e.g. "
-                                              "incorrect,partial,correct (default 1,2,3,4,5).")] = None,
-    conditions: Annotated[Path | None, typer.Option("--conditions", help="ddx: the condition list, one name per "
-                                                    "line.")] = None,
-    max_conditions: Annotated[int, typer.Option("--max-conditions", min=1, help="ddx: most conditions per "
-                                                "answer.")] = 5,
+    settings: TrackSettings,
     database_url: DatabaseOpt = DEFAULT_DB,
 ) -> None:
-    """Create an evaluation track."""
+    """Create an evaluation track (every setting: see docs/portal.md, 'Track settings')."""
     from stableval.portal.admin.manage import create_track
-    from stableval.portal.tasks.ddx import read_conditions
 
-    names = [c for c in criteria.split(",") if c.strip()] if criteria else None
-    with bad_input_exits():
-        condition_names = read_conditions(conditions) if conditions is not None else None
     db = open_database(database_url)
     with bad_input_exits():
-        create_track(db, slug, title, criteria=names, k=k, flag_limit=flag_limit, lease_hours=lease_hours,
-                     gold_rate=gold_rate, qc_threshold=qc_threshold, qc_min_gold=qc_min_gold,
-                     qualification=qualification, max_k=max_k, adaptive_threshold=adaptive_threshold,
-                     adaptive_every=adaptive_every, task=task.value, scale=scale, conditions=condition_names,
-                     max_conditions=max_conditions, specialties=specialties, fallback=fallback)
+        create_track(db, slug, settings)
     typer.echo(f"created track {slug}", err=True)
 
 

@@ -20,22 +20,18 @@ import pandas as pd
 from sqlalchemy import select
 
 from stableval.errors import InputError
-from stableval.portal.settings import DEFAULT_TASK
+from stableval.portal.settings import MAX_K, MAX_LEASE_HOURS, SETTINGS, TrackSettings, setting_problems, track_settings
 from stableval.portal.store.db import Database
 from stableval.portal.store.models import Assignment, Question, Rater, RevokedSession, Track, utcnow
 from stableval.portal.store.security import hash_token, new_token
 from stableval.portal.tasks.registry import TASKS
 from stableval.portal.tasks.rules import DEFAULT_CRITERIA, validate_rules
 
-__all__ = ["MAX_K", "MAX_LEASE_HOURS", "Invite", "create_invites",
+__all__ = ["MAX_K", "MAX_LEASE_HOURS", "Invite", "TrackSettings", "create_invites",
            "create_track", "end_rater_sessions", "find_rater", "import_questions", "normalise_group", "rater_access",
            "rater_for_invite", "read_invite_notes", "reissue_invite", "revoke_invite", "revoke_session", "save_profile",
            "session_revoked", "set_rater_disabled", "set_retired", "track_problems"]
 
-#: Largest k and flag limit a track may have.
-MAX_K = 1000
-#: Longest lease (hours): one year.
-MAX_LEASE_HOURS = 24 * 366
 _SLUG = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
 _KEY = re.compile(r"^[a-z0-9_]{1,64}$")
 
@@ -63,27 +59,12 @@ def _criteria(criteria: Sequence[str] | None) -> list[dict[str, str]]:
     return out
 
 
-def create_track(db: Database, slug: str, title: str = "", *, criteria: Sequence[str] | None = None,
-                 rules: dict[str, Any] | None = None, k: int = 3, flag_limit: int = 2,
-                 lease_hours: float = 24.0, gold_rate: float = 0.0, qc_threshold: float = 0.7,
-                 qc_min_gold: int = 3, qualification: int = 0, task: str = DEFAULT_TASK,
-                 scale: str | Sequence[str] | None = None, conditions: Sequence[str] | None = None,
-                 max_conditions: int = 5, max_k: int = 0, adaptive_threshold: float = 0.8,
-                 adaptive_every: int = 10, specialties: str | Sequence[str] | None = None,
-                 fallback: str = "general") -> int:
-    """Create a track; returns its id. ``criteria`` default to the spec's five; ``rules`` see
-    :mod:`stableval.portal.tasks.rules`; quality control (``gold_rate`` … ``qualification``) see
-    :mod:`stableval.portal.work.quality`; ``task`` (and its ``scale``, ``conditions``, ``max_conditions``) see
-    :mod:`stableval.portal.tasks.registry`; adaptive assignment (``max_k`` > k: up to that many raters for uncertain
-    questions; 0: off) see :mod:`stableval.portal.work.adaptive`; ``specialties`` (the track's controlled list) and
-    ``fallback`` (specialty, general or any) see :mod:`stableval.portal.work.scope`. The settings are checked by
-    :func:`track_problems`; the first problem is raised."""
-    track, problems = track_problems(slug, title, criteria=criteria, rules=rules, k=k, flag_limit=flag_limit,
-                                     lease_hours=lease_hours, gold_rate=gold_rate, qc_threshold=qc_threshold,
-                                     qc_min_gold=qc_min_gold, qualification=qualification, task=task, scale=scale,
-                                     conditions=conditions, max_conditions=max_conditions, max_k=max_k,
-                                     adaptive_threshold=adaptive_threshold, adaptive_every=adaptive_every,
-                                     specialties=specialties, fallback=fallback)
+def create_track(db: Database, slug: str, settings: TrackSettings | None = None, **changes: Any) -> int:
+    """Create a track called ``slug`` with ``settings`` (a :class:`~stableval.portal.settings.TrackSettings`;
+    default: every declared default) and ``changes`` (``k=5``, ``title="Derm"``: any setting by name); returns its
+    id. The settings are declared in :mod:`stableval.portal.settings` and checked by :func:`track_problems`; the
+    first problem is raised."""
+    track, problems = track_problems(slug, settings, **changes)
     if problems or track is None:
         raise problems[0]
     with db.writing() as session:
@@ -94,23 +75,30 @@ def create_track(db: Database, slug: str, title: str = "", *, criteria: Sequence
         return track.id
 
 
-def track_problems(slug: str, title: str = "", *, criteria: Sequence[str] | None = None,
-                   rules: dict[str, Any] | None = None, k: int = 3, flag_limit: int = 2,
-                   lease_hours: float = 24.0, gold_rate: float = 0.0, qc_threshold: float = 0.7,
-                   qc_min_gold: int = 3, qualification: int = 0, task: str = DEFAULT_TASK,
-                   scale: str | Sequence[str] | None = None, conditions: Sequence[str] | None = None,
-                   max_conditions: int = 5, max_k: int = 0, adaptive_threshold: float = 0.8,
-                   adaptive_every: int = 10, specialties: str | Sequence[str] | None = None,
-                   fallback: str = "general") -> tuple[Track | None, list[InputError]]:
+def _typed(kind: type, value: Any) -> Any:
+    """A numeric setting as its declared kind (``k=3.0`` is stored as 3)."""
+    return kind(value) if kind in (int, float) else value
+
+
+#: Settings stored in another form than their value (the rest: in their column, else with the track's options).
+_READ_HERE = ("title", "task", "criteria", "scale", "conditions", "max_conditions", "lease_hours", "specialties",
+              "rules", "fallback")
+
+
+def track_problems(slug: str, settings: TrackSettings | None = None, **changes: Any
+                   ) -> tuple[Track | None, list[InputError]]:
     """The track :func:`create_track` would store (not yet stored; None when there are problems) and every
-    problem with its settings, in the order of the checks (the admin's form shows them all at once).
+    problem with its settings, in the order of the checks (the admin's form shows them all at once): the routing
+    lists, the task type's own settings, the name, every declared bound and choice
+    (:func:`~stableval.portal.settings.setting_problems`), the rules between settings, the criteria and rules.
 
     >>> [e.column for e in track_problems("Bad name", k=0, scale="a,b")[1]]
     ['scale', 'slug', 'k']
     """
     from stableval.portal.tasks.registry import task_options
-    from stableval.portal.work.scope import check_fallback, parse_specialties
+    from stableval.portal.work.scope import parse_specialties
 
+    chosen = track_settings(settings, **changes)
     problems: list[InputError] = []
 
     def checked(check: Any, *args: Any, **kwargs: Any) -> Any:
@@ -120,50 +108,33 @@ def track_problems(slug: str, title: str = "", *, criteria: Sequence[str] | None
             problems.append(error)
             return None
 
-    specialty_list, fallback = checked(parse_specialties, specialties), checked(check_fallback, fallback)
-    task_scale, options = checked(task_options, task, scale=scale, conditions=conditions,
-                                  max_conditions=max_conditions) or (None, None)
+    specialty_list = checked(parse_specialties, chosen.specialties)
+    task_scale, options = checked(task_options, chosen) or (None, None)
     if not _SLUG.match(slug):
         problems.append(InputError("bad track name", column="slug", value=slug, allowed="1-64 lower-case letters, "
                                    "digits, '-' or '_', starting with a letter or digit"))
-    for name, value in (("k", k), ("flag_limit", flag_limit)):
-        if not 1 <= int(value) <= MAX_K:
-            problems.append(InputError(f"{name} out of range", column=name, value=value,
-                                       allowed=f"a whole number from 1 to {MAX_K}"))
-    if not 1 / 3600 <= lease_hours <= MAX_LEASE_HOURS or round(lease_hours * 3600) < 1:  # NaN fails too
-        problems.append(InputError("lease out of range", column="lease_hours", value=lease_hours,
-                                   allowed=f"from 1 second (0.0003 hours) to {MAX_LEASE_HOURS} hours"))
-    for name, fraction in (("gold_rate", gold_rate), ("qc_threshold", qc_threshold)):
-        if not 0 <= fraction <= 1:
-            problems.append(InputError(f"{name} out of range", column=name, value=fraction,
-                                       allowed="a share from 0 to 1"))
-    for name, value in (("qc_min_gold", qc_min_gold), ("qualification", qualification)):
-        if not 0 <= int(value) <= MAX_K:
-            problems.append(InputError(f"{name} out of range", column=name, value=value, allowed=f"0 to {MAX_K}"))
-    if int(max_k) != 0 and not int(k) < int(max_k) <= MAX_K:
+    bounds = setting_problems(chosen)
+    problems += bounds
+    k, max_k = chosen.k, chosen.max_k
+    if max_k != 0 and "max_k" not in {e.column for e in bounds} and not k < max_k:
         problems.append(InputError("max_k out of range", column="max_k", value=max_k, allowed=f"0 (no adaptive "
                                    f"assignment) or a whole number from k + 1 = {int(k) + 1} to {MAX_K}"))
-    elif int(max_k) != 0 and task in TASKS and not TASKS[task].adaptive:
+    elif max_k != 0 and chosen.task in TASKS and not TASKS[chosen.task].adaptive:
         names = [name for name, kind in TASKS.items() if kind.adaptive]
         adaptive = ", ".join(names[:-1]) + " and " + names[-1] if len(names) > 1 else "".join(names)
-        problems.append(InputError(f"no adaptive assignment for {task} tracks (their answers are outside the rater "
-                                   "model)", column="max_k", value=max_k,
+        problems.append(InputError(f"no adaptive assignment for {chosen.task} tracks (their answers are outside "
+                                   "the rater model)", column="max_k", value=max_k,
                                    allowed=f"0 ({adaptive} tracks can be adaptive)"))
-    if not 0 < adaptive_threshold <= 1:
-        problems.append(InputError("adaptive_threshold out of range", column="adaptive_threshold",
-                                   value=adaptive_threshold, allowed="a share above 0, at most 1"))
-    if not 1 <= int(adaptive_every) <= 1_000_000:
-        problems.append(InputError("adaptive_every out of range", column="adaptive_every", value=adaptive_every,
-                                   allowed="a whole number from 1 to 1,000,000"))
-    track_criteria, track_rules = checked(_criteria, criteria), checked(validate_rules, rules)
+    track_criteria, track_rules = checked(_criteria, chosen.criteria), checked(validate_rules, chosen.rules)
     if problems:
         return None, problems
-    return Track(slug=slug, title=title.strip() or slug, max_k=int(max_k), specialties=specialty_list,
-                 fallback=fallback, adaptive_threshold=float(adaptive_threshold), adaptive_every=int(adaptive_every),
-                 criteria=track_criteria, rules=track_rules, gold_rate=float(gold_rate),
-                 qc_threshold=float(qc_threshold), qc_min_gold=int(qc_min_gold), qualification=int(qualification),
-                 task_type=task, scale=task_scale, task_options=options, k=int(k), flag_limit=int(flag_limit),
-                 lease_seconds=round(lease_hours * 3600)), []
+    columns = Track.__table__.columns
+    stored = {name: _typed(SETTINGS[name].kind, getattr(chosen, name)) for name in SETTINGS if name not in _READ_HERE}
+    others = {name: value for name, value in stored.items() if name not in columns}  # with the track's options
+    return Track(slug=slug, title=(chosen.title or "").strip() or slug, task_type=chosen.task, criteria=track_criteria,
+                 rules=track_rules, scale=task_scale, task_options={**(options or {}), **others} or None,
+                 lease_seconds=round(chosen.lease_hours * 3600), specialties=specialty_list, fallback=chosen.fallback,
+                 **{name: value for name, value in stored.items() if name in columns}), []
 
 
 def _read_table(path: str | Path, source: str) -> pd.DataFrame:

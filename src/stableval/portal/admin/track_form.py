@@ -1,17 +1,19 @@
-"""The admin's "New track" form: its text fields turned into the arguments of
-:func:`stableval.portal.admin.manage.create_track`, the function ``stableval portal track`` calls too, so the web
-form and the command line refuse the same things with the same messages.
+"""The admin's "New track" form: its fields are the declared track settings (:mod:`stableval.portal.settings`), and
+their text becomes the :class:`~stableval.portal.settings.TrackSettings` that
+:func:`stableval.portal.admin.manage.create_track` takes, the function ``stableval portal track`` calls too, so the
+web form and the command line refuse the same things with the same messages.
 
-Only the reading of text (a whole number, a decimal, the condition list from the text box or an uploaded file) is
-done here; every range and every task-type rule is checked by :func:`~stableval.portal.admin.manage.track_problems`,
-which ``create_track`` calls (it raises the first problem; the form shows them all). A problem is a
-:class:`FieldError` naming the form field, so the page can show it in the error summary and beside the field
+Only the reading of text is done here (a whole number, a decimal, a comma-separated list; a setting that is a text
+file, such as a ddx track's condition list, typed in its text box or uploaded, read by the task type that owns it);
+every range and every task-type rule is checked by :func:`~stableval.portal.admin.manage.track_problems`, which
+``create_track`` calls (it raises the first problem; the form shows them all). A problem is a :class:`FieldError`
+naming the form field, so the page can show it in the error summary and beside the field
 (``aria-invalid``/``aria-describedby``).
 
->>> arguments, errors = track_arguments({"slug": "derm", "k": "2", "conditions": "Eczema\\nTinea"})
->>> arguments["k"], arguments["conditions"], errors
-(2, ['Eczema', 'Tinea'], [])
->>> track_arguments({"slug": "x", "k": "two"})[1]
+>>> slug, settings, errors = track_arguments({"slug": "derm", "k": "2", "criteria": "Accuracy, Safety"})
+>>> slug, settings.k, settings.criteria, errors
+('derm', 2, ['Accuracy', ' Safety'], [])
+>>> track_arguments({"slug": "x", "k": "two"})[2]
 [FieldError(field='k', message="Ratings per question (k): not a whole number: got 'two'")]
 """
 
@@ -19,28 +21,73 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from stableval.errors import InputError
 from stableval.portal.admin.manage import track_problems
-from stableval.portal.settings import DEFAULT_TASK
-from stableval.portal.tasks.ddx import parse_conditions
+from stableval.portal.settings import GROUPS, SETTINGS, TEXT_KINDS, TrackSettings, track_settings
+from stableval.portal.tasks.registry import TASKS
 
-__all__ = ["FIELDS", "FieldError", "field_error", "form_problems", "track_arguments"]
+__all__ = ["FIELDS", "FieldError", "FormField", "FormSection", "field_error", "form_fields", "form_layout",
+           "form_problems", "track_arguments"]
 
-#: Form fields (= create_track keyword, except ``conditions_file``) and their labels, in the order of the form.
-FIELDS: dict[str, str] = {
-    "slug": "Name", "title": "Title", "task": "Task type", "criteria": "Criteria", "scale": "Scale",
-    "conditions": "Condition list", "conditions_file": "Condition list file", "max_conditions": "Most conditions "
-    "per answer", "k": "Ratings per question (k)", "flag_limit": "Flags that retire a question",
-    "lease_hours": "Lease (hours)", "gold_rate": "Share of gold questions", "qc_threshold": "Pause threshold",
-    "qc_min_gold": "Gold questions before the threshold applies", "qualification": "Qualification",
-    "max_k": "Raters per question at most", "adaptive_threshold": "Uncertain below",
-    "adaptive_every": "Refresh the adaptive model after", "specialties": "Specialty list",
-    "fallback": "When no question of the rater's specialty is left"}
-_WHOLE = {"k": 3, "flag_limit": 2, "qc_min_gold": 3, "qualification": 0, "max_k": 0, "adaptive_every": 10,
-          "max_conditions": 5}
-_DECIMAL = {"lease_hours": 24.0, "gold_rate": 0.0, "qc_threshold": 0.7, "adaptive_threshold": 0.8}
+
+def form_fields() -> dict[str, str]:
+    """The form's fields and their labels, in the order of the form: the name, then every setting a form can
+    carry, a text-file setting followed by its upload field (``<name>_file``)."""
+    fields = {"slug": "Name"}
+    for _, _, names in GROUPS:
+        for name in names:
+            option = SETTINGS[name]
+            fields[name] = option.title
+            if option.kind is Path:
+                fields[f"{name}_file"] = f"{option.title} file"
+    return fields
+
+
+#: Form fields and their labels, in the order of the form (:func:`form_fields`).
+FIELDS: dict[str, str] = form_fields()
+
+
+@dataclass(frozen=True)
+class FormField:
+    """One setting as the form shows it: ``widget`` is ``select`` (``choices``: value, label), ``file`` (an upload
+    and a text box), ``numeric``, ``decimal`` (the input mode of a number) or ``text``; ``default`` is shown when
+    nothing was posted."""
+
+    name: str
+    label: str
+    help: str
+    widget: str
+    default: str
+    choices: tuple[tuple[str, str], ...] = ()
+
+
+@dataclass(frozen=True)
+class FormSection:
+    """A fieldset of the form (no legend: fields outside a fieldset)."""
+
+    legend: str
+    hint: str
+    fields: tuple[FormField, ...]
+
+
+def form_layout() -> tuple[FormSection, ...]:
+    """The form's sections and fields, from the settings' declarations (:data:`~stableval.portal.settings.GROUPS`);
+    the task type's choices are the registered types."""
+    choice_lists = {"task": tuple((name, f"{name}: {task.title}") for name, task in TASKS.items())}
+
+    def shown(name: str) -> FormField:
+        option = SETTINGS[name]
+        choices = choice_lists.get(name) or tuple((c, c) for c in option.choices or ())
+        widget = "select" if choices else "file" if option.kind is Path else \
+            {int: "numeric", float: "decimal"}.get(option.kind, "text")
+        default = "" if option.default is None else f"{option.default:g}" if option.kind is float else \
+            str(option.default)
+        return FormField(name, option.title, option.describe(), widget, default, choices)
+
+    return tuple(FormSection(legend, hint, tuple(shown(name) for name in names)) for legend, hint, names in GROUPS)
 
 
 @dataclass(frozen=True)
@@ -52,8 +99,8 @@ class FieldError:
 
 
 def field_error(error: InputError, field: str | None = None) -> FieldError:
-    """The :class:`FieldError` of an :class:`InputError` from :func:`~stableval.portal.admin.manage.create_track`: the
-    field is the error's column (unknown columns: the name field)."""
+    """The :class:`FieldError` of an :class:`InputError` from :func:`~stableval.portal.admin.manage.create_track`:
+    the field is the error's column (unknown columns: the name field)."""
     field = field or (error.column if error.column in FIELDS else "slug")
     where = ", ".join(p for p in (error.file, f"row {error.row}" if error.row is not None else None) if p)
     text = error.problem + (f": got {error.value!r}" if error.has_value else "") + \
@@ -61,63 +108,70 @@ def field_error(error: InputError, field: str | None = None) -> FieldError:
     return FieldError(field, f"{FIELDS[field]}: {where + ': ' if where else ''}{text}")
 
 
-def _number(fields: Mapping[str, str], name: str, kind: type, errors: list[FieldError]) -> Any:
-    text = str(fields.get(name) or "").strip()
-    if not text:
-        return _WHOLE.get(name, _DECIMAL.get(name))
+def _number(name: str, text: str, errors: list[FieldError]) -> Any:
+    option = SETTINGS[name]
     try:
         if not text.isascii():
             raise ValueError(text)
-        return kind(text)
+        return option.kind(text)
     except ValueError:
-        wanted = "a whole number" if kind is int else "a number"
-        errors.append(FieldError(name, f"{FIELDS[name]}: not {wanted}: got {text[:40]!r}"))
-        return _WHOLE.get(name, _DECIMAL.get(name))  # the default, so the other fields can still be checked
+        wanted = "a whole number" if option.kind is int else "a number"
+        errors.append(FieldError(name, f"{option.title}: not {wanted}: got {text[:40]!r}"))
+        return option.default  # the default, so the other fields can still be checked
 
 
-def track_arguments(fields: Mapping[str, str], *, conditions_file: tuple[str, bytes] | None = None
-                    ) -> tuple[dict[str, Any], list[FieldError]]:
-    """The keyword arguments of :func:`~stableval.portal.admin.manage.create_track` (``db`` aside) from the form's text
-    fields, and the fields that could not be read (those take their default in the arguments, so
-    :func:`form_problems` can still check the rest). ``conditions_file`` is an uploaded condition list (its file
-    name and bytes); it wins over the ``conditions`` text box. Empty fields take the command line's defaults."""
+def _text_file(name: str, text: str, source: str) -> Any:
+    """A text-file setting typed or uploaded, read by the task type that declares it."""
+    owner = next(task for task in TASKS.values() if name in task.settings)
+    return owner.read_setting(name, text, source)
+
+
+def track_arguments(fields: Mapping[str, str], *, files: Mapping[str, tuple[str, bytes]] | None = None
+                    ) -> tuple[str, TrackSettings, list[FieldError]]:
+    """The track's name and :class:`~stableval.portal.settings.TrackSettings` from the form's text fields, and the
+    fields that could not be read (those take their default, so :func:`form_problems` can still check the rest).
+    ``files`` holds uploaded text files by field (``conditions_file``: its file name and bytes); an upload wins
+    over its text box. Empty fields take the declared defaults."""
     errors: list[FieldError] = []
-    arguments: dict[str, Any] = {name: _number(fields, name, int, errors) for name in _WHOLE}
-    arguments.update({name: _number(fields, name, float, errors) for name in _DECIMAL})
-    text = {name: str(fields.get(name) or "") for name in ("slug", "title", "task", "criteria", "scale",
-                                                           "conditions", "specialties", "fallback")}
-    arguments.update(slug=text["slug"].strip(), title=text["title"], task=text["task"].strip() or DEFAULT_TASK,
-                     criteria=[c for c in text["criteria"].split(",") if c.strip()] or None,
-                     scale=text["scale"] if text["scale"].strip() else None,
-                     specialties=text["specialties"] if text["specialties"].strip() else None,
-                     fallback=text["fallback"].strip() or "general", conditions=None)
-    try:
-        if conditions_file is not None:
-            name, data = conditions_file
+    values: dict[str, Any] = {}
+    for name, option in SETTINGS.items():
+        if option.kind not in TEXT_KINDS:
+            continue  # set from Python only
+        text = str(fields.get(name) or "")
+        upload = (files or {}).get(f"{name}_file")
+        if option.kind is Path:
             try:
-                arguments["conditions"] = parse_conditions(data.decode("utf-8"), name)
-            except UnicodeDecodeError as error:
-                raise InputError(f"file is not UTF-8 text ({error.reason})", file=name) from None
-        elif text["conditions"].strip():
-            arguments["conditions"] = parse_conditions(text["conditions"], "condition list")
-    except InputError as error:
-        errors.append(field_error(error, "conditions_file" if conditions_file is not None else "conditions"))
-    return arguments, errors
+                if upload is not None:
+                    try:
+                        values[name] = _text_file(name, upload[1].decode("utf-8"), upload[0])
+                    except UnicodeDecodeError as error:
+                        raise InputError(f"file is not UTF-8 text ({error.reason})", file=upload[0]) from None
+                elif text.strip():
+                    values[name] = _text_file(name, text, option.title.lower())
+            except InputError as error:
+                errors.append(field_error(error, f"{name}_file" if upload is not None else name))
+        elif not text.strip():
+            continue
+        elif option.kind in (int, float):
+            values[name] = _number(name, text.strip(), errors)
+        else:
+            values[name] = option.parse(text) if option.parse is not None else text.strip()
+    return str(fields.get("slug") or "").strip(), track_settings(**values), errors
 
 
-def form_problems(fields: Mapping[str, str], *, conditions_file: tuple[str, bytes] | None = None
-                  ) -> tuple[dict[str, Any], list[FieldError]]:
-    """:func:`track_arguments` and every problem of the form at once: the fields that could not be read, then
-    what :func:`~stableval.portal.admin.manage.track_problems` (the checks of ``create_track``) refuses; one message per
+def form_problems(fields: Mapping[str, str], *, files: Mapping[str, tuple[str, bytes]] | None = None
+                  ) -> tuple[str, TrackSettings, list[FieldError]]:
+    """:func:`track_arguments` and every problem of the form at once: the fields that could not be read, then what
+    :func:`~stableval.portal.admin.manage.track_problems` (the checks of ``create_track``) refuses; one message per
     field, in the order of the form.
 
-    >>> [e.field for e in form_problems({"slug": "Bad name", "k": "0", "scale": "a", "lease_hours": "x"})[1]]
+    >>> [e.field for e in form_problems({"slug": "Bad name", "k": "0", "scale": "a", "lease_hours": "x"})[2]]
     ['slug', 'scale', 'k', 'lease_hours']
     """
-    arguments, errors = track_arguments(fields, conditions_file=conditions_file)
-    errors += [field_error(error) for error in track_problems(**arguments)[1]]
+    slug, settings, errors = track_arguments(fields, files=files)
+    errors += [field_error(error) for error in track_problems(slug, settings)[1]]
     first: dict[str, FieldError] = {}
     for error in errors:  # an unreadable file and "a ddx track needs its condition list": one message
-        first.setdefault("conditions" if error.field == "conditions_file" else error.field, error)
+        first.setdefault(error.field.removesuffix("_file"), error)
     order = list(FIELDS)
-    return arguments, sorted(first.values(), key=lambda e: order.index(e.field))
+    return slug, settings, sorted(first.values(), key=lambda e: order.index(e.field))

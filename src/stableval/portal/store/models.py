@@ -17,10 +17,21 @@ from typing import Any
 from sqlalchemy import JSON, Boolean, DateTime, Float, ForeignKey, Index, Integer, String, Text, UniqueConstraint
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
-from stableval.portal.settings import DEFAULT_TASK
+from stableval.portal.settings import SETTINGS
 
 __all__ = ["Assignment", "Base", "Draft", "Judgment", "QcOverride", "Question", "QuestionProposal", "QuestionQuota",
            "Rater", "RevokedSession", "Setting", "Submission", "Track", "utcnow"]
+
+
+def _default(setting: str) -> Any:
+    """The declared default of a track setting (:data:`stableval.portal.settings.SETTINGS`)."""
+    return SETTINGS[setting].default
+
+
+def _defaults(setting: str) -> dict[str, Any]:
+    """A column's Python and server default: the setting's declared default."""
+    value = _default(setting)
+    return {"default": value, "server_default": f"{value:g}" if isinstance(value, float) else str(value)}
 
 
 def utcnow() -> datetime:
@@ -49,31 +60,49 @@ class Track(Base):
     title: Mapped[str] = mapped_column(String(200))
     criteria: Mapped[list[Any]] = mapped_column(JSON)  # [{"key": "accuracy", "label": "Accuracy"}, ...]
     rules: Mapped[dict[str, Any]] = mapped_column(JSON)  # pairwise choice -> relation of rating(A) to rating(B)
-    k: Mapped[int] = mapped_column(Integer, default=3)
-    flag_limit: Mapped[int] = mapped_column(Integer, default=2)
-    lease_seconds: Mapped[int] = mapped_column(Integer, default=24 * 3600)
+    k: Mapped[int] = mapped_column(Integer, default=_default("k"))
+    flag_limit: Mapped[int] = mapped_column(Integer, default=_default("flag_limit"))
+    lease_seconds: Mapped[int] = mapped_column(Integer, default=round(_default("lease_hours") * 3600))
     created_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
     # quality control (see stableval.portal.work.quality): share of claims that are gold questions, the gold accuracy
     # below which a rater is paused once they answered qc_min_gold gold questions, the qualification set size
-    gold_rate: Mapped[float] = mapped_column(Float, default=0.0, server_default="0")
-    qc_threshold: Mapped[float] = mapped_column(Float, default=0.7, server_default="0.7")
-    qc_min_gold: Mapped[int] = mapped_column(Integer, default=3, server_default="3")
-    qualification: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    gold_rate: Mapped[float] = mapped_column(Float, **_defaults("gold_rate"))
+    qc_threshold: Mapped[float] = mapped_column(Float, **_defaults("qc_threshold"))
+    qc_min_gold: Mapped[int] = mapped_column(Integer, **_defaults("qc_min_gold"))
+    qualification: Mapped[int] = mapped_column(Integer, **_defaults("qualification"))
     # adaptive assignment (see stableval.portal.work.adaptive): questions whose STABLEVAL posterior is still uncertain
     # (mean max posterior < adaptive_threshold) get raters beyond k, up to max_k (0: off); the fit is refreshed
     # after adaptive_every new submissions
-    max_k: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
-    adaptive_threshold: Mapped[float] = mapped_column(Float, default=0.8, server_default="0.8")
-    adaptive_every: Mapped[int] = mapped_column(Integer, default=10, server_default="10")
+    max_k: Mapped[int] = mapped_column(Integer, **_defaults("max_k"))
+    adaptive_threshold: Mapped[float] = mapped_column(Float, **_defaults("adaptive_threshold"))
+    adaptive_every: Mapped[int] = mapped_column(Integer, **_defaults("adaptive_every"))
     # routing (see stableval.portal.work.scope): the track's controlled specialty list (None: free text) and how far
     # routing falls back when the rater's specialty has no question left: specialty, general (pool) or any
     specialties: Mapped[list[Any] | None] = mapped_column(JSON, nullable=True)
-    fallback: Mapped[str] = mapped_column(String(16), default="general", server_default="general")
+    fallback: Mapped[str] = mapped_column(String(16), **_defaults("fallback"))
     # task type (see stableval.portal.tasks.registry): pairwise (A vs B, then 1-5), single, mcq, ddx or rank-documents;
     # scale: the ordered levels of a single-answer track; task_options: e.g. a ddx track's conditions and limit
-    task_type: Mapped[str] = mapped_column(String(32), default=DEFAULT_TASK, server_default=DEFAULT_TASK)
+    task_type: Mapped[str] = mapped_column(String(32), **_defaults("task"))
     scale: Mapped[list[Any] | None] = mapped_column(JSON, nullable=True)
     task_options: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
+
+    @property
+    def task(self) -> str:
+        """The task type (the ``task`` setting)."""
+        return self.task_type
+
+    @property
+    def lease_hours(self) -> float:
+        """The lease in hours (the ``lease_hours`` setting; stored in seconds)."""
+        return self.lease_seconds / 3600
+
+    def setting(self, name: str) -> Any:
+        """A declared track setting (:data:`stableval.portal.settings.SETTINGS`) as stored: its own column or
+        property (of the same name), else the track's options (a setting without a column of its own is kept
+        there), else its declared default."""
+        if name in self.__table__.columns or isinstance(getattr(type(self), name, None), property):
+            return getattr(self, name)
+        return (self.task_options or {}).get(name, _default(name))
 
 
 class Question(Base):

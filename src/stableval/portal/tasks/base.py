@@ -20,7 +20,7 @@ sense" flag (``flag``, ``flag_reason``), the per-criterion reasons (``reasons``)
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -31,6 +31,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from stableval.errors import InputError
+from stableval.portal.settings import TrackSettings
 from stableval.portal.store.answers import confirmed_answers, left_out_notes
 from stableval.portal.store.models import Question, Submission, Track
 from stableval.portal.tasks.records import GOLD_MARK, blank, maybe_json, question_records
@@ -159,10 +160,14 @@ class TaskType:
         return f"/a/{assignment_id}/{self.step_path}{step}"
 
     # ------------------------------------------------------------------------------------------ track settings
-    def track_options(self, scale: str | Sequence[str] | None, conditions: Sequence[str] | None,
-                      max_conditions: int) -> tuple[list[str] | None, dict[str, Any] | None]:
+    def track_options(self, settings: TrackSettings) -> tuple[list[str] | None, dict[str, Any] | None]:
         """The ``(scale, task_options)`` a track of this type stores, from the settings it reads."""
         return None, None
+
+    def read_setting(self, name: str, text: str, source: str) -> Any:
+        """A text-file setting of this type (its ``settings``) from text typed or uploaded; ``source`` names it in
+        messages."""
+        raise NotImplementedError(f"{self.name} reads no text-file setting {name!r}")
 
     def describe_track(self, track: Track) -> str:
         """The type's own settings of a track, in words (the admin's track page)."""

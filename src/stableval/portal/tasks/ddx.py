@@ -23,7 +23,7 @@ et al. 2023, arXiv:2307.02191), picked from the track's condition list.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -32,6 +32,7 @@ import numpy as np
 import pandas as pd
 
 from stableval.errors import InputError
+from stableval.portal.settings import MAX_CONDITIONS, TrackSettings
 from stableval.portal.store.models import Assignment, Question, Track
 from stableval.portal.tasks.base import Export, TaskType
 from stableval.portal.tasks.ordering import TOP1_FLAG, OrderScores, loo_top1_agreement
@@ -42,8 +43,6 @@ from stableval.portal.tasks.summary import summary_table
 __all__ = ["MAX_CONDITIONS", "TASK", "DdxTask", "cases_path", "conditions_path", "ddx_groups", "ddx_json",
            "parse_conditions", "read_conditions"]
 
-#: Largest "up to N conditions" of a ddx track.
-MAX_CONDITIONS = 20
 
 
 def read_conditions(path: str | Path) -> list[str]:
@@ -154,15 +153,20 @@ class DdxTask(TaskType):
         return {"condition-0": conditions[question.id % (len(conditions) - 1)], "condition-1": conditions[-1],
                 "tie-1": "on"}
 
-    def track_options(self, scale: str | Sequence[str] | None, conditions: Sequence[str] | None,
-                      max_conditions: int) -> tuple[list[str] | None, dict[str, Any] | None]:
+    def track_options(self, settings: TrackSettings) -> tuple[list[str] | None, dict[str, Any] | None]:
+        """The condition list (names, or a file of them) and the most conditions per answer (its bounds are
+        declared with the setting: :data:`stableval.portal.settings.SETTINGS`)."""
+        conditions, max_conditions = settings.conditions, settings.max_conditions
+        if isinstance(conditions, Path):
+            conditions = read_conditions(conditions)
         if not conditions:
             raise InputError("a ddx track needs its condition list", column="conditions",
                              allowed="--conditions FILE (one condition per line)")
-        if not 1 <= int(max_conditions) <= MAX_CONDITIONS:
-            raise InputError("max_conditions out of range", column="max_conditions", value=max_conditions,
-                             allowed=f"1 to {MAX_CONDITIONS}")
         return None, {"conditions": list(conditions), "max_conditions": int(max_conditions)}
+
+    def read_setting(self, name: str, text: str, source: str) -> list[str]:
+        """The condition list typed or uploaded (the checks of :func:`read_conditions`)."""
+        return parse_conditions(text, source)
 
     def describe_track(self, track: Track) -> str:
         options = track.task_options or {}

@@ -23,10 +23,11 @@ unknown task type - pairwise, single, mcq, ddx, rank-documents
 from __future__ import annotations
 
 import importlib
-from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from stableval.errors import InputError
+from stableval.portal.settings import SETTINGS, TrackSettings
 
 if TYPE_CHECKING:
     from stableval.portal.tasks.base import TaskType
@@ -74,9 +75,6 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-_NAMES = {"scale": "scale", "conditions": "condition list", "max_conditions": "most conditions per answer"}
-
-
 def task_type_of(name: str) -> TaskType:
     """The task type called ``name`` (an :class:`InputError` listing the names otherwise)."""
     from stableval.portal.tasks.registry import TASKS
@@ -86,17 +84,19 @@ def task_type_of(name: str) -> TaskType:
     return TASKS[name]
 
 
-def task_options(task: str, *, scale: str | Sequence[str] | None = None, conditions: Sequence[str] | None = None,
-                 max_conditions: int = 5) -> tuple[list[str] | None, dict[str, Any] | None]:
-    """The ``(scale, task_options)`` a track of this task type stores; refuses the settings of another type."""
+def task_options(settings: TrackSettings) -> tuple[list[str] | None, dict[str, Any] | None]:
+    """The ``(scale, task_options)`` a track of these settings stores, read by its task type; refuses an optional
+    setting that only another type reads (its ``settings``), when given."""
     from stableval.portal.tasks.registry import TASKS
 
-    chosen = task_type_of(task)
-    owners = {setting: kind for kind in TASKS.values() for setting in kind.settings}
-    for setting, value in (("scale", scale), ("conditions", conditions)):
-        owner = owners[setting]
-        if value is not None and setting not in chosen.settings:
-            shown = value if isinstance(value, str) else f"{len(value)} {_NAMES[setting]} entries"
-            raise InputError(f"a {_NAMES[setting]} applies to {owner.label} tracks only", column=setting,
-                             value=shown, allowed=f"no {_NAMES[setting]}, or --task {owner.name}")
-    return chosen.track_options(scale, conditions, max_conditions)
+    chosen = task_type_of(settings.task)
+    for other in TASKS.values():
+        for setting in other.settings:
+            value = getattr(settings, setting)
+            if value is None or SETTINGS[setting].default is not None or setting in chosen.settings:
+                continue
+            noun = SETTINGS[setting].title.lower()
+            shown = value if isinstance(value, str | Path) else f"{len(value)} {noun} entries"
+            raise InputError(f"a {noun} applies to {other.label} tracks only", column=setting, value=str(shown),
+                             allowed=f"no {noun}, or --task {other.name}")
+    return chosen.track_options(settings)

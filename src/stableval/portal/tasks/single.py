@@ -32,6 +32,7 @@ import numpy as np
 import pandas as pd
 
 from stableval.errors import InputError
+from stableval.portal.settings import TrackSettings
 from stableval.portal.store.answers import confirmed_answers
 from stableval.portal.store.db import Database
 from stableval.portal.store.models import Assignment, Question, Track
@@ -77,9 +78,8 @@ class SingleTask(TaskType):
         scale = list(track.scale or [])
         return {f"level-{c['key']}": scale[question.id % len(scale)] for c in track.criteria}
 
-    def track_options(self, scale: str | Sequence[str] | None, conditions: Sequence[str] | None,
-                      max_conditions: int) -> tuple[list[str] | None, dict[str, Any] | None]:
-        return parse_scale(scale), None
+    def track_options(self, settings: TrackSettings) -> tuple[list[str] | None, dict[str, Any] | None]:
+        return parse_scale(settings.scale), None
 
     def describe_track(self, track: Track) -> str:
         return f"Scale: {', '.join(track.scale or [])}."

@@ -119,18 +119,22 @@ def index(request: Request) -> Response:
     _require_admin(request)
     overview = admin_overview(portal_of(request).db)
     return page(request, "admin_index.html", rows=overview.tracks, raters=overview.raters,
-                message=request.query_params.get("m"), task_types=_task_types())
+                message=request.query_params.get("m"), **_form_context())
 
 
 @router.get("/new-track")
 def new_track_page(request: Request) -> Response:
     """The "New track" form on a page of its own (the admin page has it too)."""
     _require_admin(request)
-    return page(request, "admin_track_new.html", task_types=_task_types(), values=None, errors=[])
+    return page(request, "admin_track_new.html", values=None, errors=[], **_form_context())
 
 
-def _task_types() -> list[tuple[str, str]]:
-    return [(name, task.title) for name, task in TASKS.items()]
+def _form_context() -> dict[str, Any]:
+    """What the "New track" form shows beside the posted values: its sections and fields, from the settings'
+    declarations (:func:`stableval.portal.admin.track_form.form_layout`)."""
+    from stableval.portal.admin.track_form import form_layout
+
+    return {"layout": form_layout()}
 
 
 @router.post("/tracks")
@@ -138,22 +142,21 @@ async def new_track(request: Request) -> Response:
     """Create a track from the form: the fields are read by :mod:`stableval.portal.admin.track_form` and checked by
     :func:`create_track` (as ``stableval portal track``); problems re-show the form (422) with the error summary."""
     from stableval.errors import InputError
-    from stableval.portal.admin.track_form import field_error, form_problems
+    from stableval.portal.admin.track_form import FIELDS, field_error, form_problems
 
     form = await _admin_form(request, files=True)
-    upload = form.get("conditions_file")
-    uploaded = (Path(upload.filename).name, await upload.read()) \
-        if upload is not None and hasattr(upload, "read") and upload.filename else None
+    uploads = {name: (Path(value.filename).name, await value.read()) for name, value in form.items()
+               if name in FIELDS and hasattr(value, "read") and value.filename}
     values = {name: str(value) for name, value in form.items() if isinstance(value, str) and name != "csrf"}
-    arguments, errors = form_problems(values, conditions_file=uploaded)  # every problem at once
+    slug, settings, errors = form_problems(values, files=uploads)  # every problem at once
     if not errors:  # what only storing can find: a track of that name exists
         try:
-            create_track(portal_of(request).db, **arguments)
+            create_track(portal_of(request).db, slug, settings)
         except InputError as error:
             errors = [field_error(error)]
     if errors:
-        return page(request, "admin_track_new.html", status_code=422, task_types=_task_types(), values=values,
-                    errors=[(e.field, e.message) for e in errors])
+        return page(request, "admin_track_new.html", status_code=422, values=values,
+                    errors=[(e.field, e.message) for e in errors], **_form_context())
     return see_other("/admin?m=Track+created")
 
 

@@ -37,6 +37,7 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from stableval.errors import InputError
+from stableval.portal.settings import FALLBACKS
 from stableval.portal.store.db import Database
 from stableval.portal.store.models import Assignment, Question, QuestionProposal, Rater, Track
 
@@ -44,8 +45,6 @@ __all__ = ["FALLBACKS", "Routing", "check_fallback", "check_question_specialties
            "profile_specialties", "routing_of", "set_routing", "specialties_in_use", "specialty_choices",
            "track_ids"]
 
-#: Routing fallbacks, narrowest first (see the module docstring).
-FALLBACKS = ("specialty", "general", "any")
 #: Most specialties on one track's list.
 MAX_SPECIALTIES = 500
 
