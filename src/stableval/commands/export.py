@@ -4,7 +4,7 @@ server. One command, implemented and registered (under both names) here.
 Confirmed judgments of one track (or all) as stableval's annotation table (one row per rated answer: ``item,
 agent, rater, label 1-5, criterion, position, rater_group, track``) or pairwise table (``item, agent_a, agent_b,
 rater, winner, criterion, reason, rater_group, track``), as CSV, JSONL or Parquet. The ``portal`` group itself
-(and ``serve``) is declared in :mod:`stableval.commands.serve`. A SQLite database that does not exist is refused
+is declared in :mod:`stableval.commands.portal`. A SQLite database that does not exist is refused
 (exit 1), never created. CSV cells that a spreadsheet would run as formulas are written with a leading ``'``
 (see :mod:`stableval.portal.admin.export`).
 """
@@ -19,7 +19,7 @@ from typing import Annotated, Any
 import typer
 
 from stableval.commands.common import OutputOpt, bad_input_exits, fail
-from stableval.commands.serve import DEFAULT_DB, DatabaseOpt, open_database, portal_app, require_existing
+from stableval.commands.portal import DEFAULT_DB, DatabaseOpt, open_database, portal_app, require_existing
 from stableval.wording import plural
 
 __all__ = ["HELP", "ExportFormat", "ExportKind", "export", "register"]
