@@ -30,11 +30,13 @@ False
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
+from functools import lru_cache
 from typing import Any
 
 from sqlalchemy import JSON, bindparam, delete, func, insert, select, update
@@ -56,21 +58,32 @@ MAX_TEXT = MAX_REASON
 
 
 #: The draft fields every task type shares: what the rater answered, then the clocks and the step count.
-_ANSWERED = {"reasons": {}, "flag": False, "flag_reason": "", "task": {}}
-_CLOCKS = {"opened": {}, "time_ms": {}, "rev": 0}
+_ANSWERED: dict[str, Any] = {"reasons": {}, "flag": False, "flag_reason": "", "task": {}}
+_CLOCKS: dict[str, Any] = {"opened": {}, "time_ms": {}, "rev": 0}
+
+
+@lru_cache(maxsize=1)
+def _fields() -> tuple[tuple[str, Any], ...]:
+    """Every draft field with its empty value: the task types' own, then the shared ones."""
+    own = {name: value for task in TASKS.values() for name, value in task.draft_fields.items()}
+    return tuple({**own, **_ANSWERED, **_CLOCKS}.items())
+
+
+@lru_cache(maxsize=1)
+def _answered() -> tuple[str, ...]:
+    """The draft fields that hold what the rater answered (not the clocks)."""
+    return tuple(name for name, _ in _fields() if name not in _CLOCKS)
 
 
 def empty_draft() -> dict[str, Any]:
-    """A draft with nothing answered yet (the fields of every task type)."""
-    fields = {name: value for task in TASKS.values() for name, value in task.draft_fields.items()}
-    return json.loads(json.dumps({**fields, **_ANSWERED, **_CLOCKS}))  # fresh dicts every time
+    """A draft with nothing answered yet (the fields of every task type; fresh containers every time)."""
+    return {name: copy.copy(value) for name, value in _fields()}
 
 
 def draft_digest(draft: dict[str, Any]) -> str:
     """A short digest of what the rater answered (choices, reasons, flag, ratings; not timings): the confirm page
     carries it so that a submit stores exactly what the page showed."""
-    answered = [*_ANSWERED, *(name for task in TASKS.values() for name in task.draft_fields)]
-    shown = {key: draft.get(key) for key in answered}
+    shown = {key: draft.get(key) for key in _answered()}
     return hashlib.sha256(json.dumps(shown, sort_keys=True).encode()).hexdigest()[:32]
 
 
