@@ -270,10 +270,6 @@ class LiveServer:
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
-#: mark a browser test module: skipped, with the install command, where chromium is missing
-needs_chromium = pytest.mark.skipif(not Path(CHROMIUM).exists(),
-                                    reason="Debian chromium not installed (apt-get install -y chromium; "
-                                           ".ci/portal-setup.sh does it)")
 
 
 def launched_chromium() -> Iterator[Any]:
@@ -301,3 +297,10 @@ def tab_to(page: Any, match: Any, limit: int = 400) -> dict[str, Any]:
             return now
     raise AssertionError("keyboard focus never reached the control")
 
+
+def row_count(db: Database, table: Any) -> int:
+    """Rows of one table (a model class)."""
+    from sqlalchemy import func, select
+
+    with db.reading() as session:
+        return int(session.scalar(select(func.count()).select_from(table)) or 0)

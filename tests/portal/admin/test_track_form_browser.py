@@ -4,29 +4,22 @@ checked in the database."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from portal_helpers import ADMIN, LiveServer, needs_chromium
+from portal_helpers import ADMIN, LiveServer
 from sqlalchemy import select
 from task_helpers import CONDITIONS
 
 from stableval.portal.store.db import Database
 from stableval.portal.store.models import Track
 
-pytestmark = needs_chromium
-
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[LiveServer, str]]:
-    folder = tmp_path_factory.mktemp("admin-tasks-browser")
-    url = f"sqlite:///{folder / 'portal.db'}"
-    Database(url).upgrade()
-    live = LiveServer(url).start()
-    yield live, url
-    live.kill()
+def server(live_portal: Any) -> tuple[LiveServer, str]:
+    live, url, _ = live_portal()
+    return live, url
 
 
 def _create(page: Any, base: str, fields: dict[str, str], *, task: str, upload: Path | None = None) -> None:

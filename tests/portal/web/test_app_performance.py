@@ -226,7 +226,7 @@ def test_session_middleware_headers_and_cookie(portal: tuple[Any, Database]) -> 
 
 def test_cpu_benchmark_in_process() -> None:
     """benchmarks/bench_portal.py --cpu: every rater page of the path is measured, with positive CPU times."""
-    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+    sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "benchmarks"))
     try:
         import bench_portal  # type: ignore[import-not-found]
     finally:

@@ -25,6 +25,7 @@ HOLD = textwrap.dedent("""
 """)
 
 
+@pytest.mark.slow  # a real server or several processes
 def test_a_writer_in_another_process_waits_for_the_holder(tmp_path: Path) -> None:
     database = tmp_path / "portal.db"
     holder = subprocess.Popen([sys.executable, "-c", HOLD, str(database), "0.6"], stdout=subprocess.PIPE, text=True)
@@ -37,6 +38,7 @@ def test_a_writer_in_another_process_waits_for_the_holder(tmp_path: Path) -> Non
     assert acquired >= released  # this process got the lock only once the other let it go
 
 
+@pytest.mark.slow  # a real server or several processes
 def test_threads_and_processes_write_without_losing_an_increment(tmp_path: Path) -> None:
     """Two processes × 4 threads increment one row 25 times each through Database.writing: the lock (and
     SQLite's BEGIN IMMEDIATE) leave no lost update and no "database is locked" error."""

@@ -4,11 +4,11 @@ submit — and the stored answer is checked in the database."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
-from portal_helpers import LiveServer, focused, invite_tokens, needs_chromium, tab_to
+from portal_helpers import LiveServer, focused, invite_tokens, tab_to
 from sqlalchemy import select
 from task_helpers import seed_task_track
 
@@ -17,25 +17,20 @@ from stableval.portal.store.models import Question, Submission
 
 TASKS = ("single", "mcq", "ddx", "rank-documents")
 
-pytestmark = needs_chromium
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[LiveServer, dict[str, str], str]]:
+def server(live_portal: Any) -> tuple[LiveServer, dict[str, str], str]:
     """One live server with one track per task type (one question each) and one invited rater per task type."""
-    folder = tmp_path_factory.mktemp("tasks-browser")
-    url = f"sqlite:///{folder / 'portal.db'}"
-    db = Database(url)
-    db.upgrade()
-    for task in TASKS:
-        options: dict[str, Any] = {"scale": "incorrect,partial,correct", "criteria": ["Accuracy", "Safety"]} \
-            if task == "single" else {}
-        seed_task_track(db, folder, task, slug=task, n=1, **options)
-    tokens = dict(zip(TASKS, invite_tokens(db, len(TASKS)), strict=True))
-    db.dispose()
-    live = LiveServer(url).start()
-    yield live, tokens, url
-    live.kill()
+    def seed(db: Database, folder: Path) -> dict[str, str]:
+        for task in TASKS:
+            options: dict[str, Any] = {"scale": "incorrect,partial,correct", "criteria": ["Accuracy", "Safety"]} \
+                if task == "single" else {}
+            seed_task_track(db, folder, task, slug=task, n=1, **options)
+        return dict(zip(TASKS, invite_tokens(db, len(TASKS)), strict=True))
+
+    live, url, tokens = live_portal(seed)
+    return live, tokens, url
 
 
 def _press_button(page: Any, text: str) -> None:

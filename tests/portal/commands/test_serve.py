@@ -93,6 +93,7 @@ def test_access_log_config_redacts_invite_tokens() -> None:
     assert "SeCrEt" not in record.getMessage() and "/i/<redacted>?a=b" in record.getMessage()
 
 
+@pytest.mark.slow  # a real server or several processes
 def test_serve_access_log_never_shows_an_invite_token(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path / 'portal.db'}"
     db = Database(url)

@@ -4,33 +4,27 @@ is unchanged (no handles, the buttons still move texts)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
-from portal_helpers import LiveServer, invite_tokens, needs_chromium
+from portal_helpers import LiveServer, invite_tokens
 from sqlalchemy import select
 from task_helpers import seed_task_track
 
 from stableval.portal.store.db import Database
 from stableval.portal.store.models import Submission
 
-pytestmark = needs_chromium
-
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[LiveServer, list[str], str]]:
+def server(live_portal: Any) -> tuple[LiveServer, list[str], str]:
     """A live server with a rank-documents track of two questions (four texts each) and two invited raters."""
-    folder = tmp_path_factory.mktemp("dragdrop")
-    url = f"sqlite:///{folder / 'portal.db'}"
-    db = Database(url)
-    db.upgrade()
-    seed_task_track(db, folder, "rank-documents", slug="nrp", n=2)
-    tokens = invite_tokens(db, 2)
-    db.dispose()
-    live = LiveServer(url).start()
-    yield live, tokens, url
-    live.kill()
+    def seed(db: Database, folder: Path) -> list[str]:
+        seed_task_track(db, folder, "rank-documents", slug="nrp", n=2)
+        return invite_tokens(db, 2)
+
+    live, url, tokens = live_portal(seed)
+    return live, tokens, url
 
 
 def _rank_page(page: Any, live: LiveServer, token: str) -> None:

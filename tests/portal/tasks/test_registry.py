@@ -27,8 +27,8 @@ from stableval.portal.store.models import Assignment, Question, Submission, Trac
 from stableval.portal.tasks.registry import TASKS, task_names
 from stableval.portal.web.app import create_app
 
-PORTAL = Path(__file__).resolve().parents[2] / "src" / "stableval" / "portal"
-DOCS = Path(__file__).resolve().parents[2] / "docs" / "portal.md"
+PORTAL = Path(__file__).resolve().parents[3] / "src" / "stableval" / "portal"
+DOCS = Path(__file__).resolve().parents[3] / "docs" / "portal.md"
 QUESTIONS = 3
 runner = CliRunner()
 

@@ -41,6 +41,7 @@ def _guesses(path: str, n: int, queue: Any) -> None:
     queue.put(sum(limiter.allow("203.0.113.9") for _ in range(n)))
 
 
+@pytest.mark.slow  # a real server or several processes
 def test_processes_count_against_one_limit(tmp_path: Path) -> None:
     path = str(tmp_path / "limits.sqlite")
     RateLimiter(limit=10, window=60.0, shared=path, name="login")  # the table, made once before the processes

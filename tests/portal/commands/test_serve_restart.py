@@ -23,6 +23,8 @@ from sqlalchemy import func, select
 from stableval.portal.store.db import Database
 from stableval.portal.store.models import Judgment, Submission
 
+pytestmark = pytest.mark.slow  # a real server, killed with SIGKILL and restarted
+
 
 @pytest.mark.parametrize("db_url", ["sqlite"], indirect=True)  # PostgreSQL durability is the server's own
 def test_crash_and_restart_lose_nothing(db_url: str, tmp_path: Path) -> None:
