@@ -119,7 +119,8 @@ class TrackSettings:
 #: Every setting's declaration, by name, in the order of the form.
 SETTINGS: dict[str, Option] = {f.name: replace(f.metadata["option"], name=f.name, default=f.default)
                                for f in fields(TrackSettings)}
-#: The sections of the "New track" form: (legend, hint, settings); "" legend: no fieldset.
+#: The sections of the "New track" form: (legend, hint, settings); "" legend: no fieldset. A setting in none of them
+#: is shown after them.
 GROUPS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ("", "", ("title", "criteria")),
     ("Task type", "what raters do; fixed once the track exists", ("task", "scale", "conditions", "max_conditions")),

@@ -33,23 +33,6 @@ __all__ = ["FIELDS", "FieldError", "FormField", "FormSection", "field_error", "f
            "form_problems", "track_arguments"]
 
 
-def form_fields() -> dict[str, str]:
-    """The form's fields and their labels, in the order of the form: the name, then every setting a form can
-    carry, a text-file setting followed by its upload field (``<name>_file``)."""
-    fields = {"slug": "Name"}
-    for _, _, names in GROUPS:
-        for name in names:
-            option = SETTINGS[name]
-            fields[name] = option.title
-            if option.kind is Path:
-                fields[f"{name}_file"] = f"{option.title} file"
-    return fields
-
-
-#: Form fields and their labels, in the order of the form (:func:`form_fields`).
-FIELDS: dict[str, str] = form_fields()
-
-
 @dataclass(frozen=True)
 class FormField:
     """One setting as the form shows it: ``widget`` is ``select`` (``choices``: value, label), ``file`` (an upload
@@ -87,7 +70,26 @@ def form_layout() -> tuple[FormSection, ...]:
             str(option.default)
         return FormField(name, option.title, option.describe(), widget, default, choices)
 
-    return tuple(FormSection(legend, hint, tuple(shown(name) for name in names)) for legend, hint, names in GROUPS)
+    grouped = {name for _, _, names in GROUPS for name in names}
+    others = tuple(name for name, option in SETTINGS.items() if name not in grouped and option.kind in TEXT_KINDS)
+    return tuple(FormSection(legend, hint, tuple(shown(name) for name in names))
+                 for legend, hint, names in (*GROUPS, ("", "", others)) if names)
+
+
+def form_fields() -> dict[str, str]:
+    """The form's fields and their labels, in the order of the form: the name, then every setting a form can
+    carry, a text-file setting followed by its upload field (``<name>_file``)."""
+    fields = {"slug": "Name"}
+    for section in form_layout():
+        for shown in section.fields:
+            fields[shown.name] = shown.label
+            if shown.widget == "file":
+                fields[f"{shown.name}_file"] = f"{shown.label} file"
+    return fields
+
+
+#: Form fields and their labels, in the order of the form (:func:`form_fields`).
+FIELDS: dict[str, str] = form_fields()
 
 
 @dataclass(frozen=True)

@@ -106,8 +106,8 @@ class TaskType:
         title: what the admin's "New track" form says it asks of raters.
         label: how messages name its tracks ("a scale applies to single-answer tracks only").
         steps: the steps of its rater form, in order (the confirm page follows).
-        templates: the page template of each step, and of ``confirm``, ``answer`` (the answer as the confirm page
-            shows it) and ``results``.
+        templates: the page template of each step, and of ``confirm``, ``results`` and, optionally, ``answer`` (the
+            answer as the confirm page shows it; default: each field of the draft's answer).
         columns: the columns every question file must have.
         question_file: what the admin's import form says the file holds.
         gold_rule: how a gold judgment is scored (the admin's quality-control section).
