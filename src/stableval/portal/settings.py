@@ -7,7 +7,8 @@ bounds, flag) and read everywhere: ``stableval portal track``'s flags, the admin
 metadata holds its :class:`~stableval._options.Option`; :data:`SETTINGS` lists them by name, in the order of the
 form (:data:`GROUPS` gives the form's sections). Settings whose value is not text (``rules``, a mapping) are set from
 Python only. A setting without a column of its own in the ``tracks`` table is stored with the track's options
-(``Track.task_options``, :meth:`~stableval.portal.store.models.Track.setting` reads it back). The task type's
+(``Track.task_options``) when it is not its default; :meth:`~stableval.portal.store.models.Track.setting` reads
+any setting back. The task type's
 allowed values are the registered types (:data:`stableval.portal.tasks.registry.TASKS`), checked by the type
 registry rather than listed here.
 

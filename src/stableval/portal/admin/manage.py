@@ -130,7 +130,8 @@ def track_problems(slug: str, settings: TrackSettings | None = None, **changes: 
         return None, problems
     columns = Track.__table__.columns
     stored = {name: _typed(SETTINGS[name].kind, getattr(chosen, name)) for name in SETTINGS if name not in _READ_HERE}
-    others = {name: value for name, value in stored.items() if name not in columns}  # with the track's options
+    others = {name: value for name, value in stored.items()  # kept with the track's options when not the default
+              if name not in columns and value != SETTINGS[name].default}
     return Track(slug=slug, title=(chosen.title or "").strip() or slug, task_type=chosen.task, criteria=track_criteria,
                  rules=track_rules, scale=task_scale, task_options={**(options or {}), **others} or None,
                  lease_seconds=round(chosen.lease_hours * 3600), specialties=specialty_list, fallback=chosen.fallback,
