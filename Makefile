@@ -33,7 +33,7 @@ demo: $(VENV)/.installed
 lint: $(VENV)/.dev-installed
 	$(BIN)/ruff check src tests benchmarks
 	$(BIN)/mypy
-	$(BIN)/mypy --strict src/stableval/aggregate src/stableval/data src/stableval/evaluate
+	$(BIN)/mypy --strict src/stableval/aggregate src/stableval/data src/stableval/evaluate src/stableval/portal
 
 test: lint
 	HF_HUB_OFFLINE=1 $(BIN)/python -m pytest

@@ -235,12 +235,12 @@ def merge(into: Stats, part: Stats) -> None:
 
 
 def seed_database(url: str, raters: int, questions: int, k: int) -> tuple[list[str], list[str]]:
-    from stableval.portal.db import Database
-    from stableval.portal.manage import create_invites, create_track, import_questions
+    from stableval.portal.admin.manage import create_invites, create_track, import_questions
+    from stableval.portal.store.db import Database
 
     db = Database(url)
     db.upgrade()
-    create_track(db, "main", "Benchmark track", k=k)
+    create_track(db, "main", title="Benchmark track", k=k)
     answer = "A long answer. " * 60 + "\n\n* one\n* two\n\n**Bold** and `code`."
     frame = pd.DataFrame({"id": [f"q{i}" for i in range(questions)],
                           "prompt": [f"Question **{i}**: which treatment and why?" for i in range(questions)],
@@ -253,7 +253,7 @@ def seed_database(url: str, raters: int, questions: int, k: int) -> tuple[list[s
     with db.reading() as session:
         from sqlalchemy import select
 
-        from stableval.portal.models import Track
+        from stableval.portal.store.models import Track
 
         track = session.scalar(select(Track).where(Track.slug == "main"))
         assert track is not None
@@ -318,8 +318,8 @@ def check_database(url: str, acknowledged: list[int], k: int, n_criteria: int) -
     """Problems found: acknowledged submissions missing, unacknowledged ones stored, items over k, judgments."""
     from sqlalchemy import func, select
 
-    from stableval.portal.db import Database
-    from stableval.portal.models import Judgment, Submission
+    from stableval.portal.store.db import Database
+    from stableval.portal.store.models import Judgment, Submission
 
     db = Database(url)
     with db.reading() as session:
@@ -385,7 +385,7 @@ def cpu_in_process(raters: int, items: int, k: int, admin_pages: int = 20) -> pd
     the whole rater path (after one warm-up question), then the admin opens the track page and the start page
     ``admin_pages`` times each.
     """
-    from stableval.portal.app import create_app
+    from stableval.portal.web.app import create_app
 
     folder = tempfile.TemporaryDirectory(prefix="bench-portal-cpu-")
     url = f"sqlite:///{Path(folder.name) / 'portal.db'}"

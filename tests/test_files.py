@@ -60,7 +60,7 @@ def test_unknown_output_formats_are_value_errors(tmp_path: Path) -> None:
 
 
 def test_the_portal_export_writes_with_the_shared_writer(tmp_path: Path) -> None:
-    from stableval.portal.export import to_bytes, write
+    from stableval.portal.admin.export import to_bytes, write
 
     for fmt in ("csv", "jsonl"):
         assert to_bytes(FRAME, fmt) == write_frame(FRAME, tmp_path / f"t.{fmt}").read_bytes()

@@ -8,9 +8,9 @@ from collections.abc import Callable, Sequence
 import numpy as np
 from sqlalchemy import select
 
-from stableval.portal.db import Database
-from stableval.portal.models import Assignment, Judgment, Question, Submission, Track, utcnow
-from stableval.portal.rules import DEFAULT_CRITERIA
+from stableval.portal.store.db import Database
+from stableval.portal.store.models import Assignment, Judgment, Question, Submission, Track, utcnow
+from stableval.portal.tasks.rules import DEFAULT_CRITERIA
 
 CRITERIA = tuple(c["key"] for c in DEFAULT_CRITERIA)
 #: A rater: (rng, true ratings of A and B per criterion, (C, 2) ints 1..5) -> given ratings, same shape.

@@ -1,6 +1,6 @@
 """Planted raters for the task types other than pairwise (quality control, diagnostics, adaptive assignment tests):
 question files with gold questions, and honest / constant / random raters who claim and submit through
-:func:`stableval.portal.assignment.claim_next` and :func:`stableval.portal.flow.submit`, as the pages do.
+:func:`stableval.portal.work.assignment.claim_next` and :func:`stableval.portal.work.flow.submit`, as the pages do.
 
 Every regular question has a deterministic true answer; an honest rater gives it 85% of the time (the gold answer
 always), a constant rater always gives the same answer (chosen so that it is never a gold answer), a random rater
@@ -17,11 +17,11 @@ import numpy as np
 import pandas as pd
 from task_helpers import CONDITIONS
 
-from stableval.portal.assignment import claim_next
-from stableval.portal.db import Database
-from stableval.portal.flow import empty_draft, save_draft, submit
-from stableval.portal.manage import create_track, import_questions
-from stableval.portal.models import Assignment, Question, Track
+from stableval.portal.admin.manage import create_track, import_questions
+from stableval.portal.store.db import Database
+from stableval.portal.store.models import Assignment, Question, Track
+from stableval.portal.work.assignment import claim_next
+from stableval.portal.work.flow import empty_draft, save_draft, submit
 
 TASKS = ("single", "mcq", "ddx", "rank-documents")
 SCALE = ["incorrect", "partial", "correct"]
@@ -103,7 +103,7 @@ def seed(db: Database, tmp_path: Path, task: str, *, regular: int, gold: int, sl
         options.setdefault("criteria", SINGLE_CRITERIA)
     if task == "ddx":
         options.setdefault("conditions", CONDITIONS)
-    create_track(db, slug, slug.title(), task=task, **options)
+    create_track(db, slug, title=slug.title(), task=task, **options)
     import_questions(db, slug, write_questions(tmp_path, task, regular, gold, ambiguous))
 
 
@@ -204,12 +204,12 @@ def track_of(db: Database, slug: str = "t") -> Track:
 
 def store_answers(db: Database, slug: str, task: str, behaviours: dict[int, str], seed: int = 0) -> None:
     """Every rater answers every regular question of the track, written straight into the database in one
-    transaction (an assignment, done, and a submission whose payload is what the submit stores:
-    :func:`stableval.portal.task_forms.task_payload`). Faster than the claim flow, for the diagnostics tests."""
+    transaction (an assignment, done, and a submission whose payload is what the submit stores: the task type's
+    :meth:`~stableval.portal.tasks.base.TaskType.answer`). Faster than the claim flow, for the diagnostics tests."""
     from sqlalchemy import select
 
-    from stableval.portal.models import Submission, utcnow
-    from stableval.portal.task_forms import task_payload
+    from stableval.portal.store.models import Submission, utcnow
+    from stableval.portal.tasks.registry import TASKS as TASK_TYPES
 
     rng = np.random.default_rng(seed)
     now = utcnow()
@@ -227,4 +227,5 @@ def store_answers(db: Database, slug: str, task: str, behaviours: dict[int, str]
                 session.flush()
                 session.add(Submission(assignment_id=assignment.id, question_id=question.id, rater_id=rater,
                                        form_token=token, shown_a="", shown_b="", flagged=False, submitted_at=now,
-                                       payload=task_payload(draft, track, question)))
+                                       payload={**TASK_TYPES[task].answer(draft["task"], track, question),
+                                                "time_ms": {}}))

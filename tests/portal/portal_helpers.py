@@ -16,9 +16,9 @@ pytest.importorskip("fastapi", reason="the portal extra is not installed (pip in
 
 from fastapi.testclient import TestClient
 
-from stableval.portal.app import create_app
-from stableval.portal.db import Database
-from stableval.portal.manage import create_invites, create_track, import_questions
+from stableval.portal.admin.manage import create_invites, create_track, import_questions
+from stableval.portal.store.db import Database
+from stableval.portal.web.app import create_app
 
 ADMIN = "admin-token-for-tests"
 #: Where .ci/portal-setup.sh writes the PostgreSQL test URL (the environment variable wins).
@@ -93,7 +93,7 @@ def questions_frame(n: int = 4, *, specialty: str = "", subspecialty: str = "", 
 
 def seed_track(db: Database, tmp_path: Path, slug: str = "main", *, frame: pd.DataFrame | None = None,
                **options: Any) -> None:
-    create_track(db, slug, slug.title(), **options)
+    create_track(db, slug, title=slug.title(), **options)
     path = tmp_path / f"{slug}-questions.csv"
     (questions_frame() if frame is None else frame).to_csv(path, index=False)
     import_questions(db, slug, path)
@@ -107,7 +107,7 @@ def profiled_raters(db: Database, n: int) -> list[int]:
     """``n`` new raters (invited, profile filled in as cardiologists), by id."""
     from sqlalchemy import select
 
-    from stableval.portal.models import Rater, utcnow
+    from stableval.portal.store.models import Rater, utcnow
 
     ids = [invite.rater_id for invite in create_invites(db, [f"r{i}" for i in range(n)])]
     with db.writing() as session:
@@ -240,7 +240,7 @@ class LiveServer:
             command = [sys.executable, "-m", "stableval", "serve", "--database-url", self.db_url,
                        "--port", str(self.port)]
         else:
-            command = [sys.executable, "-c", "import sys, uvicorn; from stableval.portal.app import create_app; "
+            command = [sys.executable, "-c", "import sys, uvicorn; from stableval.portal.web.app import create_app; "
                        "uvicorn.run(create_app(sys.argv[1], sys.argv[2]), host='127.0.0.1', port=int(sys.argv[3]), "
                        "log_level='warning')", self.db_url, ADMIN, str(self.port)]
         self.process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
@@ -270,10 +270,6 @@ class LiveServer:
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
-#: mark a browser test module: skipped, with the install command, where chromium is missing
-needs_chromium = pytest.mark.skipif(not Path(CHROMIUM).exists(),
-                                    reason="Debian chromium not installed (apt-get install -y chromium; "
-                                           ".ci/portal-setup.sh does it)")
 
 
 def launched_chromium() -> Iterator[Any]:
@@ -301,3 +297,10 @@ def tab_to(page: Any, match: Any, limit: int = 400) -> dict[str, Any]:
             return now
     raise AssertionError("keyboard focus never reached the control")
 
+
+def row_count(db: Database, table: Any) -> int:
+    """Rows of one table (a model class)."""
+    from sqlalchemy import func, select
+
+    with db.reading() as session:
+        return int(session.scalar(select(func.count()).select_from(table)) or 0)

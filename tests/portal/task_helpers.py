@@ -10,8 +10,8 @@ from typing import Any
 from fastapi.testclient import TestClient
 from portal_helpers import csrf_of, form_token_of, invite_tokens, start_rater
 
-from stableval.portal.db import Database
-from stableval.portal.manage import create_track, import_questions
+from stableval.portal.admin.manage import create_track, import_questions
+from stableval.portal.store.db import Database
 
 TRANSCRIPT = json.dumps([
     {"role": "user", "content": "Dose of drug X?"},
@@ -76,7 +76,7 @@ def seed_task_track(db: Database, tmp_path: Path, task: str, slug: str = "t", n:
     writer, name = writers[task]
     if task == "ddx":
         options.setdefault("conditions", CONDITIONS)
-    create_track(db, slug, slug.title(), task=task, **options)
+    create_track(db, slug, title=slug.title(), task=task, **options)
     import_questions(db, slug, writer(tmp_path / f"{slug}-{name}", n))
 
 

@@ -22,6 +22,7 @@ from stableval.commands import (
     mt_bench,
     nrp,
     pairwise,
+    portal,
     rater_bootstrap,
     reliability,
     report,
@@ -49,6 +50,7 @@ COMMANDS: tuple[ModuleType, ...] = (
     pairwise,
     report,
     serve,
+    portal,
     export,
 )
 

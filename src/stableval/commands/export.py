@@ -4,9 +4,9 @@ server. One command, implemented and registered (under both names) here.
 Confirmed judgments of one track (or all) as stableval's annotation table (one row per rated answer: ``item,
 agent, rater, label 1-5, criterion, position, rater_group, track``) or pairwise table (``item, agent_a, agent_b,
 rater, winner, criterion, reason, rater_group, track``), as CSV, JSONL or Parquet. The ``portal`` group itself
-(and ``serve``) is declared in :mod:`stableval.commands.serve`. A SQLite database that does not exist is refused
+is declared in :mod:`stableval.commands.portal`. A SQLite database that does not exist is refused
 (exit 1), never created. CSV cells that a spreadsheet would run as formulas are written with a leading ``'``
-(see :mod:`stableval.portal.export`).
+(see :mod:`stableval.portal.admin.export`).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from typing import Annotated, Any
 import typer
 
 from stableval.commands.common import OutputOpt, bad_input_exits, fail
-from stableval.commands.serve import DEFAULT_DB, DatabaseOpt, open_database, portal_app, require_existing
+from stableval.commands.portal import DEFAULT_DB, DatabaseOpt, open_database, portal_app, require_existing
 from stableval.wording import plural
 
 __all__ = ["HELP", "ExportFormat", "ExportKind", "export", "register"]
@@ -58,41 +58,39 @@ def export(
                              ] = ExportFormat.CSV,
     criterion: Annotated[str | None, typer.Option("--criterion", help="Only this criterion (needed to score "
                                                                       "ratings with stableval score).")] = None,
-    rater: Annotated[str | None, typer.Option("--rater", help="Task-type tracks: only this rater's answers "
-                                              "(rater-7), e.g. one ranking per file for stableval nrp agree.")
-                     ] = None,
+    rater: Annotated[str | None, typer.Option("--rater", help="Only this rater's answers (rater-7; needs a track), "
+                                              "e.g. one ranking per file for stableval nrp agree.")] = None,
     output: OutputOpt = None,
     database_url: DatabaseOpt = DEFAULT_DB,
 ) -> None:
     """Export confirmed judgments (one row per rater × item × criterion) for stableval score and friends."""
-    from stableval.portal.export import export as run_export
+    from stableval.portal.admin.export import export as run_export
 
     if output is None and output_format is ExportFormat.PARQUET:
         raise typer.BadParameter("Parquet needs --output FILE", param_hint="--format")
     require_existing(database_url)  # never create an empty database by exporting from a wrong path
     db = open_database(database_url)
-    if slug is not None:
-        from stableval.portal.task_export import task_of
-
+    if slug is None:
+        if rater is not None:
+            raise typer.BadParameter("--rater needs a track", param_hint="--rater")
         with bad_input_exits():
-            task = task_of(db, slug)
-        if task != "pairwise":
-            if kind is not None:
-                raise typer.BadParameter(f"{slug} is a {task} track: it exports its own format, without --kind",
-                                         param_hint="--kind")
-            _export_task(db, slug, criterion, rater, output_format, output)
-            return
-    if rater is not None:
-        raise typer.BadParameter("--rater applies to task-type tracks (single, mcq, ddx, rank-documents)",
-                                 param_hint="--rater")
+            result = run_export(db, (kind or ExportKind.ANNOTATIONS).value, criterion=criterion)
+        _write_table(result.frame, result.notes, output_format, output)
+        return
+    from stableval.portal.store.answers import task_of
+    from stableval.portal.tasks.registry import TASKS
+
     with bad_input_exits():
-        result = run_export(db, (kind or ExportKind.ANNOTATIONS).value, track=slug, criterion=criterion)
-    _write_table(result.frame, result.notes, output_format, output)
+        task = TASKS[task_of(db, slug)]
+    if kind is not None and kind.value not in task.export_kinds:
+        raise typer.BadParameter(f"{slug} is a {task.name} track: it exports its own format, without --kind",
+                                 param_hint="--kind")
+    _export_track(db, slug, kind, criterion, rater, output_format, output, one_format=not task.export_kinds)
 
 
 def _write_table(frame: Any, notes: Any, output_format: ExportFormat, output: Path | None) -> None:
     """Write an export table to ``output`` (or stdout) in ``output_format``, then its notes on stderr."""
-    from stableval.portal.export import write
+    from stableval.portal.admin.export import write
 
     if output is None:
         write(frame, sys.stdout.buffer, output_format.value)
@@ -104,17 +102,19 @@ def _write_table(frame: Any, notes: Any, output_format: ExportFormat, output: Pa
         typer.echo(f"note: {note}", err=True)
 
 
-def _export_task(db: Any, slug: str, criterion: str | None, rater: str | None, output_format: ExportFormat,
-                 output: Path | None) -> None:
-    """Write the export of a task-type track (:mod:`stableval.portal.task_export`) and print the command that
-    analyses it; a ddx export is JSON with its condition names and case ids beside it (needs --output)."""
-    from stableval.portal.task_export import analysis_command, cases_path, conditions_path, ddx_json, export_task
+def _export_track(db: Any, slug: str, kind: ExportKind | None, criterion: str | None, rater: str | None,
+                  output_format: ExportFormat, output: Path | None, *, one_format: bool) -> None:
+    """Write the export of a track in its task type's format (:mod:`stableval.portal.admin.export`) and, for a type
+    with one format, print the command that analyses it; a ddx export is JSON with its condition names and case ids
+    beside it (needs --output)."""
+    from stableval.portal.admin.export import analysis_command, export
+    from stableval.portal.tasks.ddx import cases_path, conditions_path, ddx_json
 
     with bad_input_exits():
-        result = export_task(db, slug, criterion=criterion, rater=rater)
-    if result.task == "ddx":
+        result = export(db, None if kind is None else kind.value, track=slug, criterion=criterion, rater=rater)
+    if result.selectors is not None:  # the stableval ddx JSON, with the condition names and case ids beside it
         if output is None or output.suffix.lower() != ".json":
-            raise typer.BadParameter("a ddx track exports stableval ddx's JSON: give --output FILE.json",
+            raise typer.BadParameter(f"a {result.task} track exports stableval ddx's JSON: give --output FILE.json",
                                      param_hint="--output")
         if not result.selectors:
             raise fail(f"track {slug} has no confirmed answers yet: nothing to export")
@@ -127,4 +127,5 @@ def _export_task(db: Any, slug: str, criterion: str | None, rater: str | None, o
             typer.echo(f"note: {note}", err=True)
     else:
         _write_table(result.frame, result.notes, output_format, output)
-    typer.echo(f"analyse with: {analysis_command(result, str(output) if output else 'FILE')}", err=True)
+    if one_format:
+        typer.echo(f"analyse with: {analysis_command(result, str(output) if output else 'FILE')}", err=True)

@@ -1,88 +1,42 @@
-"""``stableval serve`` (the evaluation portal web server) and ``stableval portal ...`` (its admin tasks).
-
-The admin tasks work on the database directly, without the web server: migrate, create tracks, import
-questions, create invites, revoke invites / raters / sessions. Exporting judgments (``stableval portal export``,
-also ``stableval export``) lives in :mod:`stableval.commands.export`, which adds itself to the :data:`portal_app`
-group declared here.
-"""
+"""``stableval serve``: the evaluation portal's web server (its admin tasks without the server:
+:mod:`stableval.commands.portal`)."""
 
 from __future__ import annotations
 
 import json
 import os
-import sys
-from enum import StrEnum
-from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import Annotated, Any
 
 import typer
 
-from stableval.commands.common import OutputOpt, bad_input_exits, fail
+from stableval.commands.common import fail
+from stableval.commands.portal import DEFAULT_DB, DatabaseOpt
 
-if TYPE_CHECKING:  # pragma: no cover
-    from stableval.portal.db import Database
-
-__all__ = ["DEFAULT_DB", "WORKER_SETTINGS", "DatabaseOpt", "access_log_config", "open_database", "portal_app",
-           "register", "require_existing", "serve", "worker_app"]
-
-DEFAULT_DB = "sqlite:///stableval-portal.db"
-
-DatabaseOpt = Annotated[str, typer.Option(
-    "--database-url", envvar="STABLEVAL_PORTAL_DATABASE_URL",
-    help=f"SQLAlchemy URL: sqlite:///FILE (one file; default {DEFAULT_DB}, i.e. stableval-portal.db in the "
-         "current folder) or postgresql+psycopg://user:password@host:5432/name.")]
-
-
-portal_app = typer.Typer(help="Portal admin tasks without the web server: migrate, tracks, question import, "
-                              "invites, export.", no_args_is_help=True)
+__all__ = [
+    "KEEP_ALIVE_SECONDS",
+    "WORKER_HEALTHCHECK_SECONDS",
+    "WORKER_SETTINGS",
+    "access_log_config",
+    "refuse_shared_sqlite",
+    "register",
+    "serve",
+    "worker_app",
+]
 
 
 def register(app: typer.Typer) -> None:
-    """``stableval serve`` and the ``stableval portal`` group (its ``export`` is added by
-    :func:`stableval.commands.export.register`)."""
+    """``stableval serve``."""
     app.command()(serve)
-    app.add_typer(portal_app, name="portal")
-
-
-def open_database(url: str) -> Database:
-    """The portal database at ``url``, its schema created or upgraded; a clear error exit when the portal extra
-    is missing or the database cannot be opened."""
-    try:
-        from stableval.portal.db import Database
-    except ModuleNotFoundError as error:
-        raise fail(f"the portal needs the 'portal' extra ({error.name} is missing): "
-                   "pip install 'stableval[portal]'") from None
-    db = Database(url)
-    try:
-        db.upgrade()
-    except Exception as error:  # connection refused, bad URL, permissions: say which
-        raise fail(f"cannot open the database {url}: {error.__class__.__name__}: {error}") from None
-    return db
-
-
-def require_existing(url: str) -> None:
-    """Exit with an error (code 1) when ``url`` names a SQLite file that does not exist: reading commands must not
-    create an empty database by accident (a typo in the path would otherwise export nothing, silently)."""
-    from sqlalchemy.engine import make_url
-
-    try:
-        parsed = make_url(url)
-    except Exception as error:
-        raise fail(f"bad --database-url {url!r}: {error}") from None
-    if parsed.get_backend_name() == "sqlite" and parsed.database not in (None, "", ":memory:") and \
-            not Path(str(parsed.database)).exists():
-        raise fail(f"no portal database at {parsed.database} (from --database-url {url}): give the URL of an "
-                   "existing database, or create one with 'stableval serve' or 'stableval portal migrate'")
 
 
 def refuse_shared_sqlite(url: str, workers: int) -> None:
     """Usage error (exit 2) when ``--workers N`` cannot share the database: an in-memory SQLite database (each
     process would have its own), or a SQLite file on a platform without ``flock`` (the writers of several
-    processes could not be queued, see :mod:`stableval.portal.write_lock`)."""
+    processes could not be queued, see :mod:`stableval.portal.store.write_lock`)."""
     from sqlalchemy.engine import make_url
 
-    from stableval.portal.db import sqlite_file
-    from stableval.portal.write_lock import CROSS_PROCESS
+    from stableval.portal.store.db import sqlite_file
+    from stableval.portal.store.write_lock import CROSS_PROCESS
 
     try:
         if make_url(url).get_backend_name() != "sqlite":
@@ -100,13 +54,13 @@ def refuse_shared_sqlite(url: str, workers: int) -> None:
 
 def access_log_config() -> dict[str, Any]:
     """uvicorn's logging configuration with the access log passed through
-    :class:`stableval.portal.security.RedactTokens` (invite tokens never reach the log)."""
+    :class:`stableval.portal.store.security.RedactTokens` (invite tokens never reach the log)."""
     import copy
 
     from uvicorn.config import LOGGING_CONFIG
 
     config = copy.deepcopy(LOGGING_CONFIG)
-    config.setdefault("filters", {})["redact_tokens"] = {"()": "stableval.portal.security.RedactTokens"}
+    config.setdefault("filters", {})["redact_tokens"] = {"()": "stableval.portal.store.security.RedactTokens"}
     for handler in config["handlers"].values():
         handler.setdefault("filters", []).append("redact_tokens")
     return config
@@ -155,12 +109,12 @@ def serve(
     try:
         import uvicorn
 
-        from stableval.portal.app import create_app
+        from stableval.portal.web.app import create_app
     except ModuleNotFoundError as error:
         raise fail(f"the portal needs the 'portal' extra ({error.name} is missing): "
                    "pip install 'stableval[portal]'") from None
     if not admin_token:
-        from stableval.portal.security import new_token
+        from stableval.portal.store.security import new_token
 
         admin_token = new_token()
     try:
@@ -206,396 +160,9 @@ WORKER_SETTINGS = "STABLEVAL_PORTAL_WORKER_SETTINGS"
 
 def worker_app() -> Any:
     """One worker's app (``stableval serve --workers N``): the settings of the parent, no migration."""
-    from stableval.portal.app import create_app
+    from stableval.portal.web.app import create_app
 
     settings = json.loads(os.environ[WORKER_SETTINGS])
     return create_app(settings["database_url"], settings["admin_token"], migrate=False,
                       secure_cookies=settings["secure_cookies"], invite_rate=settings["invite_rate"],
                       rate_limit_file=settings.get("rate_limit_file"))
-
-
-@portal_app.command("migrate")
-def migrate(database_url: DatabaseOpt = DEFAULT_DB) -> None:
-    """Create or upgrade the portal's database schema (Alembic)."""
-    open_database(database_url)
-    typer.echo(f"database {database_url} is up to date", err=True)
-
-
-class TaskName(StrEnum):
-    PAIRWISE = "pairwise"
-    SINGLE = "single"
-    MCQ = "mcq"
-    DDX = "ddx"
-    RANK_DOCUMENTS = "rank-documents"
-
-
-@portal_app.command("track")
-def track(
-    slug: Annotated[str, typer.Argument(help="Short name: lower-case letters, digits, '-' or '_'.")],
-    title: Annotated[str, typer.Option("--title", help="Title shown to raters (default: the name).")] = "",
-    criteria: Annotated[str | None, typer.Option(
-        "--criteria", help="Comma-separated criteria (default: problem resolution, helpfulness, scientific "
-                           "consensus, accuracy, completeness).")] = None,
-    k: Annotated[int, typer.Option("--k", min=1, help="Confirmed ratings needed per question.")] = 3,
-    flag_limit: Annotated[int, typer.Option("--flag-limit", min=1, help="'Does not make sense' flags that "
-                                                                       "retire a question.")] = 2,
-    lease_hours: Annotated[float, typer.Option("--lease-hours", min=0.001, help="How long a claimed question "
-                                                                                "stays reserved.")] = 24.0,
-    gold_rate: Annotated[float, typer.Option("--gold-rate", min=0.0, max=1.0, help="Share of claims that are gold "
-                                             "(quality-control) questions, imported with a gold column.")] = 0.0,
-    qc_threshold: Annotated[float, typer.Option("--qc-threshold", min=0.0, max=1.0, help="Pause a rater whose "
-                                                "gold accuracy is below this share.")] = 0.7,
-    qc_min_gold: Annotated[int, typer.Option("--qc-min-gold", min=0, help="Gold questions answered before the "
-                                             "threshold applies.")] = 3,
-    qualification: Annotated[int, typer.Option("--qualification", min=0, help="Gold questions a new rater answers "
-                                               "first (a qualification set; 0: none).")] = 0,
-    max_k: Annotated[int, typer.Option("--max-k", min=0, help="Adaptive assignment: questions whose STABLEVAL "
-                                       "posterior is still uncertain after k ratings get more raters, up to this "
-                                       "many (0: off; else more than --k).")] = 0,
-    adaptive_threshold: Annotated[float, typer.Option("--adaptive-threshold", min=0.0, max=1.0, help="A question "
-                                                      "is uncertain while its confidence (mean max posterior over "
-                                                      "its criteria) is below this.")] = 0.8,
-    adaptive_every: Annotated[int, typer.Option("--adaptive-every", min=1, help="Refresh the adaptive model after "
-                                                "this many new submissions (or 5 minutes and one).")] = 10,
-    specialties: Annotated[str | None, typer.Option("--specialties", help="Comma-separated specialty list: raters "
-                                                    "choose from it, imported questions must use it (default: "
-                                                    "free text).")] = None,
-    fallback: Annotated[str, typer.Option("--fallback", help="When no question of the rater's specialty is left: "
-                                          "specialty (stop), general (then untagged questions; the default) or "
-                                          "any (then any question of the track).")] = "general",
-    task: Annotated[TaskName, typer.Option("--task", help="What raters do: pairwise (compare two answers, then rate "
-                                           "each 1-5), single (rate one answer on the track's scale), mcq (answer "
-                                           "multiple choice blind, then judge the key), ddx (rank a differential "
-                                           "diagnosis), rank-documents (order an answer among documents).")
-                    ] = TaskName.PAIRWISE,
-    scale: Annotated[str | None, typer.Option("--scale", help="single: the ordered levels, worst first, e.g. "
-                                              "incorrect,partial,correct (default 1,2,3,4,5).")] = None,
-    conditions: Annotated[Path | None, typer.Option("--conditions", help="ddx: the condition list, one name per "
-                                                    "line.")] = None,
-    max_conditions: Annotated[int, typer.Option("--max-conditions", min=1, help="ddx: most conditions per "
-                                                "answer.")] = 5,
-    database_url: DatabaseOpt = DEFAULT_DB,
-) -> None:
-    """Create an evaluation track."""
-    from stableval.portal.manage import create_track
-    from stableval.portal.tasks import read_conditions
-
-    names = [c for c in criteria.split(",") if c.strip()] if criteria else None
-    with bad_input_exits():
-        condition_names = read_conditions(conditions) if conditions is not None else None
-    db = open_database(database_url)
-    with bad_input_exits():
-        create_track(db, slug, title, criteria=names, k=k, flag_limit=flag_limit, lease_hours=lease_hours,
-                     gold_rate=gold_rate, qc_threshold=qc_threshold, qc_min_gold=qc_min_gold,
-                     qualification=qualification, max_k=max_k, adaptive_threshold=adaptive_threshold,
-                     adaptive_every=adaptive_every, task=task.value, scale=scale, conditions=condition_names,
-                     max_conditions=max_conditions, specialties=specialties, fallback=fallback)
-    typer.echo(f"created track {slug}", err=True)
-
-
-@portal_app.command("routing")
-def routing(
-    slug: Annotated[str, typer.Argument(help="Track name.")],
-    specialties: Annotated[str | None, typer.Option("--specialties", help="The new comma-separated specialty list "
-                                                    "(refused if it leaves out a specialty still used by the "
-                                                    "track's questions, pending proposals or raters).")] = None,
-    no_list: Annotated[bool, typer.Option("--no-specialty-list", help="Drop the specialty list: free text "
-                                          "again.")] = False,
-    fallback: Annotated[str | None, typer.Option("--fallback", help="specialty, general or any (see "
-                                                 "stableval portal track --help).")] = None,
-    database_url: DatabaseOpt = DEFAULT_DB,
-) -> None:
-    """Show or change a track's specialty list and fallback (no option: show them)."""
-    from stableval.portal.scope import routing_of, set_routing
-
-    if no_list and specialties is not None:
-        raise typer.BadParameter("give --specialties or --no-specialty-list, not both", param_hint="--specialties")
-    require_existing(database_url)
-    db = open_database(database_url)
-    with bad_input_exits():
-        now = routing_of(db, slug)
-        if no_list or specialties is not None or fallback is not None:
-            now = set_routing(db, slug, specialties=None if no_list else now.specialties if specialties is None
-                              else specialties, fallback=now.fallback if fallback is None else fallback)
-            typer.echo(f"changed the routing of track {slug}", err=True)
-    sys.stdout.write(f"specialties: {', '.join(now.specialties) if now.specialties else '(no list: free text)'}\n"
-                     f"fallback: {now.fallback}\n")
-
-
-@portal_app.command("import")
-def import_(
-    slug: Annotated[str, typer.Argument(help="Track name.")],
-    file: Annotated[Path, typer.Argument(help="CSV, TSV, JSONL or Parquet with columns id, prompt, model_a, "
-                                              "answer_a, model_b, answer_b [, reference, specialty, subspecialty, "
-                                              "gold] (pairwise tracks); other task types: see docs/portal.md.")],
-    task: Annotated[TaskName | None, typer.Option("--task", help="Check that the track has this task type (the "
-                                                  "file is read as the track's task type either way).")] = None,
-    database_url: DatabaseOpt = DEFAULT_DB,
-) -> None:
-    """Import questions and model answers into a track (all rows or none)."""
-    from stableval.portal.manage import import_questions
-
-    db = open_database(database_url)
-    with bad_input_exits():
-        count = import_questions(db, slug, file, task=None if task is None else task.value)
-    typer.echo(f"imported {count} questions into {slug}", err=True)
-
-
-@portal_app.command("invites")
-def invites(
-    base_url: Annotated[str, typer.Option("--base-url", help="Public address of the portal, for the links.")],
-    count: Annotated[int, typer.Option("--count", min=0, help="Invites without a note.")] = 0,
-    from_file: Annotated[Path | None, typer.Option("--from", help="CSV/JSONL of invitees (column note, email or "
-                                                                  "name): one invite each.")] = None,
-    tracks: Annotated[list[str] | None, typer.Option("--track", help="Limit the invites to this track (repeat for "
-                                                     "several; default: every track).")] = None,
-    output: OutputOpt = None,
-    database_url: DatabaseOpt = DEFAULT_DB,
-) -> None:
-    """Create invite links (CSV: rater, note, link). The links are shown once; only their hashes are stored."""
-    from stableval.portal.manage import create_invites, read_invite_notes
-
-    notes = [""] * count
-    if from_file is not None:
-        with bad_input_exits():
-            notes += read_invite_notes(from_file)
-    if not notes:
-        raise typer.BadParameter("give --count N or --from FILE", param_hint="--count")
-    db = open_database(database_url)
-    with bad_input_exits():
-        created = create_invites(db, notes, tracks=tracks)
-    import pandas as pd
-
-    frame = pd.DataFrame({"rater": [f"rater-{i.rater_id}" for i in created], "note": [i.note for i in created],
-                          "link": [i.link(base_url) for i in created]})
-    text = frame.to_csv(index=False)
-    if output is None:
-        sys.stdout.write(text)
-    else:
-        fd = os.open(output, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)  # links are secrets
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        typer.echo(f"wrote {len(created)} invite links to {output}", err=True)
-
-
-class RaterAction(StrEnum):
-    REVOKE_INVITE = "revoke-invite"
-    NEW_INVITE = "new-invite"
-    END_SESSIONS = "end-sessions"
-    DISABLE = "disable"
-    ENABLE = "enable"
-
-
-@portal_app.command("rater")
-def rater(
-    rater_id: Annotated[str, typer.Argument(help="The rater: rater-7 or 7 (as on the admin page and in exports).")],
-    action: Annotated[RaterAction, typer.Argument(
-        help="revoke-invite (the link stops working), new-invite (new link, old one stops working), "
-             "end-sessions (signed out in every browser), disable (no sign-in, no work; open questions go back "
-             "to the pool; submissions kept), enable.")],
-    base_url: Annotated[str | None, typer.Option("--base-url", help="Public address of the portal, for the new "
-                                                                     "link (new-invite).")] = None,
-    database_url: DatabaseOpt = DEFAULT_DB,
-) -> None:
-    """Revoke a rater's invite link, issue a new one, sign them out everywhere, disable or enable them."""
-    from stableval.portal import manage
-
-    number = rater_id.removeprefix("rater-")
-    if not (number.isascii() and number.isdigit() and len(number) < 12):
-        raise typer.BadParameter(f"{rater_id!r} is not a rater id; use rater-7 or 7", param_hint="RATER_ID")
-    if action is RaterAction.NEW_INVITE and not base_url:
-        raise typer.BadParameter("new-invite needs --base-url (the portal's public address)", param_hint="--base-url")
-    require_existing(database_url)
-    db = open_database(database_url)
-    with bad_input_exits():
-        if action is RaterAction.NEW_INVITE:
-            invite = manage.reissue_invite(db, int(number))
-            sys.stdout.write(invite.link(str(base_url)) + "\n")
-        elif action is RaterAction.REVOKE_INVITE:
-            manage.revoke_invite(db, int(number))
-        elif action is RaterAction.END_SESSIONS:
-            manage.end_rater_sessions(db, int(number))
-        else:
-            manage.set_rater_disabled(db, int(number), action is RaterAction.DISABLE)
-    typer.echo(f"rater-{number}: {action.value} done", err=True)
-
-
-@portal_app.command("diagnostics")
-def diagnostics(
-    slug: Annotated[str, typer.Argument(help="Track name.")],
-    database_url: DatabaseOpt = DEFAULT_DB,
-) -> None:
-    """Live rater diagnostics of a track (CSV), as on the admin track page: a STABLEVAL fit of its ratings
-    (pairwise, single, mcq tracks), or each rater's agreement with the others' consensus order (ddx: top-1
-    agreement; rank-documents: mean Kendall tau-b)."""
-    import pandas as pd
-
-    from stableval.portal.live_diagnostics import track_diagnostics
-    from stableval.portal.order_agreement import track_order_agreement
-
-    require_existing(database_url)
-    db = open_database(database_url)
-    with bad_input_exits():
-        order = track_order_agreement(db, slug, cache=False)
-        if order.measure:  # a ranking track
-            if order.message:
-                typer.echo(order.message, err=True)
-            typer.echo(f"measure: {order.measure}", err=True)
-            table = pd.DataFrame([{"rater": r.rater, "answers": r.answers, "compared": r.compared, "score": r.score,
-                                   "flags": "; ".join(r.flags)} for r in order.raters],
-                                 columns=["rater", "answers", "compared", "score", "flags"])
-            sys.stdout.write(table.round(4).to_csv(index=False))
-            return
-        live = track_diagnostics(db, slug, cache=False)
-    if live.message:
-        typer.echo(live.message, err=True)
-
-    frame = pd.DataFrame([{"rater": d.rater, "ratings": d.ratings, "accuracy": d.accuracy, "consensus": d.consensus,
-                           "leniency": d.leniency, "strictness": d.strictness, "over_rating": d.over_rating,
-                           "under_rating": d.under_rating, "spammer_score": d.spammer_score,
-                           "flags": "; ".join(d.flags)} for d in live.raters],
-                         columns=["rater", "ratings", "accuracy", "consensus", "leniency", "strictness",
-                                  "over_rating", "under_rating", "spammer_score", "flags"])
-    sys.stdout.write(frame.round(4).to_csv(index=False))
-
-
-@portal_app.command("adaptive")
-def adaptive(
-    slug: Annotated[str, typer.Argument(help="Track name.")],
-    refresh_now: Annotated[bool, typer.Option("--refresh/--no-refresh", help="Refit the adaptive model (STABLEVAL) "
-                                              "and update the quotas first.")] = True,
-    database_url: DatabaseOpt = DEFAULT_DB,
-) -> None:
-    """Adaptive assignment of a track (CSV): per question, confirmed ratings, extra raters beyond k, confidence."""
-    from sqlalchemy import func, select
-
-    from stableval.portal.adaptive import refresh, track_quotas
-    from stableval.portal.models import Question, Submission, Track
-
-    require_existing(database_url)
-    db = open_database(database_url)
-    with bad_input_exits():
-        fit = refresh(db, slug, force=True) if refresh_now else None
-    with db.reading() as session:
-        track = session.scalars(select(Track).where(Track.slug == slug)).one_or_none()
-        if track is None:
-            raise fail(f"no such track: {slug}")
-        questions = session.execute(select(Question.id, Question.external_id).where(
-            Question.track_id == track.id, Question.gold == "").order_by(Question.id)).all()
-        confirmed = dict(session.execute(select(Submission.question_id, func.count(Submission.id)).join(Question)
-                                         .where(Question.track_id == track.id, Submission.flagged.is_(False))
-                                         .group_by(Submission.question_id)).all())
-        k, max_k = track.k, track.max_k
-    if max_k <= k:
-        typer.echo(f"track {slug} has no adaptive assignment (max_k {max_k}, k {k}): create it with --max-k",
-                   err=True)
-    elif fit is not None:
-        typer.echo(f"fitted {fit.submissions} submissions in {fit.n_iter} EM iterations "
-                   f"({'warm start' if fit.warm else 'cold start'})", err=True)
-    quotas = track_quotas(db, slug)
-    import pandas as pd
-
-    frame = pd.DataFrame([{"item": external, "confirmed": confirmed.get(q, 0), "k": k,
-                           "extra": quotas.get(q, (0, None))[0], "capacity": k + quotas.get(q, (0, None))[0],
-                           "confidence": quotas.get(q, (0, None))[1]} for q, external in questions],
-                         columns=["item", "confirmed", "k", "extra", "capacity", "confidence"])
-    from stableval.portal.export import defuse_formulas
-
-    sys.stdout.write(defuse_formulas(frame.round(4)).to_csv(index=False))
-
-
-class ProposalStatus(StrEnum):
-    PENDING = "pending"
-    ACCEPTED = "accepted"
-    REJECTED = "rejected"
-    ALL = "all"
-
-
-@portal_app.command("proposals")
-def proposals(
-    slug: Annotated[str | None, typer.Argument(help="Track name (default: every track).")] = None,
-    status: Annotated[ProposalStatus, typer.Option("--status", help="pending (default), accepted, rejected or "
-                                                  "all.")] = ProposalStatus.PENDING,
-    output: OutputOpt = None,
-    database_url: DatabaseOpt = DEFAULT_DB,
-) -> None:
-    """Questions proposed by raters, in the question-import format (CSV; add the answers, then import)."""
-    from stableval.portal.export import defuse_formulas
-    from stableval.portal.question_queue import import_frame, list_proposals
-
-    require_existing(database_url)
-    db = open_database(database_url)
-    with bad_input_exits():
-        found = list_proposals(db, slug, None if status is ProposalStatus.ALL else status.value)
-    text = defuse_formulas(import_frame(found)).to_csv(index=False)
-    if output is None:
-        sys.stdout.write(text)
-    else:
-        Path(output).write_text(text, encoding="utf-8")
-        typer.echo(f"wrote {len(found)} proposal(s) to {output}", err=True)
-
-
-class ProposalDecision(StrEnum):
-    ACCEPT = "accept"
-    REJECT = "reject"
-
-
-@portal_app.command("proposal")
-def proposal(
-    proposal_id: Annotated[int, typer.Argument(help="The proposal's number (as in the proposals list: "
-                                                    "proposed-<n>).")],
-    decision: Annotated[ProposalDecision, typer.Argument(help="accept or reject.")],
-    reason: Annotated[str, typer.Option("--reason", help="Why (required to reject).")] = "",
-    database_url: DatabaseOpt = DEFAULT_DB,
-) -> None:
-    """Accept or reject a question proposed by a rater."""
-    from stableval.portal.question_queue import decide
-
-    if decision is ProposalDecision.REJECT and not reason.strip():
-        raise typer.BadParameter("give the reason for rejecting", param_hint="--reason")
-    require_existing(database_url)
-    db = open_database(database_url)
-    with bad_input_exits():
-        decide(db, proposal_id, accept=decision is ProposalDecision.ACCEPT, reason=reason)
-    typer.echo(f"proposal {proposal_id}: {decision.value}ed", err=True)
-
-
-class QualityDecision(StrEnum):
-    ALLOW = "allow"
-    PAUSE = "pause"
-    AUTO = "auto"
-
-
-@portal_app.command("quality")
-def quality(
-    slug: Annotated[str, typer.Argument(help="Track name.")],
-    rater_id: Annotated[str | None, typer.Option("--rater", help="The rater to decide on: rater-7 or 7.")] = None,
-    decision: Annotated[QualityDecision | None, typer.Option(
-        "--set", help="allow (never paused), pause, or auto (the track's accuracy threshold decides).")] = None,
-    database_url: DatabaseOpt = DEFAULT_DB,
-) -> None:
-    """Quality control: every rater's accuracy on the track's gold questions (CSV), or --rater R --set DECISION."""
-    from stableval.portal.quality import set_override, track_quality
-
-    if (rater_id is None) != (decision is None):
-        raise typer.BadParameter("give both --rater and --set, or neither (to list)", param_hint="--set")
-    require_existing(database_url)
-    db = open_database(database_url)
-    with bad_input_exits():
-        if rater_id is not None and decision is not None:
-            number = rater_id.removeprefix("rater-")
-            if not (number.isascii() and number.isdigit() and len(number) < 12):
-                raise typer.BadParameter(f"{rater_id!r} is not a rater id; use rater-7 or 7", param_hint="--rater")
-            set_override(db, slug, int(number), decision.value)
-            typer.echo(f"rater-{number} in {slug}: {decision.value}", err=True)
-            return
-        rows = track_quality(db, slug)
-    import pandas as pd
-
-    frame = pd.DataFrame({"rater": [f"rater-{r.id}" for r, _ in rows], "name": [r.name for r, _ in rows],
-                          "gold_questions": [q.gold_answered for _, q in rows],
-                          "gold_judgments": [q.judgments for _, q in rows], "correct": [q.correct for _, q in rows],
-                          "accuracy": [q.accuracy for _, q in rows], "status": [q.status for _, q in rows]})
-    from stableval.portal.export import defuse_formulas
-
-    sys.stdout.write(defuse_formulas(frame).to_csv(index=False))

@@ -1,10 +1,10 @@
-"""Alembic environment: runs on the connection that :meth:`stableval.portal.db.Database.upgrade` passes in."""
+"""Alembic environment: runs on the connection that :meth:`stableval.portal.store.db.Database.upgrade` passes in."""
 
 from __future__ import annotations
 
 from alembic import context
 
-from stableval.portal.models import Base
+from stableval.portal.store.models import Base
 
 
 def run() -> None:

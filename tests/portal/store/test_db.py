@@ -1,0 +1,51 @@
+"""Schema: the Alembic migration builds exactly the ORM tables; SQLite runs in WAL with a busy timeout."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from portal_helpers import database_url
+from sqlalchemy import inspect, text
+
+from stableval.portal.store.db import Database
+from stableval.portal.store.models import Base
+
+
+@pytest.mark.parametrize("kind", ["sqlite", "postgresql"])
+def test_migration_matches_models_and_is_idempotent(kind: str, tmp_path: Path) -> None:
+    from alembic.autogenerate import compare_metadata
+    from alembic.migration import MigrationContext
+
+    db = Database(database_url(kind, tmp_path))
+    db.upgrade()
+    db.upgrade()  # second run: nothing to do, no error
+    with db.engine.connect() as connection:
+        diff = compare_metadata(MigrationContext.configure(connection, opts={"compare_type": True}), Base.metadata)
+        names = set(inspect(connection).get_table_names())
+        version = connection.execute(text("SELECT version_num FROM alembic_version")).scalar()
+    db.dispose()
+    assert diff == []
+    assert set(Base.metadata.tables) | {"alembic_version"} == names
+    assert version == "0005"
+
+
+def test_sqlite_wal_busy_timeout_foreign_keys(tmp_path: Path) -> None:
+    db = Database(f"sqlite:///{tmp_path / 'p.db'}")
+    db.upgrade()
+    with db.reading() as session:
+        assert session.execute(text("PRAGMA journal_mode")).scalar() == "wal"
+        assert session.execute(text("PRAGMA busy_timeout")).scalar() == 30_000
+        assert session.execute(text("PRAGMA foreign_keys")).scalar() == 1
+    db.dispose()
+
+
+def test_secret_is_created_once_and_kept(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'p.db'}"
+    first = Database(url)
+    first.upgrade()
+    secret = first.secret()
+    first.dispose()
+    second = Database(url)
+    assert second.secret() == secret and len(secret) == 64
+    second.dispose()
