@@ -462,12 +462,18 @@ def validate(
              "over the judged documents (each ranked, as if it were an answer, among the rest of its pool).",
         show_default=False)] = None,
     ranker: RankersOpt = "bm25,bm25-pool,tfidf",
-    correct: Annotated[float, typer.Option("--correct", help="Grade from which an answer counts as correct for "
-                                           "the AUC (LiveQA gains: 2 = Incomplete or Excellent).")] = 2.0,
+    correct: Annotated[float, typer.Option("--correct", help="Gain from which an answer counts as correct for "
+                                           "the AUC (LiveQA gains: 2 = Incomplete or Excellent). Also the "
+                                           "relevant-documents threshold of nrp-rel unless --relevant is given.")
+                       ] = 2.0,
     relevant: Annotated[float | None, typer.Option("--relevant", help="Also validate NRP among the documents of "
                                                    "grade >= this only (nrp-rel). Default: --correct.")] = None,
     grade_column: Annotated[str, typer.Option("--grade-column", help="Column of ANSWERS with the human "
                                               "grade.")] = "grade",
+    answer_grades: Annotated[str, typer.Option("--answer-grades", help="Scale of the ANSWERS' grades: gain (the "
+                                               "collection's gains of --dimension, checked; e.g. LiveQA 0-3) or "
+                                               "raw (its raw grades, recoded as it recodes its own; e.g. LiveQA "
+                                               "and MEDIQA 1-4).")] = "gain",
     dimension: Annotated[str, typer.Option("--dimension", help="Quality dimension whose grades are used in "
                                            "leave-one-out and for nrp-rel.")] = "relevance",
     reference: Annotated[str | None, typer.Option("--reference", help="Signal the others are compared with "
@@ -485,12 +491,24 @@ def validate(
     the score's collection percentile) and answer length, with bootstrap intervals over questions and paired
     differences from a reference signal."""
     from stableval.nrp.collection import read_answers_table
-    from stableval.nrp.validate import agreement_with_grades, answer_signals, leave_one_out_signals
+    from stableval.nrp.validate import (
+        ANSWER_GRADES,
+        agreement_with_grades,
+        answer_signals,
+        grade_scale,
+        leave_one_out_signals,
+    )
 
+    follows = relevant is None
     relevant = correct if relevant is None else relevant
-    if answers is None and (checks.exclude_copies or checks.skip_unknown):
+    if answers is None and (checks.exclude_copies or checks.skip_unknown or answer_grades != "gain"):
+        flag = ("--exclude-copies" if checks.exclude_copies else "--skip-unknown-questions" if checks.skip_unknown
+                else "--answer-grades")
         raise typer.BadParameter("only with ANSWERS (the leave-one-out ranks the judged documents themselves)",
-                                 param_hint="--exclude-copies" if checks.exclude_copies else "--skip-unknown-questions")
+                                 param_hint=flag)
+    if answer_grades not in ANSWER_GRADES:
+        raise typer.BadParameter(f"{answer_grades!r}; choose from {', '.join(ANSWER_GRADES)}",
+                                 param_hint="--answer-grades")
     read_notes: list[str] = []
     with bad_input_exits():
         data = options.collection(collection)
@@ -503,7 +521,7 @@ def validate(
             frame = answer_signals(data, read_answers_table(answers), rankers, grade=grade_column,
                                    dimension=dimension, relevant=relevant, n=nrp.n, ties=nrp.ties, progress=True,
                                    unknown=checks.unknown, exclude_copies=checks.exclude_copies,
-                                   file=str(answers), notes=read_notes)
+                                   file=str(answers), notes=read_notes, scale=answer_grades)
             what = f"graded answers {answers.name}"
         signals = [c for c in frame.columns if c.partition(":")[0] in ("nrp", "nrp-rel", "score", "combo")] + [
             "length"]
@@ -512,14 +530,33 @@ def validate(
     if signals_out is not None:
         write_csv(frame, signals_out)
     first = table.iloc[0]
+    source = "the answers' grades (recoded from the raw scale)" if answer_grades == "raw" else \
+        "the answers' grades" if answers is not None else "the judged documents' grades"
     notes = [*data.notes, *read_notes, f"{what}: {plural(int(first['answers']), 'answer')} to "
              f"{plural(int(first['questions']), 'question')} "
-             f"({int(first['graded_questions'])} with two or more grades); correct = grade >= {correct:g}; "
-             f"nrp-rel: among documents of grade >= {relevant:g}",
+             f"({int(first['graded_questions'])} with two or more grades)",
+             f"grade scale: {source} are {grade_scale(data, dimension)}; correct = gain >= {correct:g}; nrp-rel: "
+             f"among documents of gain >= {relevant:g}" + (" (--relevant not given: it follows --correct)"
+                                                          if follows else ""),
+             *_no_value_notes(frame, relevant, correct),
              f"{nrp.interval_note(seed)}; diff = signal - {reference or signals[0]} on the same replicates"]
     out.emit(TableResult(table.drop(columns=["answers", "questions", "graded_questions"]),
                          "Agreement of NRP and baselines with human grades", notes,
                          {"collection": data.name, "correct": correct, "relevant": relevant}))
+
+
+def _no_value_notes(frame: pd.DataFrame, relevant: float, correct: float) -> list[str]:
+    """How many answers a signal has no value for (nrp-rel: their question has no relevant document), and how
+    many of those are correct."""
+    notes = []
+    for column in [c for c in frame.columns if c.startswith("nrp-rel:")]:
+        missing = frame[column].isna()
+        if missing.any():
+            right = int((frame.loc[missing, "grade"] >= correct).sum())
+            notes.append(f"{column}: {plural(int(missing.sum()), 'answer')} ({right} correct) to "
+                         f"{plural(frame.loc[missing, 'qid'].nunique(), 'question')} with no document of gain >= "
+                         f"{relevant:g} have no value, left out of its measures and of its diff")
+    return notes
 
 
 @app.command("agree")
