@@ -450,6 +450,86 @@ def _scoring_ranker(data: TestCollection, name: str, options: RankerOptions, not
     return chosen, candidates[chosen]
 
 
+@app.command("compare")
+@ranker_options
+@answer_checks
+@nrp_options
+@output_options(width=160)
+def compare(
+    source: Annotated[Path, typer.Argument(
+        help="Per-answer NRP: the table score --answers-out writes (qid, model, prompt, nrp), or the Webis "
+             "release's indexing/results/monoT5 folder (its shipped ranks); or a test collection directory, "
+             "then ANSWERS are scored first.", show_default=False)],
+    answers: Annotated[Path | None, typer.Argument(
+        help="Generated answers (as for score), when SOURCE is a test collection.", show_default=False)] = None,
+    models: Annotated[str, typer.Option("--models", "-m", help="The two models, A,B (diff = A - B): exact names or "
+                                       "a part only one model's name contains (13b,llama-2-7b).",
+                                       show_default=False)] = "",
+    prompt: Annotated[str | None, typer.Option("--prompt", help="Compare the answers of this prompt only "
+                                               "(default: one row per prompt both models answered).")] = None,
+    ranker: Annotated[str, typer.Option("--ranker", "-r", help="Ranker scoring ANSWERS (with a test collection).",
+                                        rich_help_panel="Ranker")] = RANKERS[0],
+    seed: SeedOpt = 0,
+    per_question: Annotated[Path | None, typer.Option("--per-question", help="Also write each question's mean "
+                                                      "NRP of A and B and their difference to this CSV file.",
+                                                      rich_help_panel="Output")] = None,
+    options: RankerOptions = RankerOptions(),
+    nrp: NRPSettings = NRPSettings(),
+    checks: AnswerChecks = AnswerChecks(),
+    out: Output = Output(),
+) -> None:
+    """Paired comparison of two models' NRP on the same questions: the mean per-question difference A - B with a
+    bootstrap interval over questions, and a sign test over questions, per prompt."""
+    from stableval.nrp.compare import compare_models
+
+    pair = [name.strip() for name in models.split(",") if name.strip()]
+    if len(pair) != 2:
+        raise typer.BadParameter(f"{models!r}: name two models, A,B", param_hint="--models")
+    notes: list[str] = []
+    with bad_input_exits():
+        per_answer, value, what = _per_answer_nrp(source, answers, ranker, options, nrp, checks, seed, notes)
+        result = compare_models(per_answer, pair[0], pair[1], value=value, prompt=prompt, bootstrap=nrp.bootstrap,
+                                confidence=nrp.confidence, seed=seed)
+    if per_question is not None:
+        write_csv(result.per_question, per_question)
+    notes += [*result.notes, f"{what}; diff = mean over questions of (A's mean NRP - B's) on the questions both "
+              f"answered; {nrp.interval_note(seed)}; sign test over questions, ties (diff 0) left out"]
+    a, b = result.summary[["model_a", "model_b"]].iloc[0]
+    shown = result.summary.drop(columns=["model_a", "model_b"])
+    out.emit(TableResult(shown, f"Paired comparison of NRP: A = {a}, B = {b} (diff = A - B)", notes,
+                         {"model_a": a, "model_b": b, "value": value}, digits=4), frame=result.summary)
+
+
+def _per_answer_nrp(source: Path, answers: Path | None, ranker: str, options: RankerOptions, nrp: NRPSettings,
+                    checks: AnswerChecks, seed: int, notes: list[str]) -> tuple[pd.DataFrame, str, str]:
+    """``compare``'s per-answer NRP, its column and where it comes from: the Webis release's shipped ranks, a
+    per-answer table, or ``answers`` scored on the test collection ``source``."""
+    from stableval.data.files import read_table_file
+    from stableval.errors import InputError
+    from stableval.nrp.score import read_webis_rank_files, score_answers
+
+    shipped = source.is_dir() and any(source.glob("*_rankings.csv"))
+    if (shipped or source.is_file()) and answers is not None:
+        raise InputError("ANSWERS only go with a test collection", file=str(answers),
+                         allowed=f"nothing after {source.name}, which holds NRP per answer already")
+    if shipped:
+        return read_webis_rank_files(source), "nrp_shipped", f"NRP from the ranks shipped in {source.name} " \
+            "(N = list length, as the authors computed it)"
+    if source.is_file():
+        return read_table_file(source), "nrp", f"NRP per answer from {source.name}"
+    if answers is None:
+        raise InputError("a test collection needs ANSWERS to score", file=str(source),
+                         allowed="COLLECTION ANSWERS, or a per-answer table (score --answers-out)")
+    data = options.collection(source)
+    table, _ = _answers_to_score(data, answers, checks, {}, notes)
+    _, model = options.ranker(ranker)
+    result = score_answers(data, table, model, n=nrp.n, ties=nrp.ties, bootstrap=0, seed=seed, progress=True)
+    notes[:0] = list(data.notes)
+    notes += list(result.notes)
+    return result.answers, "nrp", f"NRP of {answers.name} on {data.name} ranked by {result.settings['ranker']} " \
+        f"(N = {nrp.n}, ties = {nrp.ties})"
+
+
 @app.command("validate")
 @ranker_options
 @answer_checks
