@@ -82,8 +82,8 @@ def test_raw_answer_grades_are_refused_and_recoded_on_request(tmp_path) -> None:
     collection = _raw_collection()
     gains = _graded(collection)
     raw = gains.assign(grade=gains["grade"] + 1)
-    with pytest.raises(InputError, match=r"not on the scale validate reads them on, the relevance gains of "
-                                         r"collection, 0 to 3 .*--answer-grades raw"):
+    with pytest.raises(InputError, match=r"not on the scale they are read on, the relevance gains of collection "
+                                         r"\(0 to 3; .*--answer-grades raw to recode them \(1→0, 2→1, 3→2, 4→3\)"):
         answer_signals(collection, raw, {"bm25": BM25Ranker()}, relevant=2)
     recoded = answer_signals(collection, raw, {"bm25": BM25Ranker()}, relevant=2, scale="raw")
     pd.testing.assert_frame_equal(recoded, answer_signals(collection, gains, {"bm25": BM25Ranker()}, relevant=2))

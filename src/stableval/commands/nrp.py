@@ -30,13 +30,20 @@ import typer
 
 from stableval._options import Option
 from stableval.commands.common import Output, SeedOpt, bad_input_exits, fail, output_options, record_options
-from stableval.commands.output import TableResult as TableResult, save_plot, size_text as size_text, write_csv
+from stableval.commands.output import (
+    Appended,
+    TableResult as TableResult,
+    save_plot,
+    size_text as size_text,
+    write_csv,
+)
 from stableval.nrp.rankers import RANKERS, REGISTRY
 from stableval.wording import plural
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
+    from stableval.nrp.choose import RankerChoice
     from stableval.nrp.collection import TestCollection
     from stableval.nrp.rankers import Ranker
 
@@ -289,6 +296,45 @@ answer_checks = record_options("checks", [
 ], lambda values: AnswerChecks(**values))
 
 
+@dataclass(frozen=True)
+class GradeSettings:
+    """How graded answers are read (``validate``'s ANSWERS, ``score --graded``): the column holding the human
+    grade, the scale it is on and the gain from which an answer counts as correct (:func:`grade_options`).
+
+    >>> GradeSettings().answer_grades, GradeSettings().correct
+    ('gain', 2.0)
+    """
+
+    grade_column: str = "grade"
+    correct: float = 2.0
+    answer_grades: str = "gain"
+
+
+def _grade_settings(values: dict[str, Any]) -> GradeSettings:
+    from stableval.nrp.validate import ANSWER_GRADES
+
+    if values.get("answer_grades", "gain") not in ANSWER_GRADES:
+        raise typer.BadParameter(f"{values['answer_grades']!r}; choose from {', '.join(ANSWER_GRADES)}",
+                                 param_hint="--answer-grades")
+    return GradeSettings(**values)
+
+
+#: Give a command ``--grade-column``, ``--correct`` and ``--answer-grades``, collected into its
+#: ``grades: GradeSettings``.
+grade_options = record_options("grades", [
+    ("grade_column", Annotated[str, typer.Option("--grade-column", help="Column of the graded answers with the "
+                                                 "human grade.")], GradeSettings.grade_column),
+    ("correct", Annotated[float, typer.Option("--correct", help="Gain from which a graded answer counts as "
+                                              "correct for the AUC (LiveQA gains: 2 = Incomplete or Excellent). "
+                                              "validate: also the relevant-documents threshold of nrp-rel unless "
+                                              "--relevant is given.")], GradeSettings.correct),
+    ("answer_grades", Annotated[str, typer.Option("--answer-grades", help="Scale of the graded answers' grades: "
+                                                  "gain (the collection's gains of the dimension, checked; e.g. "
+                                                  "LiveQA 0-3) or raw (its raw grades, recoded as it recodes its "
+                                                  "own; e.g. LiveQA and MEDIQA 1-4).")], GradeSettings.answer_grades),
+], _grade_settings)
+
+
 @app.command("evaluate-rankers")
 @ranker_options
 @output_options(width=160)
@@ -361,6 +407,7 @@ def _parse_sizes(text: str | None) -> dict[str, float]:
 @app.command("score")
 @ranker_options
 @answer_checks
+@grade_options
 @nrp_options
 @output_options(width=160)
 def score(
@@ -368,11 +415,15 @@ def score(
     answers: Annotated[Path, typer.Argument(help="Generated answers: CSV/TSV/JSONL/Parquet with qid, model, "
                                             "text (and optionally prompt, answer_id, params).",
                                             show_default=False)],
-    ranker: Annotated[str, typer.Option("--ranker", "-r", help=f"Ranker: {_ranker_list()}; or best: the "
-                                        "highest nDCG@10 on the collection among "
+    ranker: Annotated[str, typer.Option("--ranker", "-r", help=f"Ranker: {_ranker_list()}; or best: among "
                                         f"{', '.join(n for n, spec in REGISTRY.items() if spec.best)} (those "
-                                        "installed), printed in the notes.", rich_help_panel="Ranker")
-                      ] = RANKERS[0],
+                                        "installed), the one whose NRP agrees best with --graded answers (AUC), "
+                                        "else the highest nDCG@10 averaged over every quality dimension; the "
+                                        "evidence is printed.", rich_help_panel="Ranker")] = RANKERS[0],
+    graded: Annotated[Path | None, typer.Option("--graded", help="Graded answers (qid, text, a grade column) for "
+                                                "--ranker best: choose the ranker whose NRP agrees best with their "
+                                                "grades, as nrp validate measures it (AUC).",
+                                                rich_help_panel="Ranker")] = None,
     relevant: Annotated[float | None, typer.Option("--relevant", help="Also report NRP among the documents of "
                                                    "grade >= this only (nrp_relevant, mean_nrp_relevant): not lifted "
                                                    "by a pool of poor documents.")] = None,
@@ -390,18 +441,23 @@ def score(
     options: RankerOptions = RankerOptions(),
     nrp: NRPSettings = NRPSettings(),
     checks: AnswerChecks = AnswerChecks(),
+    grades: GradeSettings = GradeSettings(),
     out: Output = Output(),
 ) -> None:
     """Score generated answers by NRP: each answer is ranked alone among its question's judged documents.
     Prints mean NRP per model x prompt with a bootstrap interval over questions and the share ranked first."""
     from stableval.nrp.score import score_answers
 
+    if graded is not None and ranker != "best":
+        raise typer.BadParameter("only with --ranker best (the graded answers choose the ranker)",
+                                 param_hint="--graded")
     size_map = _parse_sizes(sizes)
     notes: list[str] = []
     with bad_input_exits():
         data = options.collection(collection)
         table, copies = _answers_to_score(data, answers, checks, size_map, notes)
-        name, model = _scoring_ranker(data, ranker, options, notes)
+        name, model, choice = _scoring_ranker(data, ranker, options, notes, graded=graded, grades=grades,
+                                              nrp=nrp, checks=checks)
         result = score_answers(data, table, model, n=nrp.n, ties=nrp.ties, bootstrap=nrp.bootstrap,
                                confidence=nrp.confidence, seed=seed, progress=True, relevant=relevant)
     if answers_out is not None:
@@ -413,8 +469,19 @@ def score(
     notes = [*data.notes, *notes, *result.notes,
              f"{plural(s['answers'], 'answer')} to {plural(s['questions'], 'question')} ranked by {s['ranker']}; "
              f"N = {nrp.n}, ties = {nrp.ties}; {nrp.interval_note(seed)}"]
-    out.emit(TableResult(result.summary, "NRP per model x prompt (best first)", notes,
-                         {"settings": s, "copies": copies}))
+    shown = TableResult(result.summary, "NRP per model x prompt (best first)", notes, {"settings": s, "copies": copies})
+    out.emit(shown if choice is None else _with_choice(shown, choice))
+
+
+def _with_choice(result: TableResult, choice: RankerChoice) -> Appended:
+    """``result`` followed by the evidence ``--ranker best`` chose by (a table; ``ranker_choice`` in JSON)."""
+    from stableval._json import records
+
+    evidence = TableResult(choice.evidence, f"--ranker best: the candidates by {choice.measure} (chose "
+                                            f"{choice.name})")
+    return Appended(result, json={"ranker_choice": {"chosen": choice.name, "measure": choice.measure,
+                                                    "candidates": records(choice.evidence)}},
+                    render_more=evidence.render)
 
 
 def _answers_to_score(data: TestCollection, path: Path, checks: AnswerChecks, sizes: dict[str, float],
@@ -435,19 +502,25 @@ def _answers_to_score(data: TestCollection, path: Path, checks: AnswerChecks, si
     return table, len(copies)
 
 
-def _scoring_ranker(data: TestCollection, name: str, options: RankerOptions, notes: list[str]
-                    ) -> tuple[str, Ranker]:
-    """``score``'s ranker: the one named, or for ``best`` the candidate with the highest nDCG@10 on ``data``
-    (the choice and every candidate's nDCG@10 noted)."""
+def _scoring_ranker(data: TestCollection, name: str, options: RankerOptions, notes: list[str], *,
+                    graded: Path | None = None, grades: GradeSettings = GradeSettings(),
+                    nrp: NRPSettings = NRPSettings(), checks: AnswerChecks = AnswerChecks(),
+                    ) -> tuple[str, Ranker, RankerChoice | None]:
+    """The ranker to score with: the one named, or for ``best`` the candidate chosen on evidence
+    (:func:`stableval.nrp.choose.choose_ranker`: agreement with the ``graded`` answers, else nDCG@10 averaged over
+    every quality dimension), the choice noted and returned with its evidence."""
     if name != "best":
-        return options.ranker(name)
-    from stableval.nrp.measures import select_ranker
+        return *options.ranker(name), None
+    from stableval.nrp.choose import choose_ranker
+    from stableval.nrp.collection import read_answers_table
 
     candidates = options.rankers(",".join(best_candidates()))
-    chosen, chosen_from = select_ranker(data, candidates, progress=True)
-    notes.append(f"--ranker best: {chosen} (nDCG@10 on {data.dimensions[0]}: " + ", ".join(
-        f"{r} {v:.3f}" for r, v in zip(chosen_from["ranker"], chosen_from["ndcg@10"], strict=True)) + ")")
-    return chosen, candidates[chosen]
+    choice = choose_ranker(data, candidates, graded=None if graded is None else read_answers_table(graded),
+                           grade=grades.grade_column, correct=grades.correct, scale=grades.answer_grades,
+                           n=nrp.n, ties=nrp.ties, unknown=checks.unknown, exclude_copies=checks.exclude_copies,
+                           file=None if graded is None else str(graded), notes=notes, progress=True)
+    notes.append(choice.note())
+    return choice.name, candidates[choice.name], choice
 
 
 @app.command("compare")
@@ -467,8 +540,9 @@ def compare(
                                        show_default=False)] = "",
     prompt: Annotated[str | None, typer.Option("--prompt", help="Compare the answers of this prompt only "
                                                "(default: one row per prompt both models answered).")] = None,
-    ranker: Annotated[str, typer.Option("--ranker", "-r", help="Ranker scoring ANSWERS (with a test collection).",
-                                        rich_help_panel="Ranker")] = RANKERS[0],
+    ranker: Annotated[str, typer.Option("--ranker", "-r", help="Ranker scoring ANSWERS (with a test collection); "
+                                        "best: chosen by nDCG@10 as in score.", rich_help_panel="Ranker")
+                      ] = RANKERS[0],
     seed: SeedOpt = 0,
     per_question: Annotated[Path | None, typer.Option("--per-question", help="Also write each question's mean "
                                                       "NRP of A and B and their difference to this CSV file.",
@@ -522,7 +596,7 @@ def _per_answer_nrp(source: Path, answers: Path | None, ranker: str, options: Ra
                          allowed="COLLECTION ANSWERS, or a per-answer table (score --answers-out)")
     data = options.collection(source)
     table, _ = _answers_to_score(data, answers, checks, {}, notes)
-    _, model = options.ranker(ranker)
+    _, model, _ = _scoring_ranker(data, ranker, options, notes)
     result = score_answers(data, table, model, n=nrp.n, ties=nrp.ties, bootstrap=0, seed=seed, progress=True)
     notes[:0] = list(data.notes)
     notes += list(result.notes)
@@ -533,6 +607,7 @@ def _per_answer_nrp(source: Path, answers: Path | None, ranker: str, options: Ra
 @app.command("validate")
 @ranker_options
 @answer_checks
+@grade_options
 @nrp_options
 @output_options(width=160)
 def validate(
@@ -542,18 +617,8 @@ def validate(
              "over the judged documents (each ranked, as if it were an answer, among the rest of its pool).",
         show_default=False)] = None,
     ranker: RankersOpt = "bm25,bm25-pool,tfidf",
-    correct: Annotated[float, typer.Option("--correct", help="Gain from which an answer counts as correct for "
-                                           "the AUC (LiveQA gains: 2 = Incomplete or Excellent). Also the "
-                                           "relevant-documents threshold of nrp-rel unless --relevant is given.")
-                       ] = 2.0,
     relevant: Annotated[float | None, typer.Option("--relevant", help="Also validate NRP among the documents of "
                                                    "grade >= this only (nrp-rel). Default: --correct.")] = None,
-    grade_column: Annotated[str, typer.Option("--grade-column", help="Column of ANSWERS with the human "
-                                              "grade.")] = "grade",
-    answer_grades: Annotated[str, typer.Option("--answer-grades", help="Scale of the ANSWERS' grades: gain (the "
-                                               "collection's gains of --dimension, checked; e.g. LiveQA 0-3) or "
-                                               "raw (its raw grades, recoded as it recodes its own; e.g. LiveQA "
-                                               "and MEDIQA 1-4).")] = "gain",
     dimension: Annotated[str, typer.Option("--dimension", help="Quality dimension whose grades are used in "
                                            "leave-one-out and for nrp-rel.")] = "relevance",
     reference: Annotated[str | None, typer.Option("--reference", help="Signal the others are compared with "
@@ -564,6 +629,7 @@ def validate(
     options: RankerOptions = RankerOptions(),
     nrp: NRPSettings = NRPSettings(),
     checks: AnswerChecks = AnswerChecks(),
+    grades: GradeSettings = GradeSettings(),
     out: Output = Output(),
 ) -> None:
     """How far NRP agrees with human grades: AUC (correct vs incorrect), pooled and per-question Spearman and
@@ -571,24 +637,15 @@ def validate(
     the score's collection percentile) and answer length, with bootstrap intervals over questions and paired
     differences from a reference signal."""
     from stableval.nrp.collection import read_answers_table
-    from stableval.nrp.validate import (
-        ANSWER_GRADES,
-        agreement_with_grades,
-        answer_signals,
-        grade_scale,
-        leave_one_out_signals,
-    )
+    from stableval.nrp.validate import agreement_with_grades, answer_signals, grade_scale, leave_one_out_signals
 
-    follows = relevant is None
+    correct, follows = grades.correct, relevant is None
     relevant = correct if relevant is None else relevant
-    if answers is None and (checks.exclude_copies or checks.skip_unknown or answer_grades != "gain"):
+    if answers is None and (checks.exclude_copies or checks.skip_unknown or grades.answer_grades != "gain"):
         flag = ("--exclude-copies" if checks.exclude_copies else "--skip-unknown-questions" if checks.skip_unknown
                 else "--answer-grades")
         raise typer.BadParameter("only with ANSWERS (the leave-one-out ranks the judged documents themselves)",
                                  param_hint=flag)
-    if answer_grades not in ANSWER_GRADES:
-        raise typer.BadParameter(f"{answer_grades!r}; choose from {', '.join(ANSWER_GRADES)}",
-                                 param_hint="--answer-grades")
     read_notes: list[str] = []
     with bad_input_exits():
         data = options.collection(collection)
@@ -598,10 +655,10 @@ def validate(
                                           ties=nrp.ties, progress=True)
             what = f"leave-one-out over the judged documents of {data.name} ({dimension})"
         else:
-            frame = answer_signals(data, read_answers_table(answers), rankers, grade=grade_column,
+            frame = answer_signals(data, read_answers_table(answers), rankers, grade=grades.grade_column,
                                    dimension=dimension, relevant=relevant, n=nrp.n, ties=nrp.ties, progress=True,
                                    unknown=checks.unknown, exclude_copies=checks.exclude_copies,
-                                   file=str(answers), notes=read_notes, scale=answer_grades)
+                                   file=str(answers), notes=read_notes, scale=grades.answer_grades)
             what = f"graded answers {answers.name}"
         signals = [c for c in frame.columns if c.partition(":")[0] in ("nrp", "nrp-rel", "score", "combo")] + [
             "length"]
@@ -610,7 +667,7 @@ def validate(
     if signals_out is not None:
         write_csv(frame, signals_out)
     first = table.iloc[0]
-    source = "the answers' grades (recoded from the raw scale)" if answer_grades == "raw" else \
+    source = "the answers' grades (recoded from the raw scale)" if grades.answer_grades == "raw" else \
         "the answers' grades" if answers is not None else "the judged documents' grades"
     notes = [*data.notes, *read_notes, f"{what}: {plural(int(first['answers']), 'answer')} to "
              f"{plural(int(first['questions']), 'question')} "

@@ -374,8 +374,8 @@ def answer_grades(grades: np.ndarray, collection: TestCollection, dimension: str
         hint = ""
         if mapping and np.isin(grades, np.array(list(mapping), dtype=float)).all():
             hint = f"; or, for grades on its raw scale, --answer-grades raw to recode them ({_grades_text(mapping)})"
-        raise InputError(f"answer grades are not on the scale validate reads them on, the "
-                         f"{grade_scale(collection, dimension)} ({int(outside.sum())} answer(s) outside)",
+        raise InputError(f"answer grades are not on the scale they are read on, the {dimension} gains of "
+                         f"{collection.name} ({low:g} to {high:g}; {int(outside.sum())} answer(s) outside)",
                          file=file, row=row + 1, column=column, value=float(grades[row]),
                          allowed=f"grades from {low:g} to {high:g}{hint}")
     return grades

