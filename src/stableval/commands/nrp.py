@@ -78,8 +78,11 @@ ModelPathOpt = Annotated[Path | None, typer.Option(
     "--model-path", help="Local model directory (save_pretrained layout) of the neural ranker ("
                          f"{', '.join(name for name, spec in REGISTRY.items() if spec.extra == 'neural')}; the "
                          "bi-encoder's is bundled). Nothing is downloaded.", rich_help_panel="Ranker")]
-DeviceOpt = Annotated[str, typer.Option("--device", help="Torch device for neural rankers: cpu, cuda, cuda:1 ...",
-                                        rich_help_panel="Ranker")]
+DeviceOpt = Annotated[str, typer.Option("--device", help="Torch device for neural rankers: auto (cuda when a GPU "
+                                        "is there, else cpu), cpu, cuda, cuda:1 ...", rich_help_panel="Ranker")]
+PrecisionOpt = Annotated[str, typer.Option("--precision", help="Neural rankers: auto (half-precision autocast on "
+                                           "CUDA: fp16, bf16 for T5; fp32 on a CPU), or fp32, bf16, fp16 "
+                                           "everywhere.", rich_help_panel="Ranker")]
 BatchOpt = Annotated[int, typer.Option("--batch-size", min=1, help="Texts per forward pass (neural rankers).",
                                        rich_help_panel="Ranker")]
 MaxLenOpt = Annotated[int | None, typer.Option("--max-length", min=8, help="Truncate (query, text) to this many "
@@ -120,7 +123,8 @@ RANKER_FLAGS: dict[str, tuple[str, Option]] = _ranker_flags()
 #: -> typer annotation (the defaults are :class:`RankerOptions`' own, and the rankers' declared ones).
 SHARED_FLAGS: dict[str, Any] = {
     "pool": PoolOpt, "query_field": QueryFieldOpt, "drop_missing_text": MissingTextOpt, "grade_map": GradeMapOpt,
-    "model_path": ModelPathOpt, "device": DeviceOpt, "batch_size": BatchOpt, "max_length": MaxLenOpt,
+    "model_path": ModelPathOpt, "device": DeviceOpt, "precision": PrecisionOpt, "batch_size": BatchOpt,
+    "max_length": MaxLenOpt,
     "cache": CacheOpt, **{name: _typer_flag(option, ranker) for name, (ranker, option) in RANKER_FLAGS.items()},
 }
 
@@ -128,14 +132,16 @@ SHARED_FLAGS: dict[str, Any] = {
 @dataclass(frozen=True)
 class RankerOptions:
     """How to read the test collection (LiveQA pool and query field, missing text) and how to run the rankers
-    (model directory, device, batch size, truncation, score cache, and each ranker's own options by ranker)."""
+    (model directory, device, precision, batch size, truncation, score cache, and each ranker's own options by
+    ranker)."""
 
     pool: str = "merged"
     query_field: str = "paraphrase"
     drop_missing_text: bool = False
     grade_map: Path | None = None
     model_path: Path | None = None
-    device: str = "cpu"
+    device: str = "auto"
+    precision: str = "auto"
     batch_size: int = 32
     max_length: int | None = None
     cache: Path | None = None
@@ -163,7 +169,8 @@ class RankerOptions:
                                      f"{', '.join(RANKERS)}", param_hint="--ranker")
         store = ScoreCache(self.cache) if self.cache is not None else None
         return {name: make_ranker(name, model_path=self.model_path, device=self.device, batch_size=self.batch_size,
-                                  max_length=self.max_length, cache=store, **self.ranker_settings.get(name, {}))
+                                  max_length=self.max_length, cache=store, precision=self.precision,
+                                  **self.ranker_settings.get(name, {}))
                 for name in chosen}
 
     def ranker(self, name: str) -> tuple[str, Ranker]:
@@ -176,6 +183,11 @@ class RankerOptions:
 
 def _ranker_record(values: dict[str, Any]) -> RankerOptions:
     """The shared flags' values as one record; a ranker option's value is checked against its declaration."""
+    from stableval.nrp.rankers.inference import PRECISIONS
+
+    if values.get("precision", "auto") not in PRECISIONS:
+        raise typer.BadParameter(f"{values['precision']!r}; choose from {', '.join(PRECISIONS)}",
+                                 param_hint="--precision")
     settings: dict[str, dict[str, Any]] = {}
     for name in [name for name in values if name in RANKER_FLAGS]:
         ranker, option = RANKER_FLAGS[name]
@@ -803,8 +815,8 @@ def generate(
     max_new_tokens: Annotated[int, typer.Option("--max-new-tokens", min=1, help="Maximum new tokens per answer.",
                                                 rich_help_panel="Sampling")] = 512,
     seed: SeedOpt = 0,
-    device: Annotated[str, typer.Option("--device", help="Torch device for a local model: cpu, cuda, cuda:1 ...")
-                      ] = "cpu",
+    device: Annotated[str, typer.Option("--device", help="Torch device for a local model: auto (cuda when a GPU is "
+                                        "there, else cpu), cpu, cuda, cuda:1 ...")] = "auto",
     max_retries: Annotated[int, typer.Option("--max-retries", min=0, help="Endpoint: retries on rate limits "
                                              "(429), timeouts and server errors, with exponential backoff.")] = 5,
 ) -> None:
