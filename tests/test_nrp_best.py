@@ -103,7 +103,7 @@ def test_cli_prints_the_evidence_and_uses_validates_measure(tmp_path, monkeypatc
     base = ["nrp", "score", str(directory), str(tmp_path / "a.csv"), "-r", "best", "-B", "0"]
     text = runner.invoke(app, [*base, "--graded", str(tmp_path / "graded.csv")], env={"COLUMNS": "200"})
     assert text.exit_code == 0, text.output
-    assert "--ranker best: the candidates by auc" in text.output and "chosen" in text.output
+    assert "--ranker best: the candidates by auc, chose" in text.output and "chosen" in text.output
     payload = json.loads(runner.invoke(app, [*base, "--graded", str(tmp_path / "graded.csv"), "--format",
                                              "json"]).stdout)
     choice = payload["ranker_choice"]

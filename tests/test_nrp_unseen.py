@@ -159,3 +159,41 @@ def test_validate_measures_a_signal_on_the_answers_that_have_a_value(tmp_path) -
     correct = int((frame.loc[frame["qid"] == "q3", "grade"] >= 2).sum())
     assert (f"nrp-rel:bm25: 6 answers ({correct} correct) to 1 question with no document of gain >= 2 have no "
             "value, left out of its measures and of its diff") in json.loads(result.stdout)["notes"]
+
+
+# ====================================================================================== MEDIQA on LiveQA (shipped)
+def _mediqa():
+    return shared_file("liveqa_medical", "mediqa2019_liveqamed", "MEDIQA2019-Task3-QA-TrainingSet1-LiveQAMed.xml")
+
+
+def test_mediqa_xml_reads_as_graded_answers() -> None:
+    from stableval.nrp.collection import read_answers_table
+
+    answers = read_answers_table(_mediqa())
+    assert len(answers) == 839 and answers["qid"].nunique() == 104
+    assert answers["grade"].astype(int).value_counts().to_dict() == {1: 341, 2: 269, 3: 138, 4: 91}
+    assert (answers["model"] == "chiqa").all() and answers["answer_id"].is_unique
+
+
+def test_mediqa_against_liveqa_reproduces_the_issue(monkeypatch) -> None:
+    """The issue's numbers on unseen graded answers: 85 answers (all incorrect) without a relevant document, and
+    --ranker best choosing DPH (AUC 0.769) over BM25 (0.731) by agreement with the grades."""
+    from stableval.commands import nrp as command
+
+    collection = shared_file("liveqa_medical")
+    runner = CliRunner()
+    base = [str(collection), str(_mediqa()), "--pool", "trec,medquad", "--answer-grades", "raw", "-B", "0",
+            "--format", "json"]
+    refused = runner.invoke(app, ["nrp", "validate", *base[:4], "-r", "bm25", "-B", "0"])
+    assert refused.exit_code == 1 and "91 answer(s) outside" in refused.output
+    validated = runner.invoke(app, ["nrp", "validate", *base, "-r", "bm25"])
+    assert validated.exit_code == 0, validated.output
+    notes = json.loads(validated.stdout)["notes"]
+    assert ("nrp-rel:bm25: 85 answers (0 correct) to 10 questions with no document of gain >= 2 have no value, "
+            "left out of its measures and of its diff") in notes
+    monkeypatch.setattr(command, "best_candidates", lambda: ["bm25", "bm25-pool", "tfidf", "dph"])
+    best = runner.invoke(app, ["nrp", "score", *base[:4], "-r", "best", "--graded", str(_mediqa()), *base[4:]])
+    assert best.exit_code == 0, best.output
+    choice = json.loads(best.stdout)["ranker_choice"]
+    auc = {row["ranker"]: round(row["auc"], 3) for row in choice["candidates"]}
+    assert choice["chosen"] == "dph" and auc == {"bm25": 0.731, "bm25-pool": 0.674, "tfidf": 0.735, "dph": 0.769}

@@ -489,11 +489,13 @@ def _with_choice(result: TableResult, choice: RankerChoice) -> Appended:
     """``result`` followed by the evidence ``--ranker best`` chose by (a table; ``ranker_choice`` in JSON)."""
     from stableval._json import records
 
-    evidence = TableResult(choice.evidence, f"--ranker best: the candidates by {choice.measure} (chose "
-                                            f"{choice.name})")
+    def render(console: Any) -> None:
+        console.print(f"--ranker best: the candidates by {choice.measure}, chose {choice.name}")
+        TableResult(choice.evidence, "").render(console)
+
     return Appended(result, json={"ranker_choice": {"chosen": choice.name, "measure": choice.measure,
                                                     "candidates": records(choice.evidence)}},
-                    render_more=evidence.render)
+                    render_more=render)
 
 
 def _answers_to_score(data: TestCollection, path: Path, checks: AnswerChecks, sizes: dict[str, float],
@@ -527,10 +529,12 @@ def _scoring_ranker(data: TestCollection, name: str, options: RankerOptions, not
     from stableval.nrp.collection import read_answers_table
 
     candidates = options.rankers(",".join(best_candidates()))
+    graded_notes: list[str] = []
     choice = choose_ranker(data, candidates, graded=None if graded is None else read_answers_table(graded),
                            grade=grades.grade_column, correct=grades.correct, scale=grades.answer_grades,
                            n=nrp.n, ties=nrp.ties, unknown=checks.unknown, exclude_copies=checks.exclude_copies,
-                           file=None if graded is None else str(graded), notes=notes, progress=True)
+                           file=None if graded is None else str(graded), notes=graded_notes, progress=True)
+    notes += [f"--graded {graded.name}: {note}" for note in graded_notes if graded is not None]
     notes.append(choice.note())
     return choice.name, candidates[choice.name], choice
 

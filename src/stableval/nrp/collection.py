@@ -65,6 +65,7 @@ __all__ = [
     "read_grade_map",
     "read_liveqa",
     "read_liveqa_references",
+    "read_mediqa_answers",
     "read_qrels",
     "unread_note",
     "write_collection",
@@ -626,6 +627,27 @@ def read_liveqa(path: str | Path, *, pools: str | Sequence[str] = "merged", quer
                                   grade_map=LIVEQA_GRADES)
 
 
+def read_mediqa_answers(path: str | Path) -> pd.DataFrame:
+    """Graded answers in the MEDIQA 2019 Task 3 XML (``<Question QID>`` with ``<Answer AID ReferenceScore>`` and
+    ``<AnswerText>``): ``qid, model`` (``chiqa``, the system that retrieved them), ``answer_id, text`` and
+    ``grade``, the raw ReferenceScore (1 Incorrect, 2 Related, 3 Incomplete, 4 Excellent; ``nrp validate
+    --answer-grades raw`` recodes it as LiveQA's gains). The LiveQAMed split's QIDs are the LiveQA question numbers.
+    """
+    path = Path(path)
+    try:
+        root = ET.parse(path).getroot()
+    except (ET.ParseError, OSError) as error:
+        raise InputError(f"cannot read the XML ({error})", file=str(path),
+                         allowed="MEDIQA 2019 Task 3 XML: <Question QID=..><Answer AID=.. ReferenceScore=..>") from None
+    rows = [(question.get("QID", ""), "chiqa", answer.get("AID", ""),
+             " ".join((answer.findtext("AnswerText") or "").split()), answer.get("ReferenceScore", ""))
+            for question in root.iter("Question") for answer in question.iter("Answer")]
+    if not rows:
+        raise InputError("no <Question><Answer> elements", file=str(path),
+                         allowed="MEDIQA 2019 Task 3 XML: <Question QID=..><Answer AID=.. ReferenceScore=..>")
+    return pd.DataFrame(rows, columns=["qid", "model", "answer_id", "text", "grade"])
+
+
 def read_liveqa_references(path: str | Path) -> pd.DataFrame:
     """The LiveQA expert reference answers (1-5 per question) as an answers frame with ``model="reference"``."""
     return _read_liveqa_questions(Path(path), "paraphrase")[1]
@@ -713,13 +735,16 @@ def answers_from_frame(frame: pd.DataFrame, *, collection: TestCollection | None
 
 def read_answers_table(path: str | Path) -> pd.DataFrame:
     """The raw answers table (any columns, e.g. a human ``grade``), unchecked; see :func:`read_answers`. A folder
-    of ``<model>_rankings.csv`` files is the Webis release's answers (:func:`stableval.nrp.webis.read_webis_answers`).
+    of ``<model>_rankings.csv`` files is the Webis release's answers (:func:`stableval.nrp.webis.read_webis_answers`),
+    an ``.xml`` file MEDIQA 2019 graded answers (:func:`read_mediqa_answers`).
     """
     from stableval.nrp.webis import read_webis_answers
 
     path = Path(path)
     if path.is_dir() and any(path.glob("*_rankings.csv")):
         return read_webis_answers(path)
+    if path.suffix.lower() == ".xml":
+        return read_mediqa_answers(path)
     return read_table_file(path)
 
 
