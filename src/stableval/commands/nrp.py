@@ -8,7 +8,9 @@ Flags that several subcommands share are declared once and reach the command as 
   ranker registry (:data:`RANKER_FLAGS`, e.g. duoT5's ``--duo-k``); all listed in :data:`SHARED_FLAGS`;
 * :func:`nrp_options` → ``nrp: NRPSettings`` (``--n``, ``--ties``, ``--bootstrap``, ``--confidence``) and
   :func:`answer_checks` → ``checks: AnswerChecks`` (``--exclude-copies``, ``--skip-unknown-questions``) for
-  ``score`` and ``validate``.
+  ``score``, ``compare`` and ``validate``;
+* :func:`grade_options` → ``grades: GradeSettings`` (``--grade-column``, ``--correct``, ``--answer-grades``) for
+  ``validate`` and ``score --graded``.
 
 The ``--ranker`` help is written from the ranker registry.
 
