@@ -271,7 +271,8 @@ class PointwiseRanker(Ranker):
             pair_text.extend(docs)
             pair_text.extend(ans)
             sizes.append((len(docs), len(ans)))
-        keys = [self.cache.key(self.identity, q, t) for q, t in zip(pair_query, pair_text, strict=True)]
+        identity = self.identity
+        keys = [self.cache.key(identity, q, t) for q, t in zip(pair_query, pair_text, strict=True)]
         values, found = self.cache.get(keys)
         scores = np.full(len(keys), np.nan)
         if found.any():

@@ -80,7 +80,8 @@ class BiEncoderRanker(Ranker):
 
     def embed(self, texts: Sequence[str], *, progress: bool = False) -> np.ndarray:
         """Unit-length embeddings of ``texts`` (cached by text)."""
-        keys = [self.cache.key(self.identity, text) for text in texts]
+        identity = self.identity
+        keys = [self.cache.key(identity, text) for text in texts]
         values, found = self.cache.get(keys)
         missing = sorted({k: i for i, k in reversed(list(enumerate(keys))) if not found[i]}.values())
         if missing:

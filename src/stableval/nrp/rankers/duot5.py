@@ -80,7 +80,8 @@ class DuoT5Ranker(T5Ranker):
 
     def pair_probabilities(self, query: str, a: Sequence[str], b: Sequence[str]) -> np.ndarray:
         """P(a[i] beats b[i]) for each pair, cached by model, query and texts."""
-        keys = [self.cache.key(self.identity, query, x, y) for x, y in zip(a, b, strict=True)]
+        identity = self.identity
+        keys = [self.cache.key(identity, query, x, y) for x, y in zip(a, b, strict=True)]
         values, found = self.cache.get(keys)
         out = np.full(len(keys), np.nan)
         if found.any():
