@@ -212,5 +212,6 @@ def test_duot5_on_cuda_matches_cpu(duot5_dir: Path) -> None:
 
     pairs = (["flu fever", "tax car"], ["tax car", "cough"])
     cpu = make_ranker("duot5", model_path=duot5_dir, max_length=64).pair_probabilities("flu", *pairs)
-    gpu = make_ranker("duot5", model_path=duot5_dir, max_length=64, device="cuda").pair_probabilities("flu", *pairs)
+    gpu = make_ranker("duot5", model_path=duot5_dir, max_length=64, device="cuda",
+                     precision="fp32").pair_probabilities("flu", *pairs)  # half precision: tests/test_nrp_inference.py
     assert gpu == pytest.approx(cpu, abs=1e-4)

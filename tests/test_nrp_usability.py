@@ -112,7 +112,8 @@ def test_ranker_best_picks_the_highest_ndcg_and_says_so(tmp_path, monkeypatch) -
     summary, _ = evaluate_rankers(collection, candidates)
     expected = summary["ranker"].iloc[int(summary["ndcg@10"].to_numpy().argmax())]
     assert select_ranker(collection, candidates)[0] == expected
-    assert command.best_candidates()[:2] == ["bm25", "tfidf"]
+    # issue 31: every installed ranker is a candidate now, bm25-pool and DPH included (was bm25, tfidf, biencoder)
+    assert command.best_candidates()[:4] == ["bm25", "bm25-pool", "tfidf", "dph"]
     monkeypatch.setattr(command, "best_candidates", lambda: ["bm25-pool", "tfidf"])
     pool = collection.pool()
     pool[["qid", "text"]].head(5).to_csv(tmp_path / "a.csv", index=False)

@@ -8,7 +8,9 @@ Flags that several subcommands share are declared once and reach the command as 
   ranker registry (:data:`RANKER_FLAGS`, e.g. duoT5's ``--duo-k``); all listed in :data:`SHARED_FLAGS`;
 * :func:`nrp_options` → ``nrp: NRPSettings`` (``--n``, ``--ties``, ``--bootstrap``, ``--confidence``) and
   :func:`answer_checks` → ``checks: AnswerChecks`` (``--exclude-copies``, ``--skip-unknown-questions``) for
-  ``score`` and ``validate``.
+  ``score``, ``compare`` and ``validate``;
+* :func:`grade_options` → ``grades: GradeSettings`` (``--grade-column``, ``--correct``, ``--answer-grades``) for
+  ``validate`` and ``score --graded``.
 
 The ``--ranker`` help is written from the ranker registry.
 
@@ -38,13 +40,20 @@ from stableval.commands.common import (
     output_options,
     record_options,
 )
-from stableval.commands.output import TableResult as TableResult, save_plot, size_text as size_text, write_csv
+from stableval.commands.output import (
+    Appended,
+    TableResult as TableResult,
+    save_plot,
+    size_text as size_text,
+    write_csv,
+)
 from stableval.nrp.rankers import RANKERS, REGISTRY
 from stableval.wording import plural
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
+    from stableval.nrp.choose import RankerChoice
     from stableval.nrp.collection import TestCollection
     from stableval.nrp.rankers import Ranker
 
@@ -79,8 +88,11 @@ ModelPathOpt = Annotated[Path | None, typer.Option(
     "--model-path", help="Local model directory (save_pretrained layout) of the neural ranker ("
                          f"{', '.join(name for name, spec in REGISTRY.items() if spec.extra == 'neural')}; the "
                          "bi-encoder's is bundled). Nothing is downloaded.", rich_help_panel="Ranker")]
-DeviceOpt = Annotated[str, typer.Option("--device", help="Torch device for neural rankers: cpu, cuda, cuda:1 ...",
-                                        rich_help_panel="Ranker")]
+DeviceOpt = Annotated[str, typer.Option("--device", help="Torch device for neural rankers: auto (cuda when a GPU "
+                                        "is there, else cpu), cpu, cuda, cuda:1 ...", rich_help_panel="Ranker")]
+PrecisionOpt = Annotated[str, typer.Option("--precision", help="Neural rankers: auto (half-precision autocast on "
+                                           "CUDA: fp16, bf16 for T5; fp32 on a CPU), or fp32, bf16, fp16 "
+                                           "everywhere.", rich_help_panel="Ranker")]
 BatchOpt = Annotated[int, typer.Option("--batch-size", min=1, help="Texts per forward pass (neural rankers).",
                                        rich_help_panel="Ranker")]
 MaxLenOpt = Annotated[int | None, typer.Option("--max-length", min=8, help="Truncate (query, text) to this many "
@@ -121,7 +133,8 @@ RANKER_FLAGS: dict[str, tuple[str, Option]] = _ranker_flags()
 #: -> typer annotation (the defaults are :class:`RankerOptions`' own, and the rankers' declared ones).
 SHARED_FLAGS: dict[str, Any] = {
     "pool": PoolOpt, "query_field": QueryFieldOpt, "drop_missing_text": MissingTextOpt, "grade_map": GradeMapOpt,
-    "model_path": ModelPathOpt, "device": DeviceOpt, "batch_size": BatchOpt, "max_length": MaxLenOpt,
+    "model_path": ModelPathOpt, "device": DeviceOpt, "precision": PrecisionOpt, "batch_size": BatchOpt,
+    "max_length": MaxLenOpt,
     "cache": CacheOpt, **{name: _typer_flag(option, ranker) for name, (ranker, option) in RANKER_FLAGS.items()},
 }
 
@@ -129,14 +142,16 @@ SHARED_FLAGS: dict[str, Any] = {
 @dataclass(frozen=True)
 class RankerOptions:
     """How to read the test collection (LiveQA pool and query field, missing text) and how to run the rankers
-    (model directory, device, batch size, truncation, score cache, and each ranker's own options by ranker)."""
+    (model directory, device, precision, batch size, truncation, score cache, and each ranker's own options by
+    ranker)."""
 
     pool: str = "merged"
     query_field: str = "paraphrase"
     drop_missing_text: bool = False
     grade_map: Path | None = None
     model_path: Path | None = None
-    device: str = "cpu"
+    device: str = "auto"
+    precision: str = "auto"
     batch_size: int = 32
     max_length: int | None = None
     cache: Path | None = None
@@ -164,7 +179,8 @@ class RankerOptions:
                                      f"{', '.join(RANKERS)}", param_hint="--ranker")
         store = ScoreCache(self.cache) if self.cache is not None else None
         return {name: make_ranker(name, model_path=self.model_path, device=self.device, batch_size=self.batch_size,
-                                  max_length=self.max_length, cache=store, **self.ranker_settings.get(name, {}))
+                                  max_length=self.max_length, cache=store, precision=self.precision,
+                                  **self.ranker_settings.get(name, {}))
                 for name in chosen}
 
     def ranker(self, name: str) -> tuple[str, Ranker]:
@@ -177,6 +193,11 @@ class RankerOptions:
 
 def _ranker_record(values: dict[str, Any]) -> RankerOptions:
     """The shared flags' values as one record; a ranker option's value is checked against its declaration."""
+    from stableval.nrp.rankers.inference import PRECISIONS
+
+    if values.get("precision", "auto") not in PRECISIONS:
+        raise typer.BadParameter(f"{values['precision']!r}; choose from {', '.join(PRECISIONS)}",
+                                 param_hint="--precision")
     settings: dict[str, dict[str, Any]] = {}
     for name in [name for name in values if name in RANKER_FLAGS]:
         ranker, option = RANKER_FLAGS[name]
@@ -297,6 +318,45 @@ answer_checks = record_options("checks", [
 ], lambda values: AnswerChecks(**values))
 
 
+@dataclass(frozen=True)
+class GradeSettings:
+    """How graded answers are read (``validate``'s ANSWERS, ``score --graded``): the column holding the human
+    grade, the scale it is on and the gain from which an answer counts as correct (:func:`grade_options`).
+
+    >>> GradeSettings().answer_grades, GradeSettings().correct
+    ('gain', 2.0)
+    """
+
+    grade_column: str = "grade"
+    correct: float = 2.0
+    answer_grades: str = "gain"
+
+
+def _grade_settings(values: dict[str, Any]) -> GradeSettings:
+    from stableval.nrp.validate import ANSWER_GRADES
+
+    if values.get("answer_grades", "gain") not in ANSWER_GRADES:
+        raise typer.BadParameter(f"{values['answer_grades']!r}; choose from {', '.join(ANSWER_GRADES)}",
+                                 param_hint="--answer-grades")
+    return GradeSettings(**values)
+
+
+#: Give a command ``--grade-column``, ``--correct`` and ``--answer-grades``, collected into its
+#: ``grades: GradeSettings``.
+grade_options = record_options("grades", [
+    ("grade_column", Annotated[str, typer.Option("--grade-column", help="Column of the graded answers with the "
+                                                 "human grade.")], GradeSettings.grade_column),
+    ("correct", Annotated[float, typer.Option("--correct", help="Gain from which a graded answer counts as "
+                                              "correct for the AUC (LiveQA gains: 2 = Incomplete or Excellent). "
+                                              "validate: also the relevant-documents threshold of nrp-rel unless "
+                                              "--relevant is given.")], GradeSettings.correct),
+    ("answer_grades", Annotated[str, typer.Option("--answer-grades", help="Scale of the graded answers' grades: "
+                                                  "gain (the collection's gains of the dimension, checked; e.g. "
+                                                  "LiveQA 0-3) or raw (its raw grades, recoded as it recodes its "
+                                                  "own; e.g. LiveQA and MEDIQA 1-4).")], GradeSettings.answer_grades),
+], _grade_settings)
+
+
 @app.command("evaluate-rankers")
 @ranker_options
 @output_options(width=160)
@@ -369,6 +429,7 @@ def _parse_sizes(text: str | None) -> dict[str, float]:
 @app.command("score")
 @ranker_options
 @answer_checks
+@grade_options
 @nrp_options
 @output_options(width=160)
 def score(
@@ -376,11 +437,15 @@ def score(
     answers: Annotated[Path, typer.Argument(help="Generated answers: CSV/TSV/JSONL/Parquet with qid, model, "
                                             "text (and optionally prompt, answer_id, params).",
                                             show_default=False)],
-    ranker: Annotated[str, typer.Option("--ranker", "-r", help=f"Ranker: {_ranker_list()}; or best: the "
-                                        "highest nDCG@10 on the collection among "
+    ranker: Annotated[str, typer.Option("--ranker", "-r", help=f"Ranker: {_ranker_list()}; or best: among "
                                         f"{', '.join(n for n, spec in REGISTRY.items() if spec.best)} (those "
-                                        "installed), printed in the notes.", rich_help_panel="Ranker")
-                      ] = RANKERS[0],
+                                        "installed), the one whose NRP agrees best with --graded answers (AUC), "
+                                        "else the highest nDCG@10 averaged over every quality dimension; the "
+                                        "evidence is printed.", rich_help_panel="Ranker")] = RANKERS[0],
+    graded: Annotated[Path | None, typer.Option("--graded", help="Graded answers (qid, text, a grade column) for "
+                                                "--ranker best: choose the ranker whose NRP agrees best with their "
+                                                "grades, as nrp validate measures it (AUC).",
+                                                rich_help_panel="Ranker")] = None,
     relevant: Annotated[float | None, typer.Option("--relevant", help="Also report NRP among the documents of "
                                                    "grade >= this only (nrp_relevant, mean_nrp_relevant): not lifted "
                                                    "by a pool of poor documents.")] = None,
@@ -398,18 +463,23 @@ def score(
     options: RankerOptions = RankerOptions(),
     nrp: NRPSettings = NRPSettings(),
     checks: AnswerChecks = AnswerChecks(),
+    grades: GradeSettings = GradeSettings(),
     out: Output = Output(),
 ) -> None:
     """Score generated answers by NRP: each answer is ranked alone among its question's judged documents.
     Prints mean NRP per model x prompt with a bootstrap interval over questions and the share ranked first."""
     from stableval.nrp.score import score_answers
 
+    if graded is not None and ranker != "best":
+        raise typer.BadParameter("only with --ranker best (the graded answers choose the ranker)",
+                                 param_hint="--graded")
     size_map = _parse_sizes(sizes)
     notes: list[str] = []
     with bad_input_exits():
         data = options.collection(collection)
         table, copies = _answers_to_score(data, answers, checks, size_map, notes)
-        name, model = _scoring_ranker(data, ranker, options, notes)
+        name, model, choice = _scoring_ranker(data, ranker, options, notes, graded=graded, grades=grades,
+                                              nrp=nrp, checks=checks)
         result = score_answers(data, table, model, n=nrp.n, ties=nrp.ties, bootstrap=nrp.bootstrap,
                                confidence=nrp.confidence, seed=seed, progress=True, relevant=relevant)
     if answers_out is not None:
@@ -421,8 +491,21 @@ def score(
     notes = [*data.notes, *notes, *result.notes,
              f"{plural(s['answers'], 'answer')} to {plural(s['questions'], 'question')} ranked by {s['ranker']}; "
              f"N = {nrp.n}, ties = {nrp.ties}; {nrp.interval_note(seed)}"]
-    out.emit(TableResult(result.summary, "NRP per model x prompt (best first)", notes,
-                         {"settings": s, "copies": copies}))
+    shown = TableResult(result.summary, "NRP per model x prompt (best first)", notes, {"settings": s, "copies": copies})
+    out.emit(shown if choice is None else _with_choice(shown, choice))
+
+
+def _with_choice(result: TableResult, choice: RankerChoice) -> Appended:
+    """``result`` followed by the evidence ``--ranker best`` chose by (a table; ``ranker_choice`` in JSON)."""
+    from stableval._json import records
+
+    def render(console: Any) -> None:
+        console.print(f"--ranker best: the candidates by {choice.measure}, chose {choice.name}")
+        TableResult(choice.evidence, "").render(console)
+
+    return Appended(result, json={"ranker_choice": {"chosen": choice.name, "measure": choice.measure,
+                                                    "candidates": records(choice.evidence)}},
+                    render_more=render)
 
 
 def _answers_to_score(data: TestCollection, path: Path, checks: AnswerChecks, sizes: dict[str, float],
@@ -443,24 +526,114 @@ def _answers_to_score(data: TestCollection, path: Path, checks: AnswerChecks, si
     return table, len(copies)
 
 
-def _scoring_ranker(data: TestCollection, name: str, options: RankerOptions, notes: list[str]
-                    ) -> tuple[str, Ranker]:
-    """``score``'s ranker: the one named, or for ``best`` the candidate with the highest nDCG@10 on ``data``
-    (the choice and every candidate's nDCG@10 noted)."""
+def _scoring_ranker(data: TestCollection, name: str, options: RankerOptions, notes: list[str], *,
+                    graded: Path | None = None, grades: GradeSettings = GradeSettings(),
+                    nrp: NRPSettings = NRPSettings(), checks: AnswerChecks = AnswerChecks(),
+                    ) -> tuple[str, Ranker, RankerChoice | None]:
+    """The ranker to score with: the one named, or for ``best`` the candidate chosen on evidence
+    (:func:`stableval.nrp.choose.choose_ranker`: agreement with the ``graded`` answers, else nDCG@10 averaged over
+    every quality dimension), the choice noted and returned with its evidence."""
     if name != "best":
-        return options.ranker(name)
-    from stableval.nrp.measures import select_ranker
+        return *options.ranker(name), None
+    from stableval.nrp.choose import choose_ranker
+    from stableval.nrp.collection import read_answers_table
 
     candidates = options.rankers(",".join(best_candidates()))
-    chosen, chosen_from = select_ranker(data, candidates, progress=True)
-    notes.append(f"--ranker best: {chosen} (nDCG@10 on {data.dimensions[0]}: " + ", ".join(
-        f"{r} {v:.3f}" for r, v in zip(chosen_from["ranker"], chosen_from["ndcg@10"], strict=True)) + ")")
-    return chosen, candidates[chosen]
+    graded_notes: list[str] = []
+    choice = choose_ranker(data, candidates, graded=None if graded is None else read_answers_table(graded),
+                           grade=grades.grade_column, correct=grades.correct, scale=grades.answer_grades,
+                           n=nrp.n, ties=nrp.ties, unknown=checks.unknown, exclude_copies=checks.exclude_copies,
+                           file=None if graded is None else str(graded), notes=graded_notes, progress=True)
+    notes += [f"--graded {graded.name}: {note}" for note in graded_notes if graded is not None]
+    notes.append(choice.note())
+    return choice.name, candidates[choice.name], choice
+
+
+@app.command("compare")
+@ranker_options
+@answer_checks
+@nrp_options
+@output_options(width=160)
+def compare(
+    source: Annotated[Path, typer.Argument(
+        help="Per-answer NRP: the table score --answers-out writes (qid, model, prompt, nrp), or the Webis "
+             "release's indexing/results/monoT5 folder (its shipped ranks); or a test collection directory, "
+             "then ANSWERS are scored first.", show_default=False)],
+    answers: Annotated[Path | None, typer.Argument(
+        help="Generated answers (as for score), when SOURCE is a test collection.", show_default=False)] = None,
+    models: Annotated[str, typer.Option("--models", "-m", help="The two models, A,B (diff = A - B): exact names or "
+                                       "a part only one model's name contains (13b,llama-2-7b).",
+                                       show_default=False)] = "",
+    prompt: Annotated[str | None, typer.Option("--prompt", help="Compare the answers of this prompt only "
+                                               "(default: one row per prompt both models answered).")] = None,
+    ranker: Annotated[str, typer.Option("--ranker", "-r", help="Ranker scoring ANSWERS (with a test collection); "
+                                        "best: chosen by nDCG@10 as in score.", rich_help_panel="Ranker")
+                      ] = RANKERS[0],
+    seed: SeedOpt = 0,
+    per_question: Annotated[Path | None, typer.Option("--per-question", help="Also write each question's mean "
+                                                      "NRP of A and B and their difference to this CSV file.",
+                                                      rich_help_panel="Output")] = None,
+    options: RankerOptions = RankerOptions(),
+    nrp: NRPSettings = NRPSettings(),
+    checks: AnswerChecks = AnswerChecks(),
+    out: Output = Output(),
+) -> None:
+    """Paired comparison of two models' NRP on the same questions: the mean per-question difference A - B with a
+    bootstrap interval over questions, and a sign test over questions, per prompt."""
+    from stableval.nrp.compare import compare_models
+
+    pair = [name.strip() for name in models.split(",") if name.strip()]
+    if len(pair) != 2:
+        raise typer.BadParameter(f"{models!r}: name two models, A,B", param_hint="--models")
+    notes: list[str] = []
+    with bad_input_exits():
+        per_answer, value, what = _per_answer_nrp(source, answers, ranker, options, nrp, checks, seed, notes)
+        result = compare_models(per_answer, pair[0], pair[1], value=value, prompt=prompt, bootstrap=nrp.bootstrap,
+                                confidence=nrp.confidence, seed=seed)
+    if per_question is not None:
+        write_csv(result.per_question, per_question)
+    notes += [*result.notes, f"{what}; diff = mean over questions of (A's mean NRP - B's) on the questions both "
+              f"answered; {nrp.interval_note(seed)}; sign test over questions, ties (diff 0) left out"]
+    a, b = result.summary[["model_a", "model_b"]].iloc[0]
+    shown = result.summary.drop(columns=["model_a", "model_b"])
+    out.emit(TableResult(shown, f"Paired comparison of NRP: A = {a}, B = {b} (diff = A - B)", notes,
+                         {"model_a": a, "model_b": b, "value": value}, digits=4), frame=result.summary)
+
+
+def _per_answer_nrp(source: Path, answers: Path | None, ranker: str, options: RankerOptions, nrp: NRPSettings,
+                    checks: AnswerChecks, seed: int, notes: list[str]) -> tuple[pd.DataFrame, str, str]:
+    """``compare``'s per-answer NRP, its column and where it comes from: the Webis release's shipped ranks, a
+    per-answer table, or ``answers`` scored on the test collection ``source``."""
+    from stableval.data.files import read_table_file
+    from stableval.errors import InputError
+    from stableval.nrp.score import read_webis_rank_files, score_answers
+
+    shipped = source.is_dir() and any(source.glob("*_rankings.csv"))
+    if (shipped or source.is_file()) and answers is not None:
+        raise InputError("ANSWERS only go with a test collection", file=str(answers),
+                         allowed=f"nothing after {source.name}, which holds NRP per answer already")
+    if shipped:
+        return read_webis_rank_files(source), "nrp_shipped", f"NRP from the ranks shipped in {source.name} " \
+            "(N = list length, as the authors computed it)"
+    if source.is_file():
+        return read_table_file(source), "nrp", f"NRP per answer from {source.name}"
+    if answers is None:
+        raise InputError("a test collection needs ANSWERS to score", file=str(source),
+                         allowed="COLLECTION ANSWERS, or a per-answer table (score --answers-out)")
+    data = options.collection(source)
+    table, _ = _answers_to_score(data, answers, checks, {}, notes)
+    _, model, _ = _scoring_ranker(data, ranker, options, notes)
+    result = score_answers(data, table, model, n=nrp.n, ties=nrp.ties, bootstrap=0, seed=seed, progress=True)
+    notes[:0] = list(data.notes)
+    notes += list(result.notes)
+    return result.answers, "nrp", f"NRP of {answers.name} on {data.name} ranked by {result.settings['ranker']} " \
+        f"(N = {nrp.n}, ties = {nrp.ties})"
 
 
 @app.command("validate")
 @ranker_options
 @answer_checks
+@grade_options
 @nrp_options
 @output_options(width=160)
 def validate(
@@ -470,12 +643,8 @@ def validate(
              "over the judged documents (each ranked, as if it were an answer, among the rest of its pool).",
         show_default=False)] = None,
     ranker: RankersOpt = "bm25,bm25-pool,tfidf",
-    correct: Annotated[float, typer.Option("--correct", help="Grade from which an answer counts as correct for "
-                                           "the AUC (LiveQA gains: 2 = Incomplete or Excellent).")] = 2.0,
     relevant: Annotated[float | None, typer.Option("--relevant", help="Also validate NRP among the documents of "
                                                    "grade >= this only (nrp-rel). Default: --correct.")] = None,
-    grade_column: Annotated[str, typer.Option("--grade-column", help="Column of ANSWERS with the human "
-                                              "grade.")] = "grade",
     dimension: Annotated[str, typer.Option("--dimension", help="Quality dimension whose grades are used in "
                                            "leave-one-out and for nrp-rel.")] = "relevance",
     reference: Annotated[str | None, typer.Option("--reference", help="Signal the others are compared with "
@@ -486,6 +655,7 @@ def validate(
     options: RankerOptions = RankerOptions(),
     nrp: NRPSettings = NRPSettings(),
     checks: AnswerChecks = AnswerChecks(),
+    grades: GradeSettings = GradeSettings(),
     out: Output = Output(),
 ) -> None:
     """How far NRP agrees with human grades: AUC (correct vs incorrect), pooled and per-question Spearman and
@@ -493,12 +663,15 @@ def validate(
     the score's collection percentile) and answer length, with bootstrap intervals over questions and paired
     differences from a reference signal."""
     from stableval.nrp.collection import read_answers_table
-    from stableval.nrp.validate import agreement_with_grades, answer_signals, leave_one_out_signals
+    from stableval.nrp.validate import agreement_with_grades, answer_signals, grade_scale, leave_one_out_signals
 
+    correct, follows = grades.correct, relevant is None
     relevant = correct if relevant is None else relevant
-    if answers is None and (checks.exclude_copies or checks.skip_unknown):
+    if answers is None and (checks.exclude_copies or checks.skip_unknown or grades.answer_grades != "gain"):
+        flag = ("--exclude-copies" if checks.exclude_copies else "--skip-unknown-questions" if checks.skip_unknown
+                else "--answer-grades")
         raise typer.BadParameter("only with ANSWERS (the leave-one-out ranks the judged documents themselves)",
-                                 param_hint="--exclude-copies" if checks.exclude_copies else "--skip-unknown-questions")
+                                 param_hint=flag)
     read_notes: list[str] = []
     with bad_input_exits():
         data = options.collection(collection)
@@ -508,10 +681,10 @@ def validate(
                                           ties=nrp.ties, progress=True)
             what = f"leave-one-out over the judged documents of {data.name} ({dimension})"
         else:
-            frame = answer_signals(data, read_answers_table(answers), rankers, grade=grade_column,
+            frame = answer_signals(data, read_answers_table(answers), rankers, grade=grades.grade_column,
                                    dimension=dimension, relevant=relevant, n=nrp.n, ties=nrp.ties, progress=True,
                                    unknown=checks.unknown, exclude_copies=checks.exclude_copies,
-                                   file=str(answers), notes=read_notes)
+                                   file=str(answers), notes=read_notes, scale=grades.answer_grades)
             what = f"graded answers {answers.name}"
         signals = [c for c in frame.columns if c.partition(":")[0] in ("nrp", "nrp-rel", "score", "combo")] + [
             "length"]
@@ -520,14 +693,33 @@ def validate(
     if signals_out is not None:
         write_csv(frame, signals_out)
     first = table.iloc[0]
+    source = "the answers' grades (recoded from the raw scale)" if grades.answer_grades == "raw" else \
+        "the answers' grades" if answers is not None else "the judged documents' grades"
     notes = [*data.notes, *read_notes, f"{what}: {plural(int(first['answers']), 'answer')} to "
              f"{plural(int(first['questions']), 'question')} "
-             f"({int(first['graded_questions'])} with two or more grades); correct = grade >= {correct:g}; "
-             f"nrp-rel: among documents of grade >= {relevant:g}",
+             f"({int(first['graded_questions'])} with two or more grades)",
+             f"grade scale: {source} are {grade_scale(data, dimension)}; correct = gain >= {correct:g}; nrp-rel: "
+             f"among documents of gain >= {relevant:g}" + (" (--relevant not given: it follows --correct)"
+                                                          if follows else ""),
+             *_no_value_notes(frame, relevant, correct),
              f"{nrp.interval_note(seed)}; diff = signal - {reference or signals[0]} on the same replicates"]
     out.emit(TableResult(table.drop(columns=["answers", "questions", "graded_questions"]),
                          "Agreement of NRP and baselines with human grades", notes,
                          {"collection": data.name, "correct": correct, "relevant": relevant}))
+
+
+def _no_value_notes(frame: pd.DataFrame, relevant: float, correct: float) -> list[str]:
+    """How many answers a signal has no value for (nrp-rel: their question has no relevant document), and how
+    many of those are correct."""
+    notes = []
+    for column in [c for c in frame.columns if c.startswith("nrp-rel:")]:
+        missing = frame[column].isna()
+        if missing.any():
+            right = int((frame.loc[missing, "grade"] >= correct).sum())
+            notes.append(f"{column}: {plural(int(missing.sum()), 'answer')} ({right} correct) to "
+                         f"{plural(frame.loc[missing, 'qid'].nunique(), 'question')} with no document of gain >= "
+                         f"{relevant:g} have no value, left out of its measures and of its diff")
+    return notes
 
 
 @app.command("agree")
@@ -637,8 +829,8 @@ def generate(
     max_new_tokens: Annotated[int, typer.Option("--max-new-tokens", min=1, help="Maximum new tokens per answer.",
                                                 rich_help_panel="Sampling")] = 512,
     seed: SeedOpt = 0,
-    device: Annotated[str, typer.Option("--device", help="Torch device for a local model: cpu, cuda, cuda:1 ...")
-                      ] = "cpu",
+    device: Annotated[str, typer.Option("--device", help="Torch device for a local model: auto (cuda when a GPU is "
+                                        "there, else cpu), cpu, cuda, cuda:1 ...")] = "auto",
     max_retries: Annotated[int, typer.Option("--max-retries", min=0, help="Endpoint: retries on rate limits "
                                              "(429), timeouts and server errors, with exponential backoff.")] = 5,
 ) -> None:

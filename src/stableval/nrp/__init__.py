@@ -3,7 +3,9 @@
 Modules: :mod:`~stableval.nrp.collection` (test collections and answers), :mod:`~stableval.nrp.score` (the NRP
 score, its summary and bootstrap), :mod:`~stableval.nrp.rankers` (one module per ranker, a registry),
 :mod:`~stableval.nrp.measures` (trec_eval measures to choose the ranker), :mod:`~stableval.nrp.rank_agreement`
-(expert vs system rankings: tau-b, Spearman, AO, RBO) and :mod:`~stableval.nrp.label_studio` (expert exports).
+(expert vs system rankings: tau-b, Spearman, AO, RBO), :mod:`~stableval.nrp.label_studio` (expert exports),
+:mod:`~stableval.nrp.compare` (paired comparison of two models), :mod:`~stableval.nrp.choose` (``--ranker best``)
+and :mod:`~stableval.nrp.webis` (the paper's data release as shipped).
 Figures: :mod:`stableval.report.figures.nrp`. Names load lazily, so the command line reads the ranker registry
 without pandas.
 
@@ -19,6 +21,7 @@ from typing import TYPE_CHECKING
 from stableval._lazy import lazy_package
 
 if TYPE_CHECKING:  # pragma: no cover  (the public names, declared once: see stableval._lazy)
+    from stableval.nrp.choose import choose_ranker as choose_ranker
     from stableval.nrp.collection import (
         TestCollection as TestCollection,
         answers_from_frame as answers_from_frame,
@@ -28,6 +31,7 @@ if TYPE_CHECKING:  # pragma: no cover  (the public names, declared once: see sta
         read_liveqa as read_liveqa,
         write_collection as write_collection,
     )
+    from stableval.nrp.compare import compare_models as compare_models
     from stableval.nrp.rankers import RANKERS as RANKERS, make_ranker as make_ranker
     from stableval.nrp.score import (
         N_CHOICES as N_CHOICES,
@@ -39,6 +43,7 @@ if TYPE_CHECKING:  # pragma: no cover  (the public names, declared once: see sta
         score_answers as score_answers,
         summarize as summarize,
     )
+    from stableval.nrp.webis import read_webis_release as read_webis_release
 
 
 __getattr__, __dir__, __all__ = lazy_package(globals())

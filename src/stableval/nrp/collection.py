@@ -8,15 +8,17 @@ one or more graded quality dimensions (relevance, readability, credibility, ...)
 file                         content
 ===========================  ===============================================================================
 ``queries.{csv,tsv,jsonl}``  columns ``qid, query`` (or a TREC-style ``topics.txt`` with ``<id>``/``<query>``)
-``documents.{csv,tsv,jsonl}`` columns ``docno, text``
+``documents.{csv,tsv,jsonl}`` columns ``docno`` (or ``docid``), ``text``
 ``qrels.txt``                TREC qrels ``qid 0 docno grade`` -> dimension ``relevance``
-``qrels-<dim>.txt``          the same for dimension ``<dim>`` (``qrels_<dim>.txt`` also accepted)
+``qrels-<dim>.txt``          the same for dimension ``<dim>`` (``qrels_<dim>.txt``, CLEF's ``q<dim>.txt`` also)
 ``judgments.{csv,...}``      alternatively: columns ``qid, docno, grade`` and optionally ``dimension``
 ``grade-map.csv``            optional: ``dimension, grade, gain`` (gain ``unjudged``: not a judgment)
 ===========================  ===============================================================================
 
 Grades are non-negative numbers used as gains; ``D_q`` is every document judged for ``q`` in any dimension.
-The LiveQA medical data (``read_liveqa``) is recognised by its three pool folders and merged per question.
+The LiveQA medical data (``read_liveqa``) is recognised by its three pool folders and merged per question; the
+Webis release of the NRP paper (:mod:`stableval.nrp.webis`) by its ``dataset/`` folder. Any other file of the
+directory is named in the collection's notes, never passed over silently.
 
 Generated answers (``read_answers``) are CSV/TSV/JSONL/Parquet with ``qid, model, prompt, answer_id, text``
 (``prompt`` and ``answer_id`` optional; an optional numeric ``params`` column gives the model size).
@@ -35,8 +37,8 @@ from __future__ import annotations
 import html
 import re
 import xml.etree.ElementTree as ET
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -47,17 +49,25 @@ from stableval.errors import InputError
 
 __all__ = [
     "ANSWER_COLUMNS",
+    "CLEF_CREDIBILITY",
+    "CLEF_DIMENSIONS",
+    "LIVEQA_GRADES",
     "LIVEQA_POOLS",
+    "LIVEQA_QUERY_FIELDS",
     "TestCollection",
     "answers_from_frame",
+    "clef_grade_map",
     "collection_from_frames",
+    "qrels_dimension",
     "read_answers",
     "read_answers_table",
     "read_collection",
     "read_grade_map",
     "read_liveqa",
     "read_liveqa_references",
+    "read_mediqa_answers",
     "read_qrels",
+    "unread_note",
     "write_collection",
 ]
 
@@ -74,7 +84,8 @@ class TestCollection:
 
     ``queries``: ``qid, query``; ``documents``: ``docno, text`` (one row per distinct docno);
     ``judgments``: ``qid, docno, dimension, grade`` (one row per judged pair and dimension, grade >= 0);
-    ``notes``: what was merged, dropped or recoded while reading, with counts.
+    ``notes``: what was merged, dropped or recoded while reading, with counts; ``grade_maps``: per dimension, the
+    raw grade -> gain map applied while reading (``None``: unjudged; a dimension without one was read as gains).
     """
 
     __test__ = False  # not a pytest class
@@ -84,6 +95,7 @@ class TestCollection:
     documents: pd.DataFrame
     judgments: pd.DataFrame
     notes: tuple[str, ...] = field(default=())
+    grade_maps: Mapping[str, Mapping[float, float | None]] = field(default_factory=dict)
 
     @property
     def dimensions(self) -> tuple[str, ...]:
@@ -118,7 +130,7 @@ class TestCollection:
         judgments = self.judgments[self.judgments["qid"].isin(keep)].reset_index(drop=True)
         documents = self.documents[self.documents["docno"].isin(set(judgments["docno"]))].reset_index(drop=True)
         queries = self.queries[self.queries["qid"].isin(keep)].reset_index(drop=True)
-        return TestCollection(self.name, queries, documents, judgments, self.notes)
+        return replace(self, queries=queries, documents=documents, judgments=judgments)
 
 
 # ================================================================================== building and checks
@@ -195,7 +207,14 @@ def collection_from_frames(queries: pd.DataFrame, documents: pd.DataFrame, judgm
     if missing_text not in ("error", "drop"):
         raise ValueError(f"missing_text must be 'error' or 'drop', not {missing_text!r}")
     notes = list(notes)
-    queries = _require(queries, ("qid", "query"), file, "queries").astype({"qid": str, "query": str})
+    queries = _require(queries, ("qid", "query"), file, "queries")
+    blank = queries["query"].isna() | (queries["query"].astype(str).str.strip() == "")
+    if blank.any():  # an empty query scores every text alike: every answer would get NRP 0.5 by ties alone
+        row = int(np.flatnonzero(blank.to_numpy())[0])
+        raise InputError(f"question text is empty ({int(blank.sum())} question(s): "
+                         f"{', '.join(map(str, queries.loc[blank, 'qid']))})", file=file, row=row + 1,
+                         column="query", value=queries["qid"].iloc[row], allowed="a non-empty query for every qid")
+    queries = queries.astype({"qid": str, "query": str})
     documents = _require(documents, ("docno", "text"), file, "documents").astype({"docno": str})
     judgments = _require(judgments, ("qid", "docno", "grade"), file, "judgments")
     if "dimension" not in judgments.columns:
@@ -255,7 +274,7 @@ def collection_from_frames(queries: pd.DataFrame, documents: pd.DataFrame, judgm
         documents = documents[used]
     return TestCollection(name, queries.reset_index(drop=True)[["qid", "query"]],
                           documents.reset_index(drop=True)[["docno", "text"]],
-                          judgments.reset_index(drop=True), tuple(notes))
+                          judgments.reset_index(drop=True), tuple(notes), dict(grade_map or {}))
 
 
 def _require(frame: pd.DataFrame, columns: Sequence[str], file: str | None, what: str) -> pd.DataFrame:
@@ -320,19 +339,75 @@ def _read_topics(path: Path) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["qid", "query"])
 
 
+#: CLEF eHealth names its per-dimension qrels ``q<dimension>.txt`` (2021: ``qcredibility.txt``, ``qreadability.txt``).
+CLEF_DIMENSIONS = ("credibility", "readability", "understandability", "trustworthiness")
+#: CLEF eHealth 2021 credibility: 0 not, 1 somewhat, 2 highly credible, 3 "I am not able to judge" (not a grade).
+CLEF_CREDIBILITY: GradeMap = {"credibility": {0.0: 0.0, 1.0: 1.0, 2.0: 2.0, 3.0: None}}
+#: Files that document a folder rather than hold its data (never reported as unread).
+_DOCUMENTATION = re.compile(r"(?i)(readme|licen[cs]e|source|notice)(\..*)?|.*\.(md|rst)")
+
+
+def qrels_dimension(name: str) -> str | None:
+    """The quality dimension a TREC qrels file holds, from its name (``None``: not a qrels file name).
+
+    >>> [qrels_dimension(n) for n in ("qrels.txt", "qrels-readability.txt", "qcredibility.txt", "queries.txt")]
+    ['relevance', 'readability', 'credibility', None]
+    """
+    match = re.fullmatch(r"qrels(?:[-_](.+))?\.txt", name)
+    if match:
+        return match.group(1) or "relevance"
+    match = re.fullmatch(rf"q({'|'.join(CLEF_DIMENSIONS)})\.txt", name)
+    return match.group(1) if match else None
+
+
+def unread_note(directory: Path, read: Sequence[Path], *, known: Mapping[str, str] | None = None) -> list[str]:
+    """Notes on the entries of ``directory`` that were not read: one naming the ``known`` files present (name ->
+    why it is not read) and a warning naming every other unread entry (documentation files aside), so no data
+    file is passed over silently.
+
+    >>> import tempfile, pathlib
+    >>> folder = pathlib.Path(tempfile.mkdtemp())
+    >>> for name in ("qrels.txt", "notes.xlsx", "README.md", "old.txt"):
+    ...     _ = (folder / name).write_text("")
+    >>> [note.split(" (in ")[0] for note in unread_note(folder, [folder / "qrels.txt"], known={"old.txt": "stale"})]
+    ["not read in ...: 'old.txt' (stale)", "warning: not read, not a recognised collection file: 'notes.xlsx'"]
+    """
+    used = {path.resolve() for path in read}
+    known = known or {}
+    skipped, others = [], []
+    for entry in sorted(directory.iterdir()):
+        if entry.name.startswith(".") or entry.resolve() in used or _DOCUMENTATION.fullmatch(entry.name):
+            continue
+        if entry.name in known:
+            skipped.append(f"{entry.name!r} ({known[entry.name]})")
+        else:
+            others.append(repr(entry.name + ("/" if entry.is_dir() else "")))
+    notes = [f"not read in {directory.name}/: {'; '.join(skipped)}"] if skipped else []
+    if others:
+        notes.append(f"warning: not read, not a recognised collection file: {', '.join(others)} (in {directory})")
+    return notes
+
+
 def read_collection(path: str | Path, *, pool: str = "merged", query_field: str = "paraphrase",
                     missing_text: str = "error", grade_map: str | Path | None = None) -> TestCollection:
-    """Read a test collection directory (layout in the module docstring), or the LiveQA medical data.
+    """Read a test collection directory (layout in the module docstring), the LiveQA medical data or the Webis
+    release of the NRP paper as shipped (:func:`stableval.nrp.webis.read_webis_release`).
 
     ``pool`` and ``query_field`` apply to LiveQA only (see :func:`read_liveqa`). ``grade_map``: a table read by
-    :func:`read_grade_map`; by default the directory's ``grade-map.csv`` when there is one.
+    :func:`read_grade_map`; by default the directory's ``grade-map.csv`` when there is one. Credibility read from
+    CLEF eHealth's ``qcredibility.txt`` maps grade 3 ("unable to judge") to unjudged unless the grade map says
+    otherwise (:data:`CLEF_CREDIBILITY`). Files of the directory that are not read are named in ``notes``.
     """
+    from stableval.nrp.webis import read_webis_release, webis_dataset_folder
+
     directory = Path(path)
     if not directory.is_dir():
         raise InputError("test collection must be a directory", file=str(directory),
                          allowed="a directory with queries.csv, documents.csv and qrels.txt (or judgments.csv)")
     if all((directory / folder).is_dir() for folder in LIVEQA_POOLS.values()):
         return read_liveqa(directory, pools=pool, query_field=query_field)
+    if webis_dataset_folder(directory) is not None:
+        return read_webis_release(directory, missing_text=missing_text, grade_map=grade_map)
     queries_path = _find(directory, "queries")
     if queries_path is not None:
         queries = read_table_file(queries_path)
@@ -348,25 +423,49 @@ def read_collection(path: str | Path, *, pool: str = "merged", query_field: str 
     documents_path = _find(directory, "documents")
     if documents_path is None:
         raise InputError("no documents file", file=str(directory), allowed="documents.csv|tsv|jsonl (docno, text)")
-    documents = read_table_file(documents_path)
-    _require(documents, ("docno", "text"), str(documents_path), "documents")
+    documents = _documents_table(read_table_file(documents_path), documents_path)
+    read = [queries_path, documents_path]
     judgments_path = _find(directory, "judgments")
     parts = []
     if judgments_path is not None:
         parts.append(read_table_file(judgments_path))
-    for qrels in sorted(directory.glob("qrels*.txt")):
-        match = re.fullmatch(r"qrels(?:[-_](.+))?\.txt", qrels.name)
-        if match:
-            parts.append(read_qrels(qrels, dimension=match.group(1) or "relevance"))
+        read.append(judgments_path)
+    qrels_files = {qrels.name: qrels for qrels in sorted(directory.glob("q*.txt"), key=lambda path: (
+        qrels_dimension(path.name) != "relevance", path.name)) if qrels_dimension(qrels.name)}  # relevance first
+    for name, qrels in qrels_files.items():
+        parts.append(read_qrels(qrels, dimension=str(qrels_dimension(name))))
+        read.append(qrels)
     if not parts:
         raise InputError("no judgments", file=str(directory),
-                         allowed="qrels.txt / qrels-<dimension>.txt (TREC) or judgments.csv (qid, docno, grade)")
-    judgments = pd.concat(parts, ignore_index=True)
+                         allowed="qrels.txt / qrels-<dimension>.txt / q<dimension>.txt (TREC) or judgments.csv "
+                                 "(qid, docno, grade)")
     if grade_map is None and (directory / "grade-map.csv").is_file():
         grade_map = directory / "grade-map.csv"
-    mapping = read_grade_map(grade_map) if grade_map is not None else None
-    return collection_from_frames(queries, documents, judgments, name=directory.name, missing_text=missing_text,
-                                  file=str(directory), grade_map=mapping)
+    if grade_map is not None:
+        read.append(Path(grade_map))
+    notes = unread_note(directory, read)
+    mapping = clef_grade_map(grade_map, credibility_file="qcredibility.txt" in qrels_files, notes=notes)
+    return collection_from_frames(queries, documents, pd.concat(parts, ignore_index=True), name=directory.name,
+                                  missing_text=missing_text, file=str(directory), grade_map=mapping, notes=notes)
+
+
+def clef_grade_map(path: str | Path | None, *, credibility_file: bool, notes: list[str]) -> GradeMap | None:
+    """The grade map to read a collection with: the table at ``path`` (:func:`read_grade_map`) and, when the
+    credibility judgments come from CLEF eHealth's ``qcredibility.txt`` and the table does not map credibility,
+    :data:`CLEF_CREDIBILITY` (grade 3, "unable to judge", is unjudged), said in ``notes``."""
+    mapping = read_grade_map(path) if path is not None else {}
+    if credibility_file and "credibility" not in mapping:
+        mapping = {**CLEF_CREDIBILITY, **mapping}
+        notes.append("credibility: grade 3 of qcredibility.txt is CLEF eHealth's 'unable to judge', read as "
+                     "unjudged by default (a grade map, --grade-map, changes it)")
+    return mapping or None
+
+
+def _documents_table(documents: pd.DataFrame, path: Path) -> pd.DataFrame:
+    """The documents table with ``docno, text`` (a ``docid`` column, as the Webis release writes, is the docno)."""
+    if "docno" not in documents.columns and "docid" in documents.columns:
+        documents = documents.rename(columns={"docid": "docno"})
+    return _require(documents, ("docno", "text"), str(path), "documents")
 
 
 def write_collection(collection: TestCollection, directory: str | Path) -> Path:
@@ -384,28 +483,52 @@ def _qnum(qid: str) -> str:
     return qid[2:] if qid.startswith("TQ") else qid
 
 
-def _read_liveqa_questions(directory: Path, query_field: str) -> tuple[pd.DataFrame, pd.DataFrame]:
+#: LiveQA question fields usable as the query, by ``query_field`` name; an empty one falls back to the next.
+LIVEQA_QUERY_FIELDS = {"paraphrase": "NIST-PARAPHRASE", "summary": "NLM-Summary",
+                       "original": "Original-Question/SUBJECT + Original-Question/MESSAGE"}
+#: LiveQA grades (1 Incorrect, 2 Related, 3 Incomplete, 4 Excellent; TREC's -2 unintelligible) as gains.
+LIVEQA_GRADES: GradeMap = {"relevance": {-2.0: 0.0, 1.0: 0.0, 2.0: 1.0, 3.0: 2.0, 4.0: 3.0}}
+
+
+def _liveqa_field(question: ET.Element, name: str) -> str:
+    if name == "original":
+        text = f"{question.findtext('Original-Question/SUBJECT') or ''} " \
+               f"{question.findtext('Original-Question/MESSAGE') or ''}"
+    else:
+        text = question.findtext(LIVEQA_QUERY_FIELDS[name]) or ""
+    return " ".join(text.split())
+
+
+def _read_liveqa_questions(directory: Path, query_field: str,
+                           notes: list[str] | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Questions (``qid, query``) and reference answers. A question whose ``query_field`` is empty (3 of the 104
+    have no NIST paraphrase) takes the next non-empty field instead, named with its qids in ``notes``."""
     path = directory / LIVEQA_POOLS["trec"] / "TestDataset" / "TREC-2017-LiveQA-Medical-Test-Questions-w-summaries.xml"
     if not path.is_file():
         raise InputError("LiveQA question file not found", file=str(path), allowed="the TREC 2017 LiveQA files")
-    fields = {"paraphrase": "NIST-PARAPHRASE", "summary": "NLM-Summary"}
-    if query_field not in (*fields, "original"):
-        raise InputError("unknown query field", value=query_field, allowed="paraphrase, summary, original")
+    if query_field not in LIVEQA_QUERY_FIELDS:
+        raise InputError("unknown query field", value=query_field, allowed=", ".join(LIVEQA_QUERY_FIELDS))
+    order = [query_field, *(name for name in ("summary", "paraphrase", "original") if name != query_field)]
     root = ET.parse(path).getroot()
     queries, references = [], []
+    fallback: dict[str, list[str]] = {}
     for question in root.iter("NLM-QUESTION"):
         qid = _qnum(question.get("qid", ""))
-        if query_field == "original":
-            subject = question.findtext("Original-Question/SUBJECT") or ""
-            message = question.findtext("Original-Question/MESSAGE") or ""
-            query = f"{subject} {message}"
-        else:
-            query = question.findtext(fields[query_field]) or ""
-        queries.append((qid, " ".join(query.split())))
+        for name in order:
+            query = _liveqa_field(question, name)
+            if query:
+                break
+        if name != query_field:
+            fallback.setdefault(name, []).append(qid)
+        queries.append((qid, query))
         for answer in [*question.iter("ReferenceAnswer"), *question.iter("RefAnswer")]:
             text = " ".join((answer.findtext("ANSWER") or "").split())
             if text:
                 references.append((qid, "reference", "-", answer.get("aid", ""), text))
+    for name, qids in fallback.items():
+        if notes is not None:
+            notes.append(f"warning: query field {query_field} is empty for {len(qids)} question(s) "
+                         f"({', '.join(qids)}): their {name} is the query instead")
     refs = pd.DataFrame(references, columns=["qid", "model", "prompt", "answer_id", "text"]).assign(params=np.nan)
     return pd.DataFrame(queries, columns=["qid", "query"]), refs
 
@@ -464,11 +587,13 @@ def read_liveqa(path: str | Path, *, pools: str | Sequence[str] = "merged", quer
     The 104 TREC 2017 LiveQA medical test questions (Ben Abacha et al. 2017) were judged in three pools, all on
     1 Incorrect, 2 Related, 3 Incomplete, 4 Excellent: ``trec`` (participants' answers, NIST), ``medquad``
     (MedQuAD answers, Ben Abacha & Demner-Fushman 2019) and ``mediqa`` (CHiQA answers, MEDIQA 2019).
-    Gain = max(grade - 1, 0), so Incorrect and the TREC "-2 unintelligible" give 0 and Excellent 3. Repeated TREC
-    texts are merged, MedQuAD pairs judged twice keep the higher grade, and MedQuAD's ``Question:``/``URL:``
-    header lines are stripped; ``notes`` counts each. Document ids are prefixed by the pool (``trec-``,
-    ``medquad-``, ``mediqa-``). ``query_field``: ``paraphrase`` (NIST, default), ``summary`` (NLM) or
-    ``original`` (subject + message). ``pools``: one name, several (a list or ``"trec,medquad"``) or ``merged``.
+    Gain = max(grade - 1, 0) (:data:`LIVEQA_GRADES`, kept in ``grade_maps``), so Incorrect and the TREC "-2
+    unintelligible" give 0 and Excellent 3. Repeated TREC texts are merged, MedQuAD pairs judged twice keep the
+    higher grade, and MedQuAD's ``Question:``/``URL:`` header lines are stripped; ``notes`` counts each. Document
+    ids are prefixed by the pool (``trec-``, ``medquad-``, ``mediqa-``). ``query_field``: ``paraphrase`` (NIST,
+    default), ``summary`` (NLM) or ``original`` (subject + message); a question whose field is empty takes the
+    next non-empty one (summary, paraphrase, original), named in ``notes`` (3 of the 104 questions have no NIST
+    paraphrase). ``pools``: one name, several (a list or ``"trec,medquad"``) or ``merged``.
     :func:`read_liveqa_references` gives the expert reference answers.
     """
     directory = Path(path)
@@ -481,16 +606,16 @@ def read_liveqa(path: str | Path, *, pools: str | Sequence[str] = "merged", quer
         if not (directory / LIVEQA_POOLS[name]).is_dir():
             raise InputError("LiveQA pool folder not found", file=str(directory / LIVEQA_POOLS[name]),
                              allowed="the liveqa_medical directory with its three pool folders")
-    queries, _ = _read_liveqa_questions(directory, query_field)
+    notes: list[str] = []
+    queries, _ = _read_liveqa_questions(directory, query_field, notes)
     readers = {"trec": _liveqa_trec, "medquad": _liveqa_medquad, "mediqa": _liveqa_mediqa}
-    qrels, docs, notes = [], [], []
+    qrels, docs = [], []
     for name in names:
         q, d, n = readers[name](directory)
         qrels.append(q)
         docs.append(d)
         notes.extend(n)
     judgments = pd.concat(qrels, ignore_index=True)
-    judgments["grade"] = np.maximum(judgments["grade"].to_numpy() - 1, 0).astype(float)
     documents = pd.concat(docs, ignore_index=True).drop_duplicates("docno")
     empty = documents["text"].fillna("").str.strip() == ""
     if empty.any():
@@ -498,7 +623,29 @@ def read_liveqa(path: str | Path, *, pools: str | Sequence[str] = "merged", quer
         documents = documents[~empty]
     judgments = judgments[judgments["docno"].isin(set(documents["docno"]))]
     name = "liveqa-" + ("merged" if len(names) == len(LIVEQA_POOLS) else "+".join(names))
-    return collection_from_frames(queries, documents, judgments, name=name, notes=notes, file=str(directory))
+    return collection_from_frames(queries, documents, judgments, name=name, notes=notes, file=str(directory),
+                                  grade_map=LIVEQA_GRADES)
+
+
+def read_mediqa_answers(path: str | Path) -> pd.DataFrame:
+    """Graded answers in the MEDIQA 2019 Task 3 XML (``<Question QID>`` with ``<Answer AID ReferenceScore>`` and
+    ``<AnswerText>``): ``qid, model`` (``chiqa``, the system that retrieved them), ``answer_id, text`` and
+    ``grade``, the raw ReferenceScore (1 Incorrect, 2 Related, 3 Incomplete, 4 Excellent; ``nrp validate
+    --answer-grades raw`` recodes it as LiveQA's gains). The LiveQAMed split's QIDs are the LiveQA question numbers.
+    """
+    path = Path(path)
+    try:
+        root = ET.parse(path).getroot()
+    except (ET.ParseError, OSError) as error:
+        raise InputError(f"cannot read the XML ({error})", file=str(path),
+                         allowed="MEDIQA 2019 Task 3 XML: <Question QID=..><Answer AID=.. ReferenceScore=..>") from None
+    rows = [(question.get("QID", ""), "chiqa", answer.get("AID", ""),
+             " ".join((answer.findtext("AnswerText") or "").split()), answer.get("ReferenceScore", ""))
+            for question in root.iter("Question") for answer in question.iter("Answer")]
+    if not rows:
+        raise InputError("no <Question><Answer> elements", file=str(path),
+                         allowed="MEDIQA 2019 Task 3 XML: <Question QID=..><Answer AID=.. ReferenceScore=..>")
+    return pd.DataFrame(rows, columns=["qid", "model", "answer_id", "text", "grade"])
 
 
 def read_liveqa_references(path: str | Path) -> pd.DataFrame:
@@ -587,12 +734,25 @@ def answers_from_frame(frame: pd.DataFrame, *, collection: TestCollection | None
 
 
 def read_answers_table(path: str | Path) -> pd.DataFrame:
-    """The raw answers table (any columns, e.g. a human ``grade``), unchecked; see :func:`read_answers`."""
+    """The raw answers table (any columns, e.g. a human ``grade``), unchecked; see :func:`read_answers`. A folder
+    of ``<model>_rankings.csv`` files is the Webis release's answers (:func:`stableval.nrp.webis.read_webis_answers`),
+    an ``.xml`` file MEDIQA 2019 graded answers (:func:`read_mediqa_answers`).
+    """
+    from stableval.nrp.webis import read_webis_answers
+
+    path = Path(path)
+    if path.is_dir() and any(path.glob("*_rankings.csv")):
+        return read_webis_answers(path)
+    if path.suffix.lower() == ".xml":
+        return read_mediqa_answers(path)
     return read_table_file(path)
 
 
 def read_answers(path: str | Path, *, collection: TestCollection | None = None, unknown: str = "error",
                  notes: list[str] | None = None) -> pd.DataFrame:
-    """Read generated answers from CSV/TSV/JSONL/Parquet (see :func:`answers_from_frame`)."""
-    return answers_from_frame(read_table_file(path), collection=collection, file=str(path), unknown=unknown,
-                              notes=notes)
+    """Read generated answers from CSV/TSV/JSONL/Parquet, or the Webis release's answer folder (see
+    :func:`answers_from_frame` and :func:`read_answers_table`)."""
+    table = read_answers_table(path)
+    if notes is not None:
+        notes.extend(table.attrs.get("notes", []))
+    return answers_from_frame(table, collection=collection, file=str(path), unknown=unknown, notes=notes)

@@ -174,8 +174,9 @@ class TransformersGenerator:
 
     backend = "transformers"
 
-    def __init__(self, model: str | Path, *, device: str = "cpu", name: str | None = None) -> None:
+    def __init__(self, model: str | Path, *, device: str = "auto", name: str | None = None) -> None:
         from stableval.nrp.rankers import require_neural
+        from stableval.nrp.rankers.inference import resolve_device, to_device
 
         require_neural("transformers generator")
         from transformers import AutoModelForCausalLM, AutoTokenizer
@@ -189,12 +190,8 @@ class TransformersGenerator:
             raise GenerationError(f"cannot load the model {self.source!r} ({str(error).splitlines()[0]}); pass a "
                                   "directory saved with save_pretrained() (config.json, weights, tokenizer) or a "
                                   "model name in the local Hugging Face cache") from None
-        try:
-            self.model: Any = loaded.to(device).eval()
-        except (RuntimeError, AssertionError, ValueError) as error:
-            raise InputError(f"cannot use this torch device ({str(error).splitlines()[0]})", column="--device",
-                             value=device, allowed="cpu, or cuda / cuda:N where a CUDA GPU and a CUDA build of "
-                                                   "torch are installed") from None
+        device = resolve_device(device)
+        self.model: Any = to_device(loaded, device)
         self.device = device
         self.model_id = name or (Path(self.source).name if Path(self.source).exists() else self.source)
         self.params: float | None = float(self.model.num_parameters())

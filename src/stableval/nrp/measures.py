@@ -118,10 +118,18 @@ def evaluate_rankers(collection: TestCollection, rankers: Mapping[str, Ranker], 
 def select_ranker(collection: TestCollection, rankers: Mapping[str, Ranker], *, measure: str = "ndcg@10",
                   dimension: str | None = None, min_relevant: float = 1.0,
                   progress: bool = False) -> tuple[str, pd.DataFrame]:
-    """The ranker with the highest mean ``measure`` on the judged pools (``dimension``: default the first of
-    the collection), and the :func:`evaluate_rankers` summary it was chosen from; ties go to the first given."""
+    """The ranker with the highest mean ``measure`` on the judged pools, averaged over every quality dimension of
+    the collection (``dimension``: that one only), and the evidence: ``ranker``, the measure per dimension and
+    their ``mean``, one row per ranker in the order given; ties go to the first given."""
     summary, _ = evaluate_rankers(collection, rankers, min_relevant=min_relevant, progress=progress)
-    dimension = dimension if dimension is not None else collection.dimensions[0]
-    part = summary[summary["dimension"] == dimension]
-    best = part["ranker"].iloc[int(np.argmax(part[measure].to_numpy()))]
-    return str(best), part.reset_index(drop=True)
+    dimensions = [dimension] if dimension is not None else list(collection.dimensions)
+    if dimension is not None and dimension not in collection.dimensions:
+        from stableval.errors import InputError
+
+        raise InputError("unknown quality dimension", value=dimension, allowed=", ".join(collection.dimensions))
+    table = summary.pivot(index="ranker", columns="dimension", values=measure).reindex(
+        index=list(rankers), columns=dimensions)
+    evidence = table.rename(columns=lambda d: f"{measure} {d}").reset_index()
+    evidence["mean"] = table.mean(axis=1).to_numpy()
+    best = evidence["ranker"].iloc[int(np.argmax(evidence["mean"].to_numpy()))]
+    return str(best), evidence

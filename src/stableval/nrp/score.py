@@ -53,6 +53,7 @@ __all__ = [
     "normalized_rank_position",
     "rank_counts",
     "read_webis_rank_files",
+    "relevant_rank_position",
     "score_answers",
     "summarize",
 ]
@@ -133,8 +134,9 @@ def score_answers(collection: TestCollection, answers: pd.DataFrame, ranker: Ran
 
     Companion signals (absolute, not relative to the pool's quality): ``score`` is the ranker's score of the
     answer against the question alone; given ``relevant``, ``nrp_relevant`` is the NRP among the documents of
-    grade >= ``relevant`` in ``dimension`` only (``n_relevant`` of them; 1 when the question has none), so a pool
-    with many poor documents does not lift an answer.
+    grade >= ``relevant`` in ``dimension`` only (``n_relevant`` of them; NaN, no value, when the question has
+    none: :func:`relevant_rank_position`), so a pool with many poor documents does not lift an answer. The notes
+    warn of questions whose every document and answer scored alike (NRP from ties alone).
 
     >>> import pandas as pd
     >>> from stableval.nrp.collection import collection_from_frames
@@ -182,16 +184,52 @@ def score_answers(collection: TestCollection, answers: pd.DataFrame, ranker: Ran
         keep = (grade >= relevant)[doc_order]
         rel_above, rel_tied, rel_size = rank_counts(np.concatenate(doc_scores)[keep], doc_group[doc_order][keep],
                                                     answer_score, answer_group)
-        frame = frame.assign(n_relevant=rel_size, nrp_relevant=normalized_rank_position(
+        frame = frame.assign(n_relevant=rel_size, nrp_relevant=relevant_rank_position(
             rel_above, rel_tied, rel_size, n=n, ties=ties))
     settings = {"ranker": ranker.identity, "n": n, "ties": ties, "relevant": relevant, "bootstrap": bootstrap,
                 "confidence": confidence, "seed": seed, "answers": len(frame), "questions": len(qids)}
     summary = summarize(frame, bootstrap=bootstrap, confidence=confidence, seed=seed)
-    notes = (f"{collection.n_questions - len(qids)} question(s) of the collection have no answer",) if len(
-        qids) < collection.n_questions else ()
+    notes = [f"{collection.n_questions - len(qids)} question(s) of the collection have no answer"] if len(
+        qids) < collection.n_questions else []
+    notes += _degenerate_notes(frame, doc_scores, qids, relevant)
     documents = pd.DataFrame({"qid": pool["qid"].to_numpy()[doc_order], "docno": pool["docno"].to_numpy()[doc_order],
                               "score": np.concatenate(doc_scores) if doc_scores else np.zeros(0)})
-    return NRPResult(frame, summary, settings, notes, documents)
+    return NRPResult(frame, summary, settings, tuple(notes), documents)
+
+
+def relevant_rank_position(above: np.ndarray, tied: np.ndarray, n_relevant: np.ndarray, *, n: str = "documents",
+                           ties: str = "mid") -> np.ndarray:
+    """NRP among the relevant documents only; NaN (no value) where the question has none: an answer cannot be
+    placed among documents that do not exist, and giving it the top value 1 would reward every answer of such a
+    question.
+
+    >>> relevant_rank_position(np.array([1, 0]), np.array([0, 0]), np.array([2, 0])).tolist()
+    [0.5, nan]
+    """
+    nrp = normalized_rank_position(above, tied, n_relevant, n=n, ties=ties)
+    return np.where(np.asarray(n_relevant) > 0, nrp, np.nan)
+
+
+def _degenerate_notes(frame: pd.DataFrame, doc_scores: list[np.ndarray], qids: pd.Index,
+                      relevant: float | None) -> list[str]:
+    """Warnings for questions whose NRP says nothing: the ranker scored every document and answer alike (an
+    empty or unmatched query: NRP 0.5 by ties alone), and, with ``relevant``, answers whose question has no
+    relevant document (no ``nrp_relevant``)."""
+    notes = []
+    answers = frame.groupby("qid", sort=False)["score"].agg(["min", "max"]).reindex(qids)
+    flat = [q for q, scores, low, high in zip(qids, doc_scores, answers["min"].to_numpy(dtype=float),
+                                              answers["max"].to_numpy(dtype=float), strict=True)
+            if len(scores) and np.ptp(scores) == 0 and low == high == scores[0]]
+    if flat:
+        notes.append(f"warning: {len(flat)} question(s) where the ranker scored every document and answer alike "
+                     f"(NRP comes from ties alone): {', '.join(map(str, flat[:10]))}{' ...' if len(flat) > 10 else ''}")
+    if relevant is not None:
+        missing = frame["nrp_relevant"].isna()
+        if missing.any():
+            notes.append(f"nrp_relevant: {int(missing.sum())} answer(s) to {frame.loc[missing, 'qid'].nunique()} "
+                         f"question(s) with no document of grade >= {relevant:g} have no value (left out of "
+                         "mean_nrp_relevant)")
+    return notes
 
 
 def bootstrap_means(values: np.ndarray, group: np.ndarray, cluster: np.ndarray, *, bootstrap: int,
@@ -243,10 +281,13 @@ def summarize(per_answer: pd.DataFrame, *, bootstrap: int = 1000, confidence: fl
     out = pd.DataFrame({"model": groups.get_level_values(0), "prompt": groups.get_level_values(1), "params": params,
                         "answers": n, "questions": questions, "mean_nrp": mean, "ci_low": low, "ci_high": high,
                         "share_first": first / n})
-    for column in ("nrp_relevant", "score"):  # the absolute companions, means without intervals
+    for column in ("nrp_relevant", "score"):  # the absolute companions, means (of the values) without intervals
         if column in per_answer.columns:
-            out[f"mean_{column}"] = np.bincount(group, weights=per_answer[column].to_numpy(dtype=float),
-                                                minlength=len(groups)) / n
+            values = per_answer[column].to_numpy(dtype=float)
+            known = np.isfinite(values)
+            total = np.bincount(group[known], weights=values[known], minlength=len(groups))
+            count = np.bincount(group[known], minlength=len(groups))
+            out[f"mean_{column}"] = np.divide(total, count, out=np.full(len(groups), np.nan), where=count > 0)
     return out.sort_values(["mean_nrp", "model", "prompt"], ascending=[False, True, True],
                            kind="stable").reset_index(drop=True)
 

@@ -49,10 +49,10 @@ from stableval.errors import InputError
 from stableval.evaluate.intervals import percentile_interval
 from stableval.nrp.collection import TestCollection
 from stableval.nrp.rankers import Ranker
-from stableval.nrp.score import normalized_rank_position, rank_counts
+from stableval.nrp.score import normalized_rank_position, rank_counts, relevant_rank_position
 
-__all__ = ["MAX_PAIRWISE", "MEASURES", "agreement_with_grades", "answer_signals", "collection_percentile",
-           "leave_one_out_signals", "weighted_midranks"]
+__all__ = ["ANSWER_GRADES", "MAX_PAIRWISE", "MEASURES", "agreement_with_grades", "answer_grades", "answer_signals",
+           "collection_percentile", "grade_scale", "leave_one_out_signals", "weighted_midranks"]
 
 #: Measures of :func:`agreement_with_grades`, in output order.
 MEASURES = ("auc", "spearman", "tau_b", "spearman_q", "tau_b_q")
@@ -131,7 +131,9 @@ def agreement_with_grades(frame: pd.DataFrame, signals: Sequence[str], *, grade:
 
     Returns one row per signal x measure: ``signal, measure, value, ci_low, ci_high, diff, diff_low, diff_high``
     (``diff``: signal minus ``reference``, default the first signal, on the same bootstrap replicates), plus
-    ``answers`` and ``questions``.
+    ``answers`` (those with a value of the signal), ``questions`` and ``graded_questions``. A signal may have no
+    value (NaN) for some answers, as ``nrp-rel`` for a question without relevant documents: its measures use the
+    answers that have one, and its ``diff`` compares it with the reference on those same answers.
     """
     missing = [c for c in ("qid", grade, *signals) if c not in frame.columns]
     if missing:
@@ -161,43 +163,73 @@ def agreement_with_grades(frame: pd.DataFrame, signals: Sequence[str], *, grade:
         counts = np.vstack([np.ones(n_q), draws])  # row 0: the sample itself
     else:
         counts = np.ones((1, n_q))
-    w = counts[:, question]
-    grade_ranks = weighted_midranks(grades, w)
-    w_pos = (w * positive).sum(axis=1)
-    w_neg = (w * ~positive).sum(axis=1)
-    pairwise = bootstrap > 0 and len(frame) <= MAX_PAIRWISE
-    results: dict[str, dict[str, np.ndarray]] = {}
-    valid_q = np.zeros(n_q, dtype=bool)
+    sample = _Sample(grades, positive, question, n_q, counts, bootstrap > 0 and len(frame) <= MAX_PAIRWISE)
+    values: dict[str, np.ndarray] = {}
     for name in signals:
-        values = pd.to_numeric(frame[name], errors="coerce").to_numpy(dtype=float)
-        if not np.isfinite(values).all():
-            row = int(np.flatnonzero(~np.isfinite(values))[0])
-            raise InputError("signal is not a finite number", row=row + 1, column=name, value=values[row],
-                             allowed="a finite score for every answer")
-        ranks = weighted_midranks(values, w)
-        auc = ((w * ranks * positive).sum(axis=1) - w_pos * (w_pos + 1) / 2) / (w_pos * w_neg)
-        rho_q, tau_q, valid_q = _per_question(values, grades, question, n_q)
-        used = counts * valid_q
-        tau_point = float(stats.kendalltau(values, grades).statistic)
-        tau = _pairwise_tau(values, grades, w) if pairwise else np.r_[tau_point, np.full(len(w) - 1, np.nan)]
-        tau[0] = tau_point
-        results[name] = {"auc": auc, "spearman": _weighted_pearson(ranks, grade_ranks, w),
-                         "tau_b": tau, "spearman_q": used @ rho_q / used.sum(axis=1),
-                         "tau_b_q": used @ tau_q / used.sum(axis=1)}
+        column = pd.to_numeric(frame[name], errors="coerce").to_numpy(dtype=float)
+        if np.isinf(column).any() or (name == reference and np.isnan(column).all()):
+            row = int(np.flatnonzero(~np.isfinite(column))[0])
+            raise InputError("signal is not a finite number", row=row + 1, column=name, value=column[row],
+                             allowed="a finite score for every answer (NaN: no value for that answer)")
+        values[name] = column
     rows = []
     for name in signals:
+        has = np.isfinite(values[name])
+        own = sample.measures(values[name], has)
+        common = has & np.isfinite(values[reference])
+        mine = own if (common == has).all() else sample.measures(values[name], common)
+        base = sample.measures(values[reference], common)
         for measure in MEASURES:
-            series, base = results[name][measure], results[reference][measure]
+            series = own[measure]
             low, high = (percentile_interval(series[1:], confidence) if bootstrap > 0 and np.isfinite(
                 series[1:]).all() else (np.nan, np.nan))
-            diff = series - base
+            diff = mine[measure] - base[measure]
             d_low, d_high = (percentile_interval(diff[1:], confidence) if bootstrap > 0 and np.isfinite(
                 diff[1:]).all() else (np.nan, np.nan))
             rows.append((name, measure, float(series[0]), float(low), float(high), float(diff[0]), float(d_low),
-                         float(d_high)))
+                         float(d_high), int(has.sum())))
     out = pd.DataFrame(rows, columns=["signal", "measure", "value", "ci_low", "ci_high", "diff", "diff_low",
-                                      "diff_high"])
-    return out.assign(answers=len(frame), questions=n_q, graded_questions=int(valid_q.sum()))
+                                      "diff_high", "answers"])
+    graded = _per_question(grades, grades, question, n_q)[2]
+    return out.assign(questions=n_q, graded_questions=int(graded.sum()))
+
+
+class _Sample:
+    """The graded answers and the bootstrap replicates (``counts``: draws per question, row 0 the sample), from
+    which :meth:`measures` computes every measure of a signal on a subset of the answers, all replicates at once."""
+
+    def __init__(self, grades: np.ndarray, positive: np.ndarray, question: np.ndarray, n_q: int,
+                 counts: np.ndarray, pairwise: bool) -> None:
+        self.grades, self.positive, self.question, self.n_q = grades, positive, question, n_q
+        self.counts, self.pairwise = counts, pairwise
+        self.weights = counts[:, question]
+        self._grade_ranks: dict[bytes, np.ndarray] = {}
+
+    def measures(self, values: np.ndarray, rows: np.ndarray) -> dict[str, np.ndarray]:
+        """Each measure of ``values`` against the grades over the answers ``rows`` (per replicate)."""
+        if not rows.any():
+            return {measure: np.full(len(self.weights), np.nan) for measure in MEASURES}
+        w = self.weights * rows
+        key = rows.tobytes()
+        if key not in self._grade_ranks:
+            self._grade_ranks[key] = weighted_midranks(self.grades, w)
+        values = np.where(rows, values, 0.0)  # the other answers weigh nothing
+        ranks = weighted_midranks(values, w)
+        w_pos = (w * self.positive).sum(axis=1)
+        w_neg = (w * ~self.positive).sum(axis=1)
+        auc = np.divide((w * ranks * self.positive).sum(axis=1) - w_pos * (w_pos + 1) / 2, w_pos * w_neg,
+                        out=np.full(len(w), np.nan), where=w_pos * w_neg > 0)
+        question = np.where(rows, self.question, -1)
+        rho_q, tau_q, valid_q = _per_question(values[rows], self.grades[rows], question[rows], self.n_q)
+        used = self.counts * valid_q
+        tau_point = float(stats.kendalltau(values[rows], self.grades[rows]).statistic)
+        tau = _pairwise_tau(values, self.grades, w) if self.pairwise else np.r_[
+            tau_point, np.full(len(w) - 1, np.nan)]
+        tau[0] = tau_point
+        per_q = used.sum(axis=1)
+        return {"auc": auc, "spearman": _weighted_pearson(ranks, self._grade_ranks[key], w), "tau_b": tau,
+                "spearman_q": np.divide(used @ rho_q, per_q, out=np.full(len(w), np.nan), where=per_q > 0),
+                "tau_b_q": np.divide(used @ tau_q, per_q, out=np.full(len(w), np.nan), where=per_q > 0)}
 
 
 def _word_count(texts: pd.Series) -> np.ndarray:
@@ -248,8 +280,8 @@ def leave_one_out_signals(collection: TestCollection, rankers: Mapping[str, Rank
     Columns: ``qid, docno, grade, length`` (words) and per ranker R: ``nrp:R`` (its NRP among the other
     documents), ``score:R`` (R's score of it against the question), ``combo:R`` (the combined signal; the
     percentile among the ``score:R`` of all other held-out documents) and, given ``relevant``, ``nrp-rel:R`` (NRP
-    among the other documents of grade >= ``relevant`` only). Questions with a single judged document are left
-    out (nothing to rank against).
+    among the other documents of grade >= ``relevant`` only; NaN when there is none). Questions with a single
+    judged document are left out (nothing to rank against).
     """
     qrels = collection.qrels(dimension)
     pool = collection.pool().merge(qrels, on=["qid", "docno"])
@@ -273,7 +305,7 @@ def leave_one_out_signals(collection: TestCollection, rankers: Mapping[str, Rank
             columns["score"].append(own)
             if relevant is not None:
                 above, tied, size = _relevant_counts(matrix, own, g >= relevant)
-                columns["nrp-rel"].append(normalized_rank_position(above, tied, size, n=n, ties=ties))
+                columns["nrp-rel"].append(relevant_rank_position(above, tied, size, n=n, ties=ties))
         for kind, parts in columns.items():
             if parts:
                 out[f"{kind}:{name}"] = np.concatenate(parts)
@@ -283,11 +315,77 @@ def leave_one_out_signals(collection: TestCollection, rankers: Mapping[str, Rank
     return out
 
 
+#: How the grades of graded answers are read: ``gain`` (on the collection's gain scale of the dimension, as
+#: its judgments are after reading) or ``raw`` (on its raw scale: recoded by the collection's own grade map).
+ANSWER_GRADES = ("gain", "raw")
+
+
+def _grades_text(mapping: Mapping[float, float | None]) -> str:
+    return ", ".join(f"{raw:g}→{'unjudged' if gain is None else f'{gain:g}'}" for raw, gain in mapping.items())
+
+
+def grade_scale(collection: TestCollection, dimension: str) -> str:
+    """The grade scale ``validate`` reads answer grades on, in words: the collection's gains of ``dimension``
+    (and how its raw grades were recoded to them, when they were).
+
+    >>> from stableval.nrp.collection import collection_from_frames
+    >>> c = collection_from_frames(pd.DataFrame({"qid": ["1"], "query": ["q"]}),
+    ...     pd.DataFrame({"docno": ["a", "b"], "text": ["x", "y"]}),
+    ...     pd.DataFrame({"qid": ["1", "1"], "docno": ["a", "b"], "grade": [1, 3]}),
+    ...     grade_map={"relevance": {1.0: 0.0, 3.0: 2.0}})
+    >>> grade_scale(c, "relevance")
+    'relevance gains of collection, 0 to 2 (its raw grades recoded: 1→0, 3→2)'
+    """
+    gains = collection.qrels(dimension)["grade"]
+    mapping = collection.grade_maps.get(dimension)
+    recoded = f" (its raw grades recoded: {_grades_text(mapping)})" if mapping else ""
+    return f"{dimension} gains of {collection.name}, {gains.min():g} to {gains.max():g}{recoded}"
+
+
+def answer_grades(grades: np.ndarray, collection: TestCollection, dimension: str, *, scale: str = "gain",
+                  file: str | None = None, column: str = "grade") -> np.ndarray:
+    """Answer grades on the collection's gain scale of ``dimension``: checked to lie within it (``scale="gain"``)
+    or first recoded by the collection's grade map (``scale="raw"``). Grades outside the scale are an error that
+    names the scale, e.g. raw LiveQA/MEDIQA grades 1-4 against the gains 0-3, where ``correct=2`` would silently
+    mean "related or better"."""
+    if scale not in ANSWER_GRADES:
+        raise InputError("unknown answer grade scale", column="--answer-grades", value=scale,
+                         allowed=", ".join(ANSWER_GRADES))
+    grades = np.asarray(grades, dtype=float)
+    mapping = collection.grade_maps.get(dimension)
+    if scale == "raw":
+        if not mapping:
+            raise InputError(f"{collection.name} has no raw grades for {dimension} (its judgments were read as "
+                             "gains)", column="--answer-grades", value=scale, allowed="gain")
+        known = np.isin(grades, np.array(list(mapping), dtype=float))
+        recoded = np.array([mapping.get(g) if k else None for g, k in zip(grades.tolist(), known, strict=True)])
+        bad = ~known | np.array([value is None for value in recoded])
+        if bad.any():
+            row = int(np.flatnonzero(bad)[0])
+            raise InputError(f"answer grade is not a judgment on {collection.name}'s raw {dimension} scale",
+                             file=file, row=row + 1, column=column, value=float(grades[row]),
+                             allowed=_grades_text(mapping))
+        return recoded.astype(float)
+    gains = collection.qrels(dimension)["grade"]
+    low, high = float(gains.min()), float(gains.max())
+    outside = (grades < low) | (grades > high)
+    if outside.any():
+        row = int(np.flatnonzero(outside)[0])
+        hint = ""
+        if mapping and np.isin(grades, np.array(list(mapping), dtype=float)).all():
+            hint = f"; or, for grades on its raw scale, --answer-grades raw to recode them ({_grades_text(mapping)})"
+        raise InputError(f"answer grades are not on the scale they are read on, the {dimension} gains of "
+                         f"{collection.name} ({low:g} to {high:g}; {int(outside.sum())} answer(s) outside)",
+                         file=file, row=row + 1, column=column, value=float(grades[row]),
+                         allowed=f"grades from {low:g} to {high:g}{hint}")
+    return grades
+
+
 def answer_signals(collection: TestCollection, answers: pd.DataFrame, rankers: Mapping[str, Ranker], *,
                    grade: str = "grade", dimension: str = "relevance", relevant: float | None = None,
                    n: str = "documents", ties: str = "mid", progress: bool = False, unknown: str = "error",
                    exclude_copies: bool = False, file: str | None = None, notes: list[str] | None = None,
-                   ) -> pd.DataFrame:
+                   scale: str = "gain") -> pd.DataFrame:
     """The same signals as :func:`leave_one_out_signals` for graded generated answers (``answers`` has the
     answer columns and ``grade``): ``qid, answer_id, model, grade, length`` and ``nrp:R``, ``score:R``,
     ``nrp-rel:R``, ``combo:R`` per ranker (``combo``'s percentile among the scores of the judged documents of the
@@ -295,7 +393,9 @@ def answer_signals(collection: TestCollection, answers: pd.DataFrame, rankers: M
 
     ``unknown="skip"`` leaves out answers to questions not in the collection, ``exclude_copies`` answers that copy
     a judged document of their own question (:func:`stableval.nrp.leakage.find_copies`; flagged copies are always
-    counted); the counts go to ``notes``. Grades travel with their rows, so skipping never misaligns them.
+    counted); the counts go to ``notes``. Grades travel with their rows, so skipping never misaligns them. The
+    grades are on the collection's gain scale of ``dimension`` (checked), or on its raw scale with ``scale="raw"``
+    (:func:`answer_grades`).
     """
     from stableval.nrp.collection import answers_from_frame
     from stableval.nrp.leakage import copies_note, find_copies
@@ -311,7 +411,8 @@ def answer_signals(collection: TestCollection, answers: pd.DataFrame, rankers: M
         raise InputError("grade is not a number", file=file, row=row + 1, column=grade,
                          value=answers[grade].iloc[row], allowed="a numeric human grade for every answer")
     notes = notes if notes is not None else []
-    graded = answers.drop(columns=[grade]).assign(**{_GRADE_KEY: grades.to_numpy(dtype=float)})
+    gains = answer_grades(grades.to_numpy(dtype=float), collection, dimension, scale=scale, file=file, column=grade)
+    graded = answers.drop(columns=[grade]).assign(**{_GRADE_KEY: gains})
     table = answers_from_frame(graded, collection=collection, file=file, unknown=unknown, notes=notes,
                                extra=[_GRADE_KEY])
     copies = find_copies(collection, table)

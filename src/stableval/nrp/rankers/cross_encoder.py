@@ -3,7 +3,8 @@
 The query and the text are encoded together (``[CLS] query [SEP] text [SEP]``, truncated to ``max_length``
 tokens, text side first) by a sequence-classification model loaded with ``local_files_only=True`` from
 ``model_path`` (users bring their own weights, e.g. a MS MARCO cross-encoder saved with ``save_pretrained``).
-Score = the logit for one-label models, else logit(relevant) - logit(not relevant) (labels 1 and 0).
+Score = the logit for one-label models, else logit(relevant) - logit(not relevant) (labels 1 and 0). Batches are
+length-bucketed and run in fp16 on CUDA by default (:mod:`stableval.nrp.rankers.inference`).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from stableval.nrp.rankers import PointwiseRanker, ScoreCache, check_model_path, require_neural
+from stableval.nrp.rankers.inference import autocast_dtype, precision_name, resolve_device, run_batches, to_device
 
 __all__ = ["CrossEncoderRanker"]
 
@@ -23,20 +25,26 @@ class CrossEncoderRanker(PointwiseRanker):
     """Scores (query, text) pairs with a local ``AutoModelForSequenceClassification``."""
 
     name = "cross-encoder"
+    #: The half precision ``precision="auto"`` uses on CUDA.
+    half = "fp16"
 
-    def __init__(self, *, model_path: str | Path | None, device: str = "cpu", batch_size: int = 32,
-                 max_length: int = 512, cache: ScoreCache | None = None) -> None:
+    def __init__(self, *, model_path: str | Path | None, device: str = "auto", batch_size: int = 32,
+                 max_length: int = 512, cache: ScoreCache | None = None, precision: str = "auto") -> None:
         require_neural(self.name)
         self.model_path = check_model_path(model_path, self.name)
         super().__init__(cache=cache, batch_size=batch_size)
-        self.device = device
+        self.device = resolve_device(device)
         self.max_length = max_length
+        self.precision = precision
+        self.dtype = autocast_dtype(self.device, precision, half=self.half)
         self._model: Any = None
         self._tokenizer: Any = None
 
     @property
     def identity(self) -> str:
-        return f"cross-encoder({self.model_path.resolve()},max_length={self.max_length})"
+        runs_in = precision_name(self.device, self.precision, half=self.half)
+        return (f"cross-encoder({self.model_path.resolve()},max_length={self.max_length}"
+                + ("" if runs_in == "fp32" else f",precision={runs_in}") + ")")
 
     def _load(self) -> tuple[Any, Any]:
         if self._model is None:
@@ -44,19 +52,15 @@ class CrossEncoderRanker(PointwiseRanker):
 
             self._tokenizer = AutoTokenizer.from_pretrained(str(self.model_path), local_files_only=True)
             model: Any = AutoModelForSequenceClassification.from_pretrained(str(self.model_path), local_files_only=True)
-            self._model = model.to(self.device).eval()
+            self._model = to_device(model, self.device)
         return self._model, self._tokenizer
 
     def score_pairs(self, queries: Sequence[str], texts: Sequence[str]) -> np.ndarray:
-        import torch
-
         model, tokenizer = self._load()
-        out = []
-        with torch.inference_mode():
-            for start in range(0, len(texts), self.batch_size):
-                batch = tokenizer(list(queries[start:start + self.batch_size]),
-                                  list(texts[start:start + self.batch_size]), padding=True,
-                                  truncation="only_second", max_length=self.max_length, return_tensors="pt")
-                logits = model(**{k: v.to(self.device) for k, v in batch.items()}).logits.float()
-                out.append((logits[:, 0] if logits.shape[1] == 1 else logits[:, 1] - logits[:, 0]).cpu().numpy())
-        return np.concatenate(out) if out else np.zeros(0)
+
+        def forward(batch: dict[str, Any]) -> Any:
+            logits = model(**batch).logits.float()
+            return logits[:, 0] if logits.shape[1] == 1 else logits[:, 1] - logits[:, 0]
+
+        return run_batches(tokenizer, forward, queries, texts, device=self.device, batch_size=self.batch_size,
+                           max_length=self.max_length, dtype=self.dtype, truncation="only_second")

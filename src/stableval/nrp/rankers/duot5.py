@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from scipy.special import expit
 
 from stableval.errors import InputError
 from stableval.nrp.rankers import RANKERS, Ranker, ScoreCache, check_model_path, make_ranker, require_neural
@@ -52,11 +53,13 @@ class DuoT5Ranker(T5Ranker):
     model directory, or a :class:`Ranker`) by duoT5's sym-sum; ``pair_scorer`` replaces the model (tests)."""
 
     name = "duot5"
+    #: fp32 unless ``precision`` forces a half precision (pairwise scores get no fp32 refinement of near-ties).
+    half = "fp32"
 
-    def __init__(self, *, model_path: str | Path | None = None, device: str = "cpu", batch_size: int = 16,
+    def __init__(self, *, model_path: str | Path | None = None, device: str = "auto", batch_size: int = 16,
                  max_length: int = 512, cache: ScoreCache | None = None, first_stage: str | Ranker = "bm25",
                  k: int = 10, pair_scorer: PairScorer | None = None, true_token: str = "▁true",
-                 false_token: str = "▁false") -> None:
+                 false_token: str = "▁false", precision: str = "auto") -> None:
         if k < 2:
             raise InputError("duoT5 re-ranks at least two texts", column="--duo-k", value=k, allowed="k >= 2")
         if pair_scorer is None:
@@ -65,9 +68,10 @@ class DuoT5Ranker(T5Ranker):
         else:
             path = Path(model_path) if model_path is not None else None
         super().__init__(model_path=path, device=device, batch_size=batch_size, max_length=max_length, cache=cache,
-                         true_token=true_token, false_token=false_token)
+                         true_token=true_token, false_token=false_token, precision=precision)
         self.pair_scorer: PairScorer = pair_scorer or self._model_pairs
-        self.first_stage = _first_stage(first_stage, device=device, batch_size=batch_size, cache=cache)
+        self.first_stage = _first_stage(first_stage, device=device, batch_size=batch_size, cache=cache,
+                                        precision=precision)
         self.k = k
 
     def prepare(self, corpus: Sequence[str]) -> None:
@@ -76,7 +80,8 @@ class DuoT5Ranker(T5Ranker):
 
     def pair_probabilities(self, query: str, a: Sequence[str], b: Sequence[str]) -> np.ndarray:
         """P(a[i] beats b[i]) for each pair, cached by model, query and texts."""
-        keys = [self.cache.key(self.identity, query, x, y) for x, y in zip(a, b, strict=True)]
+        identity = self.identity
+        keys = [self.cache.key(identity, query, x, y) for x, y in zip(a, b, strict=True)]
         values, found = self.cache.get(keys)
         out = np.full(len(keys), np.nan)
         if found.any():
@@ -92,20 +97,15 @@ class DuoT5Ranker(T5Ranker):
     def _model_pairs(self, query: str, a: Sequence[str], b: Sequence[str]) -> np.ndarray:
         """duoT5's P("true") for each pair; each document is cut to half of the tokens the query and the template
         leave of ``max_length``, so neither is truncated away."""
-        import torch
-
         _, tokenizer = self._load()
         template = f"Query: {query} Document0: Document1: Relevant:"
         budget = (self.max_length - len(tokenizer(template)["input_ids"])) // 2
-        out = []
-        with torch.inference_mode():
-            for start in range(0, len(a), self.batch_size):
-                left = _truncate(tokenizer, a[start:start + self.batch_size], budget)
-                right = _truncate(tokenizer, b[start:start + self.batch_size], budget)
-                logits = self.label_logits([f"Query: {query} Document0: {x} Document1: {y} Relevant:"
-                                            for x, y in zip(left, right, strict=True)])
-                out.append(torch.softmax(logits, dim=-1)[:, 0].cpu().numpy())
-        return np.concatenate(out) if out else np.zeros(0)
+        left, right = _truncate(tokenizer, a, budget), _truncate(tokenizer, b, budget)
+        logits = self.label_logits([f"Query: {query} Document0: {x} Document1: {y} Relevant:"
+                                    for x, y in zip(left, right, strict=True)])
+        if not len(logits):
+            return np.zeros(0)
+        return np.asarray(expit(logits[:, 0] - logits[:, 1]), dtype=float)  # P("true") over {true, false}
 
     def _matrix(self, query: str, texts: Sequence[str]) -> np.ndarray:
         n = len(texts)
@@ -178,7 +178,8 @@ def _between(descending: np.ndarray, above: int, tied: int) -> float:
     return float(descending[above - 1] + descending[above]) / 2.0
 
 
-def _first_stage(spec: str | Ranker, *, device: str, batch_size: int, cache: ScoreCache | None) -> Ranker:
+def _first_stage(spec: str | Ranker, *, device: str, batch_size: int, cache: ScoreCache | None,
+                 precision: str = "auto") -> Ranker:
     if isinstance(spec, Ranker):
         return spec
     name, _, directory = spec.partition("=")
@@ -186,7 +187,8 @@ def _first_stage(spec: str | Ranker, *, device: str, batch_size: int, cache: Sco
         others = ", ".join(other for other in RANKERS if other != DuoT5Ranker.name)
         raise InputError("duoT5 cannot be its own first stage", column="--duo-first-stage", value=spec,
                          allowed=f"{others}; NAME=DIR for one with its own model directory")
-    return make_ranker(name, model_path=directory or None, device=device, batch_size=batch_size, cache=cache)
+    return make_ranker(name, model_path=directory or None, device=device, batch_size=batch_size, cache=cache,
+                       precision=precision)
 
 
 def _truncate(tokenizer: Any, texts: Sequence[str], budget: int) -> list[str]:

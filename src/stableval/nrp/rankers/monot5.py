@@ -25,21 +25,17 @@ class MonoT5Ranker(T5Ranker, PointwiseRanker):
 
     name = "monot5"
 
-    def __init__(self, *, model_path: str | Path | None, device: str = "cpu", batch_size: int = 16,
+    def __init__(self, *, model_path: str | Path | None, device: str = "auto", batch_size: int = 16,
                  max_length: int = 512, cache: ScoreCache | None = None, true_token: str = "▁true",
-                 false_token: str = "▁false") -> None:
+                 false_token: str = "▁false", precision: str = "auto") -> None:
         require_neural(self.name)
         super().__init__(model_path=check_model_path(model_path, self.name), device=device, batch_size=batch_size,
-                         max_length=max_length, cache=cache, true_token=true_token, false_token=false_token)
+                         max_length=max_length, cache=cache, true_token=true_token, false_token=false_token,
+                         precision=precision)
 
     def score_pairs(self, queries: Sequence[str], texts: Sequence[str]) -> np.ndarray:
-        import torch
-
-        out = []
-        with torch.inference_mode():
-            for start in range(0, len(texts), self.batch_size):
-                logits = self.label_logits([f"Query: {q} Document: {d} Relevant:" for q, d in
-                                            zip(queries[start:start + self.batch_size],
-                                                texts[start:start + self.batch_size], strict=True)])
-                out.append(torch.log_softmax(logits, dim=-1)[:, 0].cpu().numpy())
-        return np.concatenate(out) if out else np.zeros(0)
+        logits = self.label_logits([f"Query: {q} Document: {d} Relevant:" for q, d in zip(queries, texts,
+                                                                                         strict=True)])
+        if not len(logits):
+            return np.zeros(0)
+        return np.asarray(logits[:, 0] - np.logaddexp(logits[:, 0], logits[:, 1]), dtype=float)  # log P("true")
