@@ -76,7 +76,8 @@ def _importer_flags() -> list[tuple[str, Any, Any]]:
             continue
         kind, info = typing.get_args(annotation)[:2]
         flags.append((name, Annotated[kind, typer.Option(
-            *info.param_decls, help=f"{info.help} Importers {', '.join(users)}.", rich_help_panel="importers",
+            *info.param_decls, help=f"{info.help} (importers: {', '.join(users)}; see docs/importers.md)",
+            rich_help_panel="importers",
             show_default=False)], None))
     return flags
 
