@@ -10,6 +10,7 @@ from typing import Annotated, Any
 import typer
 
 from stableval.commands.common import INPUT_FLAGS, bad_input_exits, fail, record_options
+from stableval.data.flags import CLI_FLAGS
 from stableval.data.importers.registry import ALWAYS_TAKEN, IMPORTERS
 from stableval.datasets.registry import DATASETS, OPTIONS
 from stableval.wording import plural
@@ -76,14 +77,15 @@ def _importer_flags() -> list[tuple[str, Any, Any]]:
             continue
         kind, info = typing.get_args(annotation)[:2]
         flags.append((name, Annotated[kind, typer.Option(
-            *info.param_decls, help=f"{info.help} (importers: {', '.join(users)}; see docs/importers.md)",
+            _flag(name), help=f"{info.help} (importers: {', '.join(users)}; see docs/importers.md)",
             rich_help_panel="importers",
             show_default=False)], None))
     return flags
 
 
 def _flag(name: str) -> str:
-    return OPTIONS[name].cli if name in OPTIONS else str(typing.get_args(INPUT_FLAGS[name][0])[1].param_decls[0])
+    """The command-line flag of a convert option (a dataset option's, or an input flag's)."""
+    return OPTIONS[name].cli if name in OPTIONS else CLI_FLAGS[_option_of(name).removeprefix("columns.")]
 
 
 def _loader_options(values: dict[str, Any]) -> dict[str, Any]:
@@ -205,9 +207,10 @@ def _convert_export(key: str, path: Path, options: dict[str, Any], output: Path)
         report = _report(Dataset(name=key, table=loaded.table, gold=None, description=""), output, None)
     else:
         report = _votes_report(loaded.votes, output)
-    if kinds:
-        report += ("\nrater kinds: " + ", ".join(sorted(set(kinds.values())))
-                   + " (column rater_kind: --raters llm or --raters human selects them)")
+    if kinds:  # before the closing "score it" line
+        head, _, last = report.rpartition("\n")
+        report = (f"{head}\nrater kinds: {', '.join(sorted(set(kinds.values())))} (column rater_kind: --raters "
+                  f"selects them)\n{last}")
     typer.echo(report)
 
 

@@ -1,7 +1,7 @@
 """What an importer's answers become: the level scale of numeric ratings, and the pairwise votes of a ranking.
 
-A rating scale is ordered by its numbers (the lowest first) and credited linearly between its ends; integer
-ratings get every integer between the ends as a level, so a 5-star scale nobody rated 2 on still has level 2.
+A rating scale is ordered by its numbers (the lowest first) and credited linearly between its ends; every integer
+between the ends is a level, so a 5-star scale nobody rated 2 on still has level 2.
 Rankings become pairwise votes, the one form of ranking the annotation table takes: every pair of ranked agents is
 a vote the better-ranked one wins (a tie when they share a rank).
 
@@ -39,20 +39,19 @@ def number_scale(values: Iterable[float], *, low: float | None = None, high: flo
     """The levels (lowest first, as :func:`~stableval.data.importers.records.number_text` writes them) and their
     credit (0 at the low end, 1 at the high end, linear between) of numeric ratings.
 
-    The ends are ``low``/``high`` (a scale's declared ends), widened to the values seen. When every value and end
-    is an integer, every integer between the ends is a level; otherwise the levels are the distinct values.
+    The ends are ``low``/``high`` (a scale's declared ends), widened to the values seen. Every integer between the
+    ends is a level, and so is every other value seen.
 
     >>> number_scale([0.5, 1.0, 0.0])
     (('0', '0.5', '1'), (0.0, 0.5, 1.0))
+    >>> number_scale([7.5], low=1, high=3)[0]
+    ('1', '2', '3', '4', '5', '6', '7', '7.5')
     """
-    seen = sorted({float(v) for v in values})
-    ends = [v for v in (low, high) if v is not None]
-    bottom = min([*seen, *ends])
-    top = max([*seen, *ends])
-    if all(v.is_integer() for v in (*seen, *map(float, ends))):
-        points = [float(v) for v in range(int(bottom), int(top) + 1)]
-    else:
-        points = sorted({*seen, *map(float, ends)})
+    seen = {float(v) for v in values}
+    ends = {float(v) for v in (low, high) if v is not None}
+    bottom = min(seen | ends)
+    top = max(seen | ends)
+    points = sorted(seen | ends | {float(v) for v in range(math.ceil(bottom), math.floor(top) + 1)})
     span = top - bottom
     credit = tuple((v - bottom) / span if span else 0.0 for v in points)
     return tuple(number_text(v) for v in points), credit
