@@ -311,4 +311,7 @@ class _Reader:
                                  options={"levels": ",".join(seen)})
             if scale is not None:
                 levels, credit = scale
+                if not self.choices and self.options.levels is None:
+                    notes.append(f"levels {levels[0]}..{levels[-1]}: the values given (no settings state the "
+                                 "question's options; name the full scale with levels)")
         return self.rows.imported(fields, [*notes, *self.tally.notes()], levels=levels, credit=credit)

@@ -186,4 +186,7 @@ class _CrowdReader:
                                  option="levels", options={"levels": ",".join(seen)})
             if scale is not None:
                 levels, credit = scale
+                if self.options.levels is None:
+                    notes.append(f"levels {levels[0]}..{levels[-1]}: the numbers answered (the file does not state "
+                                 "the scale; name the full scale with levels)")
         return rows.imported(fields, [*notes, *tally.notes()], levels=levels, credit=credit)

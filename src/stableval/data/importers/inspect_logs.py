@@ -128,6 +128,9 @@ def read_inspect_logs(path: str | os.PathLike[str], options: InputOptions) -> Im
     levels, credit = _scale(rows, str(path), options)
     notes = [f"{len(logs):,} log(s), {len(rows):,} score(s) read; scorers (the raters): {', '.join(scorers)}"
              + (f" (reading {only!r} only)" if only is not None else "")]
+    if levels is not None and levels[-1] not in GRADES:
+        notes.append(f"levels {levels[0]}..{levels[-1]}: the numbers scored, credited linearly (name the full scale "
+                     "with levels)")
     if several_tasks:
         notes.append("several tasks: each item is task/sample id")
     if epochs:

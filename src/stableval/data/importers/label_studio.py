@@ -269,5 +269,8 @@ class _Reader:
                 levels, credit = scale
                 if self.kind == "rating":
                     notes.append(f"levels 1..{levels[-1]}: up to the highest rating given (the export does not "
-                                 "state the control's maxRating; name a longer scale with levels)")
+                                 "state the control's maxRating; name the full scale with levels)")
+                elif self.options.levels is None:
+                    notes.append(f"levels {levels[0]}..{levels[-1]}: the values given (name the full scale with "
+                                 "levels)")
         return self.rows.imported(fields, [*notes, *self.tally.notes()], levels=levels, credit=credit)
