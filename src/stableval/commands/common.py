@@ -31,6 +31,7 @@ import typer
 
 from stableval.commands.output import Output, OutputFormat, check_output_path, write_output
 from stableval.data.flags import CLI_FLAGS
+from stableval.data.importers.registry import IMPORTERS
 from stableval.data.options import DuplicatePolicy
 
 #: The ``--duplicates`` values: :class:`~stableval.data.options.DuplicatePolicy` (its earlier name here).
@@ -236,6 +237,9 @@ _SPECS: dict[str, tuple[str, Any, Any, str]] = {
     "flag_col": ("column:flag", str | None, None, "Column holding the flag (item not ratable, e.g. NSFW): yes/no."),
     "skip_col": ("column:skip", str | None, None, "Column holding the skip mark: yes/no."),
     "input_format": ("format", str | None, None, "csv, tsv, jsonl or parquet (default: from the file suffix)."),
+    "importer": ("importer", str | None, None, "Read FILE as a tool's export: " + "; ".join(
+        f"{name} ({importer.tool})" for name, importer in IMPORTERS.items()) + ". The column flags then name the "
+        "tool's fields (--label-col: the question, control or scorer to read); see docs/importers.md."),
 }
 #: Every input flag, declared once: python name → (typer annotation, default, target). The flags' spellings come
 #: from :data:`stableval.data.flags.CLI_FLAGS`, the table the data layer's messages use.
@@ -249,10 +253,10 @@ INPUT_FLAGS["pairwise"] = (Annotated[bool | None, typer.Option(
 INPUT_PROFILES: dict[str, tuple[str, ...]] = {
     # annotations or pairwise votes, converted to an annotation table (score, stability, diagnose, report, ...)
     "ratings": ("levels", "credit", "duplicates", "item_col", "agent_col", "rater_col", "label_col", "default_agent",
-                "agent_a_col", "agent_b_col", "winner_col", "criterion_col", "pairwise", "input_format"),
+                "agent_a_col", "agent_b_col", "winner_col", "criterion_col", "pairwise", "input_format", "importer"),
     # pairwise votes only (Bradley–Terry)
     "votes": ("duplicates", "item_col", "agent_a_col", "agent_b_col", "rater_col", "winner_col", "criterion_col",
-              "weight_col", "input_format"),
+              "weight_col", "input_format", "importer"),
     # single judgments with optional flag / skip marks (reliability against QC)
     "judgments": ("levels", "duplicates", "item_col", "agent_col", "rater_col", "label_col", "flag_col", "skip_col",
                   "default_agent", "input_format"),
@@ -266,12 +270,22 @@ def _input_record(values: dict[str, Any]) -> Any:
     columns: dict[str, str] = {}
     for name, value in values.items():
         target = INPUT_FLAGS[name][2]
+        if target == "importer" and value is not None:
+            value = _importer_name(value)
         if target.startswith("column:"):
             if value:
                 columns[target.split(":", 1)[1]] = value
         else:
             fields[target] = value.value if isinstance(value, StrEnum) else value
     return InputOptions(columns=columns or None, **fields)
+
+
+def _importer_name(value: str) -> str:
+    """A ``--from`` value as its importer's name; an unknown one is a usage error (exit 2) listing the names."""
+    key = value.strip().lower().replace("_", "-")
+    if key not in IMPORTERS:
+        raise typer.BadParameter(f"{value!r}; allowed: {', '.join(IMPORTERS)}", param_hint=CLI_FLAGS["importer"])
+    return key
 
 
 def input_options(profile: str = "ratings") -> Callable[[F], F]:
@@ -750,6 +764,9 @@ def read_partitioned(file: Path, inputs: Any, client: Any) -> Any:
     :class:`~stableval.data.partitioned.PartitionedTable`."""
     from stableval.data.partitioned import PartitionedTable
 
+    if inputs.importer is not None:
+        raise typer.BadParameter(f"--executor dask reads Parquet only, not a {inputs.importer} export; convert it "
+                                 f"first with stableval convert {inputs.importer}", param_hint=CLI_FLAGS["importer"])
     if inputs.format not in (None, "parquet"):
         raise typer.BadParameter(f"--executor dask reads Parquet only, not {inputs.format}; convert the file with "
                                  "stableval convert", param_hint=CLI_FLAGS["format"])

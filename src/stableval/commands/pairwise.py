@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -16,6 +17,7 @@ from stableval.commands.common import (
     bootstrap_flag,
     input_options,
     output_options,
+    read_input,
 )
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -50,7 +52,8 @@ def pairwise(
     if ties not in ("half", "davidson"):
         raise typer.BadParameter(f"{ties!r}; allowed: half, davidson", param_hint="--ties")
     with bad_input_exits():
-        votes = read_pairwise(file, columns=inputs.columns, duplicates=inputs.duplicates, format=inputs.format)
+        votes = (read_pairwise(file, columns=inputs.columns, duplicates=inputs.duplicates, format=inputs.format)
+                 if inputs.importer is None else read_input(file, replace(inputs, pairwise=True)).votes)
         board = pairwise_leaderboard(votes, ties=ties, prior=prior, bootstrap=bootstrap, seed=seed,
                                      confidence=confidence, progress=True)
     out.emit(board)

@@ -5,7 +5,9 @@ module per format), :mod:`~stableval.data.columns` (column roles, ids), :mod:`~s
 label codes, credit), :mod:`~stableval.data.duplicates` (the duplicate policy), :mod:`~stableval.data.annotations`
 and :mod:`~stableval.data.pairwise` (the two readers), :mod:`~stableval.data.options` (:class:`InputOptions`, how
 to read a file) and :mod:`~stableval.data.loader` (one input path above both: :func:`load`, :func:`read_any`).
-Names load lazily, so the command line starts without pandas. Messages name options in Python terms
+The exports of rating tools (Label Studio, Argilla, Mechanical Turk, ...) are read by
+:mod:`~stableval.data.importers` when ``InputOptions(importer=NAME)`` names one. Names load lazily, so the command
+line starts without pandas. Messages name options in Python terms
 (:class:`~stableval.errors.InputError` ``option``); :mod:`~stableval.data.flags` is how the command line spells
 them.
 

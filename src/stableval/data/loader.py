@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import pandas as pd
 
@@ -35,7 +35,7 @@ from stableval.data.pairwise import (
 from stableval.data.table import AnnotationTable
 from stableval.errors import InputError
 
-__all__ = ["InputOptions", "Loaded", "load", "load_frame", "read_any"]
+__all__ = ["InputOptions", "Loaded", "load", "load_frame", "load_with_frame", "read_any"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -53,8 +53,10 @@ class Loaded:
     votes: PairwiseTable | None = None
 
 
-def load_frame(frame: pd.DataFrame, options: InputOptions | None = None, *, source: str = "<DataFrame>") -> Loaded:
-    """Validate a frame already in memory as :func:`load` does a file; ``source`` names it in messages.
+def load_frame(frame: pd.DataFrame, options: InputOptions | None = None, *, source: str = "<DataFrame>",
+               notes: Sequence[str] = ()) -> Loaded:
+    """Validate a frame already in memory as :func:`load` does a file; ``source`` names it in messages, ``notes``
+    (what was done to the frame before) come first in the table's notes.
 
     >>> import pandas as pd
     >>> frame = pd.DataFrame({"item": ["q1", "q1"], "agent": ["A", "B"], "rater": ["r1", "r1"],
@@ -69,7 +71,7 @@ def load_frame(frame: pd.DataFrame, options: InputOptions | None = None, *, sour
         table = annotations_from_frame(frame, columns=options.columns, levels=options.levels, credit=options.credit,
                                        duplicates=options.duplicates, source=source,
                                        default_agent=options.default_agent)
-        return Loaded(table=table, votes=None)
+        return Loaded(table=replace(table, notes=(*notes, *table.notes)) if notes else table, votes=None)
     levels = options.levels
     if levels is not None:
         raise InputError("levels cannot be set for pairwise votes: they are fixed", file=source,
@@ -79,6 +81,8 @@ def load_frame(frame: pd.DataFrame, options: InputOptions | None = None, *, sour
     if options.credit is not None:
         parse_credit(options.credit, PAIRWISE_LEVELS, source=source)  # fail before the rows are scanned
     votes = pairwise_from_frame(frame, columns=options.columns, duplicates=options.duplicates, source=source)
+    if notes:
+        votes = replace(votes, notes=(*notes, *votes.notes))
     return Loaded(table=pairwise_to_annotations(votes, credit=options.credit), votes=votes)
 
 
@@ -98,6 +102,8 @@ def load(path: str | os.PathLike[str], options: InputOptions | None = None) -> L
     (['tie'], ['tie', 'tie'])
     """
     options = options if options is not None else InputOptions()
+    if options.importer is not None:
+        return load_with_frame(path, options)[0]
     fast = integer_table(path, options)  # Parquet with integer ids: no text per row; None where it does not apply
     if fast is not None:
         return Loaded(table=fast, votes=None)
@@ -113,6 +119,38 @@ def load(path: str | os.PathLike[str], options: InputOptions | None = None) -> L
             raise
         raise exc.replace(problem=f"{exc.problem_template} (row {exc.row:,} of the dataset {path})", file=part[0],
                           row=part[1], line=None) from exc
+
+
+def load_with_frame(path: str | os.PathLike[str], options: InputOptions | None = None
+                    ) -> tuple[Loaded, pd.DataFrame, InputOptions]:
+    """Read a ratings file once, as :func:`load` does, keeping the frame the table was read from (every column as
+    text: what else the file says, such as rater kinds and answer lengths) and the options that read that frame.
+
+    With ``options.importer`` the file is a tool's export: the importer
+    (:func:`~stableval.data.importers.import_file`) gives the frame, its notes (what was left out) lead the
+    table's, and a problem in a row is named by the export's record and field.
+
+    >>> import json, tempfile, pathlib
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "battles.json"
+    >>> _ = path.write_text(json.dumps([{"question_id": "q1", "model_a": "A", "model_b": "B",
+    ...                                  "winner": "tie (bothbad)", "judge": "u1"}]))
+    >>> loaded, frame, read = load_with_frame(path, InputOptions(importer="arena"))
+    >>> loaded.votes.frame["winner"].tolist(), read.importer, loaded.table.notes[0]
+    (['tie'], None, '1 battle(s) read: 1 vote(s)')
+    """
+    options = options if options is not None else InputOptions()
+    if options.importer is None:
+        frame = read_table_file(path, format=options.format)
+        return load_frame(frame, options, source=str(path)), frame, options
+    from stableval.data.importers.registry import import_file
+
+    imported = import_file(path, options)
+    reading = imported.reading_options(options)
+    try:
+        loaded = load_frame(imported.frame, reading, source=str(path), notes=imported.notes)
+    except InputError as exc:
+        raise imported.locate(exc, str(path)) from exc
+    return loaded, imported.frame, reading
 
 
 def _needed_columns(path: str | os.PathLike[str], options: InputOptions) -> list[str] | None:

@@ -60,6 +60,9 @@ class InputOptions:
         pairwise: ``True``/``False`` says whether the file holds pairwise votes; ``None`` detects it from the
             columns (:func:`~stableval.data.pairwise.is_pairwise_frame`).
         format: ``csv``, ``tsv``, ``jsonl`` or ``parquet``; ``None`` takes it from the file suffix.
+        importer: the tool whose export the file is (a name of :data:`stableval.data.importers.IMPORTERS`, e.g.
+            ``"label-studio"``): the file is read by that tool's importer, and the options above say how to read
+            what it gives (columns name the tool's fields); ``None``: the file is a table.
 
     An unknown ``duplicates`` policy raises ``ValueError`` at once; everything else is checked when a file is
     read, where the message can name it.
@@ -80,6 +83,7 @@ class InputOptions:
     default_agent: str | None = None
     pairwise: bool | None = None
     format: str | None = None
+    importer: str | None = None
 
     def __post_init__(self) -> None:
         check_policy(self.duplicates)

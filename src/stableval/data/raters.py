@@ -37,7 +37,7 @@ import pandas as pd
 
 from stableval.data.columns import ROLE_ALIASES, id_column, resolve_columns
 from stableval.data.files import line_offset, read_table_file, row_error, rows_text
-from stableval.data.loader import InputOptions, Loaded, load_frame
+from stableval.data.loader import InputOptions, Loaded, load_with_frame
 from stableval.data.pairwise import PAIRWISE_ALIASES, is_pairwise_frame
 from stableval.data.table import AnnotationTable
 from stableval.errors import InputError
@@ -326,9 +326,7 @@ def load_with_raters(path: str | os.PathLike[str], options: InputOptions | None 
     >>> info.kind.tolist(), lengths.tolist()
     (['human', 'llm'], [10.0])
     """
-    options = options if options is not None else InputOptions()
-    frame = read_table_file(path, format=options.format)
-    loaded = load_frame(frame, options, source=str(path))
+    loaded, frame, options = load_with_frame(path, options)
     info_frame = read_table_file(rater_info) if rater_info is not None else None
     has_columns = resolve_columns(frame, JUDGMENT_ALIASES, None, source=str(path),
                                   optional=tuple(JUDGMENT_ALIASES))["rater_kind"] is not None

@@ -44,15 +44,16 @@ OPTIONS: dict[str, DatasetOption] = {option.name: option for option in (
     DatasetOption("turns", str, "mt-bench: turns to keep: 1, 2 or 1,2 (default 1). Turn 1 is complete; turn 2 is "
                   "PARTIAL (869 of 1,666 votes, winners skewed).", parse=_turns),
     DatasetOption("duplicates", str, "mt-bench, truth-inference: the same vote/answer given twice by one rater: keep "
-                  "all (mt-bench default), first (truth-inference default), last, or error.",
-                  choices=DUPLICATE_POLICIES),
+                  "all (mt-bench default), first (truth-inference default), last, or error (the importers' "
+                  "default, as for any ratings file).", choices=DUPLICATE_POLICIES),
     DatasetOption("separate_workers", bool, "qags: keep the two files' worker ids apart (default: one id space, as "
                   "in the original analysis).", flag="--separate-workers/--shared-workers"),
     DatasetOption("min_annotators", int, "mslr: keep responses with at least this many annotators (default 2).", ge=1),
     DatasetOption("truth", Path, "truth-inference: gold file (default truth.csv beside answer.csv)."),
     DatasetOption("agent", str, "truth-inference: agent name of every question (default: the folder's name)."),
     DatasetOption("levels", str, "truth-inference: answer values as ordered level names, worst first (default "
-                  "integer codes 0..K-1)."),
+                  "integer codes 0..K-1). Importers: the answers' levels, worst first, when the export does not "
+                  "order them (choices, labels)."),
     DatasetOption("data", str, "dawid-skene: anesthesia (default, dallascard transcription), anesthesia-rater or "
                   "caries.", choices=("anesthesia", "anesthesia-rater", "caries")),
     DatasetOption("conditions", Path, "ddx: condition names, one per line."),
