@@ -23,31 +23,40 @@ from typing import Any
 import pytest
 import typer
 
+from paths import REPO
 from stableval.cli import app
 
-REPO = Path(__file__).resolve().parents[1]
 DOC_FILES = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
+
+
 COMMAND = typer.main.get_command(app)
+
 
 #: Flags documented by the owners of other pages, not yet named anywhere: "command flag" (or a flag of every
 #: command) → why it may be missing for now.
 UNDOCUMENTED: dict[str, str] = {}
+
+
 #: Command groups whose pages their own engineers are still writing: group → reason (checked once they are done).
 OTHER_OWNERS: dict[str, str] = {}
+
+
 #: Python blocks that cannot run in CI: a phrase of the block → the reason.
 PYTHON_SKIPS: dict[str, str] = {
     "sentence_transformers": "needs a neural model",
     "CrossEncoder": "needs a neural model",
     "stableval.portal": "needs a portal database and web server",
     "create_app": "needs a portal database and web server",
-    "run_grid(": "runs the ablation grid (minutes); tests/test_ablate.py covers it on a small grid",
+    "run_grid(": "runs the ablation grid (minutes); tests/simulate/test_grid.py covers it on a small grid",
 }
+
+
 #: Transcripts that are not run: a phrase of the command → the reason.
 TRANSCRIPT_SKIPS: dict[str, str] = {
     "portal": "needs a portal database",
     "serve": "starts a web server",
     "export": "needs a portal database",
-    "nrp": "NRP pages are checked by tests/test_nrp.py",
+    "nrp": "NRP pages are checked by tests/nrp/ and tests/commands/test_nrp.py",
     "cut -c": "shell, not stableval",
 }
 

@@ -12,9 +12,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+from paths import SRC
 from stableval._lazy import declared_exports
-
-SRC = Path(__file__).resolve().parents[1] / "src" / "stableval"
 
 #: each top-level part of the package and its floor; a module may import its own floor and those below
 LEVELS: dict[str, int] = {
@@ -29,6 +28,8 @@ LEVELS: dict[str, int] = {
     "cli": 8,
     "__main__": 9, "__init__": 9,
 }
+
+
 #: imports between parts on the same floor (none today: a sibling import is a step towards a cycle)
 SIBLINGS: set[tuple[str, str]] = set()
 
@@ -170,3 +171,14 @@ def test_the_scan_catches_a_planted_cycle(tmp_path: Path) -> None:
     graph = module_imports(package)
     assert graph["stableval.data.d"] == {"stableval.data.c"} and graph["stableval.data.c"] == {"stableval.data.b"}
     assert import_cycles(graph) == [["stableval.data.a", "stableval.data.b"]]
+
+
+def test_studies_sit_above_evaluate_and_datasets() -> None:
+    """studies/ may import evaluate/ and datasets/, never the reverse."""
+    import re
+
+    src = SRC
+    upward = re.compile(r"^\s*(from|import) stableval\.studies", re.MULTILINE)
+    for package in ("evaluate", "datasets", "data", "aggregate"):
+        for module in (src / package).rglob("*.py"):
+            assert not upward.search(module.read_text(encoding="utf-8")), module
