@@ -26,6 +26,7 @@ from stableval.data.files import read_table_file, write_frame
 from stableval.errors import InputError
 
 
+@pytest.mark.slow
 def test_console_script_and_version() -> None:
     done = subprocess.run([sys.executable, "-m", "stableval", "--version"], capture_output=True, text=True)
     assert done.returncode == 0 and done.stdout.startswith("stableval ")
@@ -137,6 +138,7 @@ def test_mutated_files_never_give_a_traceback(tmp_path: Path, suffix: str, posit
     check_run(runner.invoke(app, [command, str(path), "--levels", "bad,good", *COMMANDS[command], "-f", "json"]))
 
 
+@pytest.mark.slow
 @FUZZ
 @given(suffix=st.sampled_from(FORMATS), row=st.integers(0, 11), column=st.sampled_from(["item", "agent", "rater",
        "label"]), value=st.one_of(st.sampled_from(ADVERSARIAL_NAMES), st.text(max_size=30)),
@@ -154,6 +156,7 @@ def test_adversarial_cells(tmp_path: Path, suffix: str, row: int, column: str, v
         assert value.strip() in {row["agent"] for row in payload["scores"]}  # shown as written, never renamed
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", [n for n in ADVERSARIAL_NAMES if n.strip() and "\x00" not in n and len(n) < 1000])
 def test_adversarial_names_in_tables(tmp_path: Path, name: str) -> None:
     frame = base_frame()

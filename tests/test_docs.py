@@ -195,6 +195,7 @@ def python_blocks() -> list[Block]:
     return [block for block in blocks() if block.lang == "python"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("block", python_blocks(), ids=[b.name for b in python_blocks()])
 def test_python_snippet_runs(block: Block, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     for phrase, reason in PYTHON_SKIPS.items():
@@ -257,6 +258,7 @@ def _runnable(command: str) -> list[str] | str:
     return [sys.executable, "-m", "stableval", *out]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("entry", transcripts(), ids=[t[0].name for t in transcripts()])
 def test_transcript_matches_the_command(entry: tuple[Block, str, list[str]], tmp_path: Path) -> None:
     block, command, documented = entry

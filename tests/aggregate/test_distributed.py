@@ -82,6 +82,7 @@ def same_fit(fitted: Any, reference: Any) -> None:
             assert mine == theirs, name
 
 
+@pytest.mark.slow
 def test_pieces_and_response_order(client: Any, dataset: tuple[Path, Path]) -> None:
     """Issue 25: one pipeline for both kinds of table."""
     parts, whole = dataset
@@ -104,6 +105,7 @@ def tables(client: Any, dataset: tuple[Path, Path]) -> tuple[PartitionedTable, A
 
 
 # few starts / capped iterations where the path, not convergence, is what is tested (each E-step is a round trip)
+@pytest.mark.slow
 @pytest.mark.parametrize(("name", "params"), [
     ("mv", {}), ("mv", {"ties": "first"}), ("mv", {"ties": "random", "seed": 3}), ("ds", {}),
     ("ds", {"acceleration": "none", "max_iter": 20}), ("stableval", {}),
@@ -121,6 +123,7 @@ def test_fits_equal_in_memory(tables: tuple[PartitionedTable, Any], name: str, p
         np.testing.assert_allclose(fitted.alpha_pi_, reference.alpha_pi_, rtol=TOL)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", distributed_methods())
 def test_every_distributed_method_equals_in_memory(tables: tuple[PartitionedTable, Any], name: str) -> None:
     """Every method whose registry entry declares ``distributed=True``, at its defaults (capped where each E-step is
@@ -140,6 +143,7 @@ def test_in_memory_methods_are_refused_with_their_reason(tables: tuple[Partition
     assert method.why_in_memory in str(refused.value)
 
 
+@pytest.mark.slow
 def test_a_capped_fit_gets_the_score_change_memory_gets(tables: tuple[PartitionedTable, Any]) -> None:
     """A fit that stopped at its iteration cap is fitted again with more iterations on the cluster too, so its
     scores get the same ``score_change`` estimate (the Dask copy of the scoring code had none).
@@ -157,6 +161,7 @@ def test_a_capped_fit_gets_the_score_change_memory_gets(tables: tuple[Partitione
         score_agents(table, ["mv"], bootstrap=10, refit=True)
 
 
+@pytest.mark.slow
 def test_starts_screened_on_a_subset_equal_in_memory(tables: tuple[PartitionedTable, Any],
                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     """Issue 25: one pipeline for both kinds of table."""
@@ -171,6 +176,7 @@ def test_starts_screened_on_a_subset_equal_in_memory(tables: tuple[PartitionedTa
     same_fit(fitted, reference)
 
 
+@pytest.mark.slow
 def test_scores_and_diagnostics_equal_in_memory(tables: tuple[PartitionedTable, Any]) -> None:
     """Issue 25: one pipeline for both kinds of table."""
     table, memory = tables
@@ -187,6 +193,7 @@ def test_scores_and_diagnostics_equal_in_memory(tables: tuple[PartitionedTable, 
     assert len(reference.ambiguous) > 10  # the judgments of each flagged response were fetched and compared
 
 
+@pytest.mark.slow
 def test_bundled_example_as_annotations(client: Any, tmp_path: Path) -> None:
     """The MT-Bench votes (the bundled example) as annotations, repeated votes kept: same fit as in memory.
     Issue 25: one pipeline for both kinds of table."""
@@ -248,6 +255,7 @@ def test_integer_levels_over_pieces(client: Any, tmp_path: Path) -> None:
         PartitionedTable.read(tmp_path, client)
 
 
+@pytest.mark.slow
 def test_unsupported_methods_are_refused(tables: tuple[PartitionedTable, Any]) -> None:
     """Issue 25: one pipeline for both kinds of table."""
     table = tables[0]
@@ -257,6 +265,7 @@ def test_unsupported_methods_are_refused(tables: tuple[PartitionedTable, Any]) -
         diagnose(table, "ds", difficulty=True)  # GLAD's difficulty beside the model
 
 
+@pytest.mark.slow
 def test_partitions_use_the_kernel_of_the_whole_matrix(tables: tuple[PartitionedTable, Any],
                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     """The compiled E-step is chosen by the size of the whole matrix, as in memory, not by each partition's size
@@ -302,6 +311,7 @@ def test_keep_raters_equals_the_in_memory_subset(tables: tuple[PartitionedTable,
         table.keep_raters(keep[:-1])
 
 
+@pytest.mark.slow
 def test_stability_equal_in_memory(tables: tuple[PartitionedTable, Any]) -> None:
     """Ranking stability on the cluster (every subset filtered and refit there) gives the in-memory tables.
     Issue 25: one pipeline for both kinds of table."""
@@ -320,6 +330,7 @@ def test_stability_equal_in_memory(tables: tuple[PartitionedTable, Any]) -> None
         ranking_stability(table, ["glad"], sizes=[0.5], repetitions=1)
 
 
+@pytest.mark.slow
 def test_processes_cluster(dataset: tuple[Path, Path]) -> None:
     """Worker processes (partitions and parameters pickled across processes) give the same fit.
     Issue 25: one pipeline for both kinds of table."""
@@ -330,6 +341,7 @@ def test_processes_cluster(dataset: tuple[Path, Path]) -> None:
     same_fit(fitted, REGISTRY["ds"].build().fit(load(dataset[1], InputOptions()).table))
 
 
+@pytest.mark.slow
 def test_cli(dataset: tuple[Path, Path], tmp_path: Path) -> None:
     """--executor dask on score, diagnose and stability against an existing scheduler; refusals exit 2.
     Issue 25: one pipeline for both kinds of table."""

@@ -56,6 +56,7 @@ def test_anderson_reaches_the_plain_em_optimum(X: sp.csr_matrix) -> None:
     np.testing.assert_allclose(fast.confusion, plain.confusion, rtol=0, atol=1e-6)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("noise", [1e-7, 3e-7, 1e-6, 3e-6, 1e-5, 3e-5, 1e-4])
 def test_anderson_hands_over_to_plain_em_where_rounding_stalls_it(X: sp.csr_matrix, noise: float,
                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
@@ -170,6 +171,7 @@ def test_screened_starts_run_the_accelerator_of_the_whole_matrix(X: sp.csr_matri
     np.testing.assert_array_equal(auto.posteriors_, anderson.posteriors_)
 
 
+@pytest.mark.slow
 def test_a_dask_fit_runs_anderson_as_in_memory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Dawid–Skene with Anderson, and STABLEVAL's starts screened on a subset too small for ``auto`` to pick
     Anderson on its own: the cluster chooses by the whole matrix as memory does. Issue 14: fewer E-steps at scale."""

@@ -108,6 +108,7 @@ def test_only_declared_methods_join_the_default_set() -> None:
 
 
 # ---------------------------------------------------------------------------------------------- every analysis
+@pytest.mark.slow
 @pytest.mark.parametrize("name", method_names())
 def test_every_registered_method_runs_in_every_analysis(name: str, tmp_path: Path) -> None:
     table = small_three_level_table()
@@ -149,6 +150,7 @@ def toy_registered(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(REGISTRY, TOY.name, TOY)
 
 
+@pytest.mark.slow
 def test_a_new_method_needs_its_module_and_one_registry_line(toy_registered: None, tmp_path: Path) -> None:
     table = small_three_level_table()
     path = write_table(table, tmp_path)

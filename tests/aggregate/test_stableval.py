@@ -94,6 +94,7 @@ def small_random_table(seed: int) -> AnnotationTable:
 
 
 # ---------------------------------------------------------------------------------------------- multi-start
+@pytest.mark.slow
 def test_s_adult_default_is_never_worse_than_its_starts_nor_than_dawid_skene() -> None:
     """Issue 12: on S_Adult Algorithm 1's start lands on a worse optimum than Dawid–Skene (log-likelihood -36,394
     against -36,272) and 0.736 accuracy against DS's 0.763."""

@@ -6,11 +6,13 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pytest
 from typer.testing import CliRunner
 
 from stableval.cli import app
 
 
+@pytest.mark.slow
 def test_ablate_command_end_to_end(tmp_path) -> None:
     config = tmp_path / "tiny.toml"
     config.write_text(

@@ -60,6 +60,7 @@ def test_an_input_error_keeps_its_option_through_pickling_and_replace() -> None:
         assert (copy.option, copy.options, copy.line) == ("duplicates", {"duplicates": "first|last"}, 4)
 
 
+@pytest.mark.slow
 def test_cli_help_lists_the_rater_flags() -> None:
     for command, flags in (("diagnose", ("--rater-info", "--length-col", "--judge-bootstrap")),
                            ("score", ("--rater-info", "--raters")),

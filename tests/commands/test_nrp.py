@@ -42,6 +42,7 @@ def test_expert_agreement_reproduces_spec(tmp_path) -> None:
 
 
 # ----------------------------------------------------------------------------------- CLI
+@pytest.mark.slow
 def test_cli_score_and_evaluate(tmp_path) -> None:
     collection = random_collection(4)
     directory = write_collection(collection, tmp_path / "c")
@@ -168,6 +169,7 @@ def test_score_and_validate_share_the_nrp_and_answer_flags() -> None:
         assert result.exit_code == 2 and "'all'; choose from documents, list" in result.output
 
 
+@pytest.mark.slow
 def test_duot5_on_the_command_line(duot5_dir: Path, tmp_path: Path) -> None:
     collection = tmp_path / "c"
     collection.mkdir()
@@ -223,6 +225,7 @@ def test_score_plot_writes_the_points_figure(tmp_path: Path) -> None:
     assert (tmp_path / "plots" / "nrp_by_prompt.png").exists()
 
 
+@pytest.mark.slow
 def test_generate_then_score_on_the_command_line(tiny_gpt2: Path, tmp_path: Path,
                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")

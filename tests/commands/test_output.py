@@ -18,6 +18,7 @@ from stableval.commands.output import literal, make_console, styled_text, visibl
 runner = CliRunner()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["[/]", "[b]x1[/b]", "[reverse]x[/reverse]", "[link=https://x.y]z[/link]",
                                   "[bold", "x\\", ":smile:"])
 @pytest.mark.parametrize("command", [["score", "-B", "5"], ["diagnose"], ["agreement", "-B", "5"]])

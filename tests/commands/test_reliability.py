@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from paths import RELIABILITY_FLAGS, nvidia_toy_files
@@ -61,6 +62,7 @@ def test_cli_usage_and_input_errors(tmp_path: Path) -> None:
     assert result.exit_code == 1 and "'perhaps'" in result.output
 
 
+@pytest.mark.slow
 def test_qc_consensus_is_one_flag_in_both_commands_and_qc_consensus_its_alias() -> None:
     """Issue 25: ``reliability --qc consensus`` and ``report --qc-consensus`` named one concept two ways; both
     commands now declare the same QC flags (``--qc-consensus``), and ``--qc consensus`` is an alias saying so."""

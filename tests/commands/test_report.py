@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pandas as pd
+import pytest
 from typer.testing import CliRunner
 
 import stableval
@@ -15,6 +16,7 @@ from stableval.cli import app
 runner = CliRunner()
 
 
+@pytest.mark.slow
 def test_report_reads_a_renamed_pairwise_file_that_score_reads(tmp_path: Path) -> None:
     """Regression: `report` rebuilt the reader by hand and had no pairwise column flags, so this file could be
     scored but not reported."""
@@ -37,6 +39,7 @@ def test_plot_needs_pairwise_votes_for_the_ratings_figure(tmp_path: Path) -> Non
     assert result.exit_code == 1 and "needs pairwise votes" in result.output
 
 
+@pytest.mark.slow
 def test_report_honours_the_tie_rule(tmp_path: Path) -> None:
     """Issue 12: exact conventions."""
     path = ties_file(tmp_path)
@@ -52,6 +55,7 @@ def test_report_honours_the_tie_rule(tmp_path: Path) -> None:
     assert "<td>1.000</td>" in leaderboard["first"] and "<td>1.000</td>" not in leaderboard["lowest"]
 
 
+@pytest.mark.slow
 def test_cli_report_shows_the_kinds_side_by_side(judge_files: tuple[Path, Path], tmp_path: Path) -> None:
     ratings, agents = judge_files
     out = tmp_path / "report.html"
@@ -66,6 +70,7 @@ def test_cli_report_shows_the_kinds_side_by_side(judge_files: tuple[Path, Path],
 EXAMPLE = stableval.example_path()
 
 
+@pytest.mark.slow
 def test_plot_command_writes_images(tmp_path: Path) -> None:
     runner = CliRunner()
     for kind, suffix in (("forest", ".png"), ("ratings", ".svg"), ("win-rate", ".png"), ("raters", ".png"),
@@ -78,6 +83,7 @@ def test_plot_command_writes_images(tmp_path: Path) -> None:
     assert runner.invoke(app, ["plot", "forest", str(EXAMPLE), "-o", str(tmp_path / "x.gif")]).exit_code == 2
 
 
+@pytest.mark.slow
 def test_report_command(tmp_path: Path) -> None:
     out = tmp_path / "report.html"
     result = CliRunner().invoke(app, ["report", str(EXAMPLE), "--duplicates", "keep", "--quick", "-B", "20",

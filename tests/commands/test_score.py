@@ -359,6 +359,7 @@ def _mv_scores(output: str) -> dict[str, float]:
     return {row["agent"]: row["score"] for row in json.loads(output)["scores"] if row["method"] == "mv"}
 
 
+@pytest.mark.slow
 def test_score_honours_every_tie_rule(tmp_path: Path) -> None:
     """Issue 12: exact conventions."""
     path = ties_file(tmp_path)
@@ -462,6 +463,7 @@ def test_learnt_priors_from_the_command_line() -> None:
 
 
 # ---------------------------------------------------------------------------------------------- reporting
+@pytest.mark.slow
 def test_a_fit_at_the_cap_says_so_everywhere(tmp_path: Path) -> None:
     path = tmp_path / "votes.csv"
     path.write_text(example_path().read_text())

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from command_line import LEVEL_FLAGS, clean_failure, ties_file, two_item_ratings
@@ -71,6 +72,7 @@ def write_hand_csv(path: Path) -> Path:
     return path
 
 
+@pytest.mark.slow
 def test_cli_table_json_csv_and_plot(tmp_path: Path) -> None:
     path = write_hand_csv(tmp_path / "ratings.csv")
     args = ["stability", str(path), "--levels", ",".join(LOW_MID_HIGH), "-m", "mv,ds", "--sizes", "1,2", "-R", "6"]

@@ -475,6 +475,7 @@ def tables(draw: st.DrawFn) -> tuple[pd.DataFrame, list[int], dict[str, str]]:
     return data, list(order), renaming
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None)
 @given(tables())
 def test_shuffling_rows_and_renaming_ids_gives_the_same_judgments(

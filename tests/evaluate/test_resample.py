@@ -19,6 +19,7 @@ def _credits(n: int, kind: str, seed: int) -> np.ndarray:
     return rng.beta(0.6, 0.4, size=n)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", ["hard", "soft"])
 @pytest.mark.parametrize("n", [40, 3_000, 60_000])
 def test_multinomial_and_row_bootstraps_agree(n: int, kind: str) -> None:

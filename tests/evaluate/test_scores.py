@@ -263,6 +263,7 @@ def test_leaderboard_is_sorted_by_stableval() -> None:
 
 
 # ------------------------------------------------------------------ invariance (hypothesis)
+@pytest.mark.slow
 @settings(max_examples=15, deadline=None)
 @given(seed=st.integers(0, 10_000), data_seed=st.integers(0, 5))
 def test_shuffling_rows_and_renaming_ids_changes_no_result(seed: int, data_seed: int) -> None:

@@ -58,6 +58,7 @@ def test_read_queries_accepts_query_and_names_bad_rows(tmp_path: Path) -> None:
         read_queries(bad)
 
 
+@pytest.mark.slow
 def test_local_model_samples_are_recorded_and_reproducible(tiny_gpt2: Path,
                                                            monkeypatch: pytest.MonkeyPatch) -> None:
     from stableval.nrp.generate import TransformersGenerator

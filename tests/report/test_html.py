@@ -40,6 +40,7 @@ def report_html() -> str:
                         command="stableval report test")
 
 
+@pytest.mark.slow
 def test_every_section_is_there_and_nothing_loads_from_the_network(report_html: str) -> None:
     for section in ("summary", "agreement", "leaderboard", "win-probability", "stability", "raters", "ambiguous",
                     "pairwise", "reproducibility"):
@@ -60,6 +61,7 @@ def test_untrusted_names_are_escaped(tmp_path: Path) -> None:
     assert "<script>alert(1)</script>" not in html and "&lt;script&gt;" in html
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed (apt-get install chromium)")
 def test_report_renders_in_headless_chromium_without_errors(report_html: str, tmp_path: Path) -> None:
     sync_api = pytest.importorskip("playwright.sync_api", reason="playwright (Python) not installed")
@@ -88,6 +90,7 @@ def test_report_renders_in_headless_chromium_without_errors(report_html: str, tm
     assert errors == []
 
 
+@pytest.mark.slow
 def test_report_on_ratings_with_quality_control(tmp_path: Path) -> None:
     from synthetic import synthetic_frame
 

@@ -60,6 +60,7 @@ def test_trial_metrics_match_an_independent_computation() -> None:
         assert row["stability"] == pytest.approx(np.nanmean(np.array(taus)[:, j]), abs=1e-9)
 
 
+@pytest.mark.slow
 def test_grid_identical_on_every_executor_and_resumable(tmp_path) -> None:
     grid = tiny_grid()
     serial = run_grid(grid, tmp_path / "serial", executor=SerialExecutor())
