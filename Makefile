@@ -2,11 +2,12 @@
 #   make demo   install stableval and score the bundled MT-Bench expert votes (prints the leaderboard)
 #   make test   install the dev extras, then lint (ruff), type-check (mypy; --strict on aggregate, data, evaluate)
 #               and run the whole test suite
+#   make test-fast  the tests not marked slow, without the lint step: the quick loop while editing
 PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test lint bench clean
+.PHONY: demo test test-fast lint bench clean
 
 # The neural NRP rankers need torch. Install them only where the machine carries the CPU build of torch 2.13.0
 # (never let pip pull a CUDA torch); elsewhere their tests skip with the reason.
@@ -37,6 +38,9 @@ lint: $(VENV)/.dev-installed
 
 test: lint
 	HF_HUB_OFFLINE=1 $(BIN)/python -m pytest
+
+test-fast: $(VENV)/.dev-installed
+	HF_HUB_OFFLINE=1 $(BIN)/python -m pytest -m "not slow" -q
 
 bench: $(VENV)/.installed
 	$(BIN)/python benchmarks/bench_em.py

@@ -1,10 +1,16 @@
-"""Small synthetic rating tables for tests (deterministic from a seed)."""
+"""Synthetic data shared by the tests (deterministic from a seed): rating tables and frames, response matrices,
+planted judges, small MedQA and DDx sets."""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import scipy.sparse as sp
+
+from stableval.data.table import AnnotationTable
+from stableval.datasets.ddx import DDxAnnotations
 
 
 def synthetic_frame(
@@ -151,3 +157,120 @@ def simulated_matrix(n_responses: int, n_raters: int = 60, per_response: int = 4
     right = rng.random(response.size) < skill[rater]
     label = np.where(right, truth[response], (truth[response] + rng.integers(1, k, response.size)) % k)
     return sp.csr_matrix((np.ones(response.size), (response, rater * k + label)), shape=(n_responses, n_raters * k))
+
+
+def synthetic_table(seed: int = 0, **kwargs: object) -> AnnotationTable:
+    frame, _ = synthetic_frame(seed=seed, **kwargs)  # type: ignore[arg-type]
+    return AnnotationTable.from_frame(frame, levels=("0", "1", "2"))
+
+
+def varying_frame(seed: int = 3, drop: float = 0.25) -> pd.DataFrame:
+    frame, _ = synthetic_frame(n_items=60, n_raters=8, per_item=4, seed=seed)
+    rng = np.random.default_rng(seed)
+    return frame.loc[rng.random(len(frame)) > drop].reset_index(drop=True)
+
+
+def certain_ddx_cases(n_cases: int, n_conditions: int, seed: int) -> tuple[DDxAnnotations, np.ndarray]:
+    """Cases whose rankings all share one top condition (plus varied lower groups): every draw has that truth."""
+    rng = np.random.default_rng(seed)
+    truth = rng.integers(0, n_conditions, n_cases)
+    cases = []
+    for i in range(n_cases):
+        others = [int(c) for c in rng.permutation(n_conditions) if c != truth[i]]
+        cases.append([[[int(truth[i])], others[: 1 + r]] for r in range(1 + i % 4)])
+    risks = np.arange(n_conditions) % 3
+    return DDxAnnotations.from_selectors(cases, conditions=[f"c{j}" for j in range(n_conditions)],
+                                         risks=risks), truth
+
+
+def yes_no_table() -> AnnotationTable:
+    frame = pd.DataFrame({
+        "item": ["q1"] * 3 + ["q2"] * 3 + ["q3"] * 3 + ["q4"] * 2,
+        "agent": "A",
+        "rater": ["a", "b", "c"] * 3 + ["b", "a"],
+        "label": [1, 1, 1, 0, 0, 0, 1, 0, 1, 1, 0],
+    })
+    return AnnotationTable.from_frame(frame, levels=("no", "yes"))
+
+
+def planted_table(seed: int = 3) -> tuple[AnnotationTable, int]:
+    """40 responses, 8 raters each; the raters are right 90% of the time except on one response (item i7), where
+    they answer at random; rater s0 always says level 0 (a spammer). Returns the table and i7's row."""
+    rng = np.random.default_rng(seed)
+    items = [f"i{i}" for i in range(40)]
+    truth = rng.integers(3, size=40)
+    rows = []
+    for i, item in enumerate(items):
+        for r in range(8):
+            if item == "i7":
+                label = int(rng.integers(3))
+            else:
+                label = int(truth[i]) if rng.random() < 0.9 else int(rng.integers(3))
+            rows.append((item, "A", f"r{r}", label))
+        rows.append((item, "A", "s0", 0))
+    frame = pd.DataFrame(rows, columns=["item", "agent", "rater", "label"])
+    table = AnnotationTable.from_frame(frame, levels=("a", "b", "c"))
+    return table, list(table.items).index("i7")
+
+
+JUDGE_AGENTS = "name,kind,family\ngpt-big,agent,gpt\ngpt-small,agent,gpt\nclaude-x,agent,claude\nllama-y,agent,llama\n"
+
+
+HIDDEN_COLUMNS = ["agent_family", "truth", "expected_credit", "self_effect", "length_effect"]
+
+
+MEDQA_HEADER = ("qid,worker_id,answer_idx,blind_answerable,blind_answers,info_missing,important_info_missing,"
+          "seen_change,seen_answerable,seen_answers\n")
+
+
+# q1: clean. q2: all raters flag important info missing. q3: all keep a blind answer that is not the key
+# (label error). q4: all change to two answers incl. the key (multiple answers). q5: one of three rejects the key
+# (changed to "not answerable"); one accepts after changing; one agreed blind. q6: two of four flag missing info.
+MEDQA_ROWS = """\
+1,a,A,TRUE,['A'],FALSE,FALSE,FALSE,,
+1,b,A,TRUE,['A'],FALSE,FALSE,FALSE,,
+1,c,A,TRUE,['A'],FALSE,FALSE,FALSE,,
+2,a,B,TRUE,['B'],TRUE,TRUE,FALSE,,
+2,b,B,TRUE,['B'],TRUE,TRUE,FALSE,,
+2,c,B,TRUE,['B'],TRUE,TRUE,FALSE,,
+3,a,C,TRUE,['A'],FALSE,FALSE,FALSE,,
+3,b,C,TRUE,['A'],FALSE,FALSE,FALSE,,
+3,c,C,TRUE,"['A', 'B']",FALSE,FALSE,TRUE,TRUE,['A']
+4,a,D,TRUE,['C'],FALSE,FALSE,TRUE,TRUE,"['C', 'D']"
+4,b,D,TRUE,['D'],FALSE,FALSE,TRUE,TRUE,"['D', 'C']"
+4,c,D,TRUE,['C'],FALSE,FALSE,TRUE,TRUE,"['C', 'D', 'A']"
+5,a,A,TRUE,['B'],FALSE,FALSE,TRUE,TRUE,['A']
+5,b,A,TRUE,['A'],FALSE,FALSE,FALSE,,
+5,c,A,TRUE,['C'],FALSE,FALSE,TRUE,FALSE,
+6,a,B,TRUE,['B'],TRUE,TRUE,FALSE,,
+6,b,B,TRUE,['B'],TRUE,TRUE,FALSE,,
+6,c,B,TRUE,['B'],FALSE,FALSE,FALSE,,
+6,d,B,FALSE,,FALSE,FALSE,TRUE,TRUE,['B']
+"""
+
+
+LOW_MID_HIGH = ("low", "mid", "high")
+
+
+def small_three_level_table() -> AnnotationTable:
+    frame, _ = synthetic_frame(n_items=20, n_raters=6, per_item=3, seed=4)
+    return AnnotationTable.from_frame(frame, levels=LOW_MID_HIGH)
+
+
+def write_table(table: AnnotationTable, folder: Path) -> Path:
+    path = folder / "ratings.csv"
+    table.to_frame().to_csv(path, index=False)
+    return path
+
+
+def stability_hand_table() -> AnnotationTable:
+    """Three agents, one item each, three raters (labels r1, r2, r3):
+
+    A: (2, 2, 1) -> MV 2 (credit 1)      all raters: A > B > C
+    B: (1, 1, 2) -> MV 1 (credit 0.5)    r3 alone:   B > A > C  (one discordant pair of three: tau-b = 1/3)
+    C: (0, 0, 0) -> MV 0 (credit 0)      r1 or r2 alone: the full ranking (tau-b = 1)
+    """
+    labels = {"A": (2, 2, 1), "B": (1, 1, 2), "C": (0, 0, 0)}
+    rows = [("q1", agent, f"r{r + 1}", value) for agent, values in labels.items() for r, value in enumerate(values)]
+    frame = pd.DataFrame(rows, columns=["item", "agent", "rater", "label"])
+    return AnnotationTable.from_frame(frame, levels=LOW_MID_HIGH)

@@ -25,29 +25,39 @@ import typer
 
 from stableval.cli import app
 
-REPO = Path(__file__).resolve().parents[1]
+from paths import REPO
+
 DOC_FILES = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
+
+
 COMMAND = typer.main.get_command(app)
+
 
 #: Flags documented by the owners of other pages, not yet named anywhere: "command flag" (or a flag of every
 #: command) → why it may be missing for now.
 UNDOCUMENTED: dict[str, str] = {}
+
+
 #: Command groups whose pages their own engineers are still writing: group → reason (checked once they are done).
 OTHER_OWNERS: dict[str, str] = {}
+
+
 #: Python blocks that cannot run in CI: a phrase of the block → the reason.
 PYTHON_SKIPS: dict[str, str] = {
     "sentence_transformers": "needs a neural model",
     "CrossEncoder": "needs a neural model",
     "stableval.portal": "needs a portal database and web server",
     "create_app": "needs a portal database and web server",
-    "run_grid(": "runs the ablation grid (minutes); tests/test_ablate.py covers it on a small grid",
+    "run_grid(": "runs the ablation grid (minutes); tests/simulate/test_grid.py covers it on a small grid",
 }
+
+
 #: Transcripts that are not run: a phrase of the command → the reason.
 TRANSCRIPT_SKIPS: dict[str, str] = {
     "portal": "needs a portal database",
     "serve": "starts a web server",
     "export": "needs a portal database",
-    "nrp": "NRP pages are checked by tests/test_nrp.py",
+    "nrp": "NRP transcripts run in test_nrp_transcript_matches_the_command (below)",
     "cut -c": "shell, not stableval",
 }
 
@@ -186,6 +196,7 @@ def python_blocks() -> list[Block]:
     return [block for block in blocks() if block.lang == "python"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("block", python_blocks(), ids=[b.name for b in python_blocks()])
 def test_python_snippet_runs(block: Block, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     for phrase, reason in PYTHON_SKIPS.items():
@@ -248,6 +259,7 @@ def _runnable(command: str) -> list[str] | str:
     return [sys.executable, "-m", "stableval", *out]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("entry", transcripts(), ids=[t[0].name for t in transcripts()])
 def test_transcript_matches_the_command(entry: tuple[Block, str, list[str]], tmp_path: Path) -> None:
     block, command, documented = entry
@@ -294,3 +306,28 @@ def drift(documented: list[str], printed: str) -> list[str]:
             closest = next((c for c in same_shape if c.startswith(key)), same_shape[0])
             problems.append(f"documented: {line!r}\n     printed: {closest!r}")
     return problems
+
+
+# ====================================================================================== the NRP page
+NRP_TRANSCRIPTS = [entry for entry in transcripts() if entry[0].path.name == "nrp.md"]
+
+
+@pytest.mark.parametrize("entry", NRP_TRANSCRIPTS, ids=[entry[0].name for entry in NRP_TRANSCRIPTS])
+def test_nrp_transcript_matches_the_command(entry, tmp_path, monkeypatch) -> None:
+    """Issue 31: the NRP page's transcripts (long-running, against the shipped release) run here, compared as the
+    other pages' are."""
+    block, command, documented = entry
+    monkeypatch.delitem(TRANSCRIPT_SKIPS, "nrp")
+    argv = _runnable(command)
+    if isinstance(argv, str):
+        pytest.skip(f"{block.name}: {argv}")
+    env = {**os.environ, "COLUMNS": "200", "MPLBACKEND": "Agg", "HF_HUB_OFFLINE": "1"}
+    run = subprocess.run(argv, cwd=workdir(tmp_path), capture_output=True, text=True, env=env, timeout=900)
+    assert run.returncode == 0, f"{block.name}: {command} failed:\n{run.stderr[-2000:]}"
+    printed = (run.stdout + run.stderr).replace(str(REPO.parent / "shared"), "../shared").replace(f"{REPO}/", "")
+    problems = drift(documented, printed)
+    assert not problems, f"{block.name}: `{command}` prints other numbers than the docs say:\n" + "\n".join(problems)
+
+
+def test_the_nrp_page_has_transcripts() -> None:
+    assert len(NRP_TRANSCRIPTS) >= 2

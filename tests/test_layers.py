@@ -5,7 +5,11 @@
 Function-level imports count too (they are how heavy modules load lazily, not a licence to import upwards).
 Inside a part, no module imports itself back through others: there is no import cycle anywhere, counting
 ``TYPE_CHECKING`` and function-level imports.
-"""
+
+The tests mirror the package: ``tests/<package>/test_<module>.py`` tests ``src/stableval/<package>/<module>.py``
+(``test_X.py`` also stands for ``_X.py`` and for the package ``X/``), apart from the few files listed in
+``OTHER_TESTS`` and the portal's tests (``tests/portal``). Shared helpers live in ``conftest.py`` files and in
+helper modules whose names do not start with ``test_``."""
 
 from __future__ import annotations
 
@@ -14,7 +18,7 @@ from pathlib import Path
 
 from stableval._lazy import declared_exports
 
-SRC = Path(__file__).resolve().parents[1] / "src" / "stableval"
+from paths import SRC
 
 #: each top-level part of the package and its floor; a module may import its own floor and those below
 LEVELS: dict[str, int] = {
@@ -29,6 +33,8 @@ LEVELS: dict[str, int] = {
     "cli": 8,
     "__main__": 9, "__init__": 9,
 }
+
+
 #: imports between parts on the same floor (none today: a sibling import is a step towards a cycle)
 SIBLINGS: set[tuple[str, str]] = set()
 
@@ -170,3 +176,50 @@ def test_the_scan_catches_a_planted_cycle(tmp_path: Path) -> None:
     graph = module_imports(package)
     assert graph["stableval.data.d"] == {"stableval.data.c"} and graph["stableval.data.c"] == {"stableval.data.b"}
     assert import_cycles(graph) == [["stableval.data.a", "stableval.data.b"]]
+
+
+def test_studies_sit_above_evaluate_and_datasets() -> None:
+    """studies/ may import evaluate/ and datasets/, never the reverse."""
+    import re
+
+    src = SRC
+    upward = re.compile(r"^\s*(from|import) stableval\.studies", re.MULTILINE)
+    for package in ("evaluate", "datasets", "data", "aggregate"):
+        for module in (src / package).rglob("*.py"):
+            assert not upward.search(module.read_text(encoding="utf-8")), module
+
+
+# ---------------------------------------------------------------------------------------------- the test layout
+TESTS = SRC.parents[1] / "tests"
+#: test files not named after a module, and what they check instead
+OTHER_TESTS = {
+    "test_docs.py": "the docs: every command, flag and snippet of README.md and docs/*.md",
+    "test_layers.py": "the architecture: imports run downward, no import cycle, the tests mirror the package",
+}
+#: folders of tests/ outside the mirror: the portal's own tests, fixture files, scripts that make fixtures
+NOT_MIRRORED = ("portal", "fixtures", "oracles")
+
+
+def misplaced_tests(paths: list[Path]) -> list[str]:
+    """The test files (paths relative to tests/) that are neither ``test_<module>.py`` in the mirror of their
+    module's package nor listed in ``OTHER_TESTS``."""
+    wrong = []
+    for path in paths:
+        folder = SRC.joinpath(*path.parts[:-1])
+        name = path.name.removeprefix("test_").removesuffix(".py")
+        homes = (folder / f"{name}.py", folder / f"_{name}.py", folder / name / "__init__.py")
+        if path.as_posix() in OTHER_TESTS or ((folder / "__init__.py").is_file() and any(h.is_file() for h in homes)):
+            continue
+        wrong.append(path.as_posix())
+    return wrong
+
+
+def test_every_test_file_mirrors_a_module() -> None:
+    paths = [path.relative_to(TESTS) for path in TESTS.rglob("test_*.py")]
+    assert misplaced_tests([path for path in paths if path.parts[0] not in NOT_MIRRORED]) == []
+
+
+def test_the_layout_scan_catches_a_file_named_after_a_theme() -> None:
+    planted = [Path("test_robust_em.py"), Path("aggregate/test_conventions.py"), Path("nowhere/test_em.py"),
+               Path("aggregate/test_em.py"), Path("aggregate/test_base.py"), Path("test_data.py"), Path("test_docs.py")]
+    assert misplaced_tests(planted) == ["test_robust_em.py", "aggregate/test_conventions.py", "nowhere/test_em.py"]

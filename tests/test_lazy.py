@@ -9,6 +9,16 @@ import pytest
 
 from stableval._lazy import declared_exports
 
+
+def test_every_public_name_resolves() -> None:
+    import stableval
+
+    for name in stableval.__all__:
+        assert getattr(stableval, name) is not None
+    with pytest.raises(AttributeError):
+        _ = stableval.no_such_name  # type: ignore[attr-defined]
+
+
 PACKAGES = ("stableval", "stableval.aggregate", "stableval.data", "stableval.data.files", "stableval.datasets")
 
 

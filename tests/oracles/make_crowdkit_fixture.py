@@ -1,6 +1,7 @@
-"""Make tests/data/crowdkit_*.csv: crowd-kit 1.4.2's answers on fixed inputs, for the parity tests.
+"""Make tests/fixtures/crowdkit_*.csv: crowd-kit 1.4.2's answers on fixed inputs, for the parity tests.
 
-* ``crowdkit_ds_{input,posteriors}.csv``: DawidSkene run to convergence on synthetic data (tests/test_aggregate.py).
+* ``crowdkit_ds_{input,posteriors}.csv``: DawidSkene run to convergence on synthetic data
+  (tests/aggregate/test_dawid_skene.py).
 * ``crowdkit_{model}_{data}.csv`` for model in mv, ds, onecoin, wawa, zbs and data in ``synthetic`` (the same input
   as the DS fixture) and ``dog`` (zheng2017_truth_inference/s4_Dog_data, Zhou et al. 2012: 807 dog images,
   4 breeds, 8,070 judgments; copied to ``crowdkit_dog_input.csv``): one row per task with crowd-kit's label and
@@ -30,7 +31,7 @@ from crowdkit.aggregation import DawidSkene, MajorityVote, OneCoinDawidSkene, Wa
 
 from synthetic import synthetic_frame  # noqa: E402
 
-DATA = HERE.parent / "data"
+DATA = HERE.parent / "fixtures"
 
 
 def _check_is_fitted(model: object, attributes: str) -> None:

@@ -1,5 +1,6 @@
-"""Make tests/data/crowdkit_glad_*.csv and tests/data/crowdkit_mace_*.csv: crowd-kit 1.4.2's GLAD and MACE at their
-default settings (and MACE's ``method="em"``) on a synthetic set and on Zheng et al. (2017)'s d_Duck_Identification.
+"""Make tests/fixtures/crowdkit_glad_*.csv and tests/fixtures/crowdkit_mace_*.csv: crowd-kit 1.4.2's GLAD and MACE at
+their default settings (and MACE's ``method="em"``) on a synthetic set and on Zheng et al. (2017)'s
+d_Duck_Identification.
 
 crowd-kit is a test-only oracle (it pulls in transformers, so it is not a dev dependency). Re-create with:
 
@@ -30,7 +31,7 @@ from crowdkit.aggregation import GLAD, MACE  # noqa: E402
 
 from synthetic import synthetic_frame  # noqa: E402
 
-DATA = HERE.parent / "data"
+DATA = HERE.parent / "fixtures"
 DUCK = HERE.parents[2] / "shared" / "data" / "zheng2017_truth_inference" / "d_Duck_Identification" / "answer.csv"
 
 

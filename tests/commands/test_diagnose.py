@@ -1,0 +1,128 @@
+"""``stableval diagnose``: table and JSON output, the rater models it offers, the starts it shows, judges,
+GLAD's difficulty, and errors."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+from stableval import example_path
+from stableval.cli import app
+from stableval.evaluate.diagnostics import diagnose
+
+from command_line import plain, ties_file
+from synthetic import LOW_MID_HIGH, planted_table, small_three_level_table, write_table, yes_no_table
+
+runner = CliRunner()
+
+
+def test_diagnose_has_no_majority_vote_so_no_ties_flag(tmp_path: Path) -> None:
+    """Issue 12: exact conventions."""
+    result = runner.invoke(app, ["diagnose", str(ties_file(tmp_path)), "--ties", "first"])
+    assert result.exit_code == 2 and "--ties" in result.output
+
+
+# ---------------------------------------------------------------------------------------------- CLI
+def test_cli_outputs(tmp_path: Path) -> None:
+    path = tmp_path / "ratings.csv"
+    yes_no_table().to_frame().to_csv(path, index=False)
+    args = ["diagnose", str(path), "--levels", "no,yes", "-m", "ds"]
+    result = runner.invoke(app, [*args, "--ambiguity-threshold", "0.0"])
+    assert result.exit_code == 0, result.output
+    for text in ("Raters (best class-balanced accuracy first)", "Spammer", "Most ambiguous responses", "a=no; b=yes",
+                 "ambiguity > 0", "DS: EM converged"):
+        assert text in result.output
+    out = tmp_path / "diag.json"
+    result = runner.invoke(app, [*args, "-f", "json", "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    payload = json.loads(out.read_text())
+    assert len(payload["raters"]) == 3 and "confusion" in payload["raters"][0] and "command" in payload
+    result = runner.invoke(app, [*args, "-f", "csv"])
+    assert result.output.splitlines()[0].startswith("rater,ratings,responses,accuracy,weighted_accuracy")
+    result = runner.invoke(app, [*args, "-f", "csv", "--csv-table", "responses"])
+    header = result.output.splitlines()[0]
+    assert header.startswith("item,agent,judgments,n_no,n_yes,p_no,p_yes,predicted") and len(
+        result.output.strip().splitlines()) == 5
+
+
+def test_cli_errors(tmp_path: Path) -> None:
+    path = tmp_path / "ratings.csv"
+    yes_no_table().to_frame().to_csv(path, index=False)
+    result = runner.invoke(app, ["diagnose", str(path), "--levels", "no,yes", "-m", "mv"])
+    assert result.exit_code == 2
+    result = runner.invoke(app, ["diagnose", str(path), "--levels", "no,maybe"])
+    assert result.exit_code == 1 and "ratings.csv" in result.output and "'yes'" in result.output
+
+
+def test_diagnose_command_difficulty_in_table_and_json(tmp_path: Path) -> None:
+    table, _ = planted_table()
+    path = tmp_path / "planted.csv"
+    table.to_frame().to_csv(path, index=False)
+    runner = CliRunner()
+    shown = runner.invoke(app, ["diagnose", str(path), "--levels", "a,b,c", "--method", "mace", "--difficulty"])
+    assert shown.exit_code == 0, shown.output
+    assert "Hardest responses" in shown.output and "i7" in shown.output.split("Hardest responses")[1]
+    out = runner.invoke(app, ["diagnose", str(path), "--levels", "a,b,c", "--method", "glad", "--format", "json"])
+    assert out.exit_code == 0, out.output
+    assert json.loads(out.output)["difficulty"]["hardest"][0]["item"] == "i7"
+
+
+# ====================================================================================== command line
+def test_cli_diagnose_reports_the_judges(judge_files: tuple[Path, Path]) -> None:
+    ratings, agents = judge_files
+    result = runner.invoke(app, ["diagnose", str(ratings), "--rater-info", str(agents), "--length-col", "words",
+                                 "--judge-bootstrap", "50", "-f", "json"])
+    assert result.exit_code == 0, result.output
+    payload = json.loads(result.stdout)
+    judges = {row["judge"]: row for row in payload["llm_judges"]["judges"]}
+    assert judges["judge-gpt"]["self_preference"] > 0.05 and judges["judge-gpt"]["length_slope"] > 0
+    assert payload["llm_judges"]["settings"]["agent_family"]["gpt-big"] == "gpt"
+    table = runner.invoke(app, ["diagnose", str(ratings), "--rater-info", str(agents), "--judge-bootstrap", "0",
+                                "--top", "0"])
+    assert table.exit_code == 0 and "LLM judges against the human consensus" in table.stdout
+    assert "judge-gpt" in table.stdout
+    csv = runner.invoke(app, ["diagnose", str(ratings), "--rater-info", str(agents), "--judge-bootstrap", "0",
+                              "-f", "csv", "--csv-table", "judges"])
+    assert csv.exit_code == 0 and csv.stdout.startswith("judge,family,judgments,compared,agreement")
+
+
+def test_cli_judge_options_without_judges_are_refused(judge_files: tuple[Path, Path], tmp_path: Path) -> None:
+    ratings, _ = judge_files
+    people = tmp_path / "people.csv"
+    frame = pd.read_csv(ratings)
+    frame[frame["rater_kind"] == "human"].to_csv(people, index=False)
+    plain = runner.invoke(app, ["diagnose", str(people), "--top", "0"])
+    assert plain.exit_code == 0 and "LLM judges" not in plain.stdout
+    length = runner.invoke(app, ["diagnose", str(people), "--length-col", "words"])
+    assert length.exit_code == 1 and "no rater is an LLM judge" in length.output
+    csv = runner.invoke(app, ["diagnose", str(people), "-f", "csv", "--csv-table", "judges"])
+    assert csv.exit_code == 2 and "--csv-table" in csv.output
+    missing = runner.invoke(app, ["diagnose", str(ratings), "--rater-info", str(tmp_path / "nope.csv")])
+    assert missing.exit_code == 1 and "nope.csv: file not found" in missing.output
+
+
+def test_diagnose_offers_the_rater_models_only(tmp_path: Path) -> None:
+    path = write_table(small_three_level_table(), tmp_path)
+    result = runner.invoke(app, ["diagnose", str(path), "--levels", ",".join(LOW_MID_HIGH), "-m", "mv"])
+    assert result.exit_code == 2 and "allowed: ds, stableval" in plain(result.output)
+    assert "mv has no rater model (it estimates no confusion matrix per rater" in plain(result.output)  # why
+    with pytest.raises(ValueError, match="wawa has none \\(it estimates no confusion matrix per rater"):
+        diagnose(small_three_level_table(), "wawa")
+    assert "--ties" not in runner.invoke(app, ["diagnose", "--help"]).output
+
+
+def test_diagnose_shows_every_start_and_the_one_kept() -> None:
+    args = ["diagnose", str(example_path()), "--duplicates", "keep"]
+    table = runner.invoke(app, args)
+    assert table.exit_code == 0
+    line = next(text for text in table.output.splitlines() if "starts (log posterior" in text)
+    payload = json.loads(runner.invoke(app, [*args, "-f", "json"]).output)
+    starts = payload["fit"]["starts"]
+    assert [row["start"] for row in starts] == ["paper", "soft", "random-1", "random-2"]
+    assert f"kept: {payload['fit']['start']}" in line
+    best = max((row for row in starts if row["admissible"]), key=lambda row: row["objective"])
+    assert payload["fit"]["start"] == best["start"] and f"{best['objective']:,.2f}" in line

@@ -1,0 +1,114 @@
+"""How every command writes its result (``commands/output.py``): names from the data printed as written (markup,
+control codes), folded not cut, counts of one in the singular, strict JSON, and output paths checked first."""
+
+from __future__ import annotations
+
+import io
+import re
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+from stableval.cli import app
+from stableval.commands.output import literal, make_console, styled_text, visible
+
+from command_line import LEVEL_FLAGS, clean_failure, two_item_ratings
+
+runner = CliRunner()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["[/]", "[b]x1[/b]", "[reverse]x[/reverse]", "[link=https://x.y]z[/link]",
+                                  "[bold", "x\\", ":smile:"])
+@pytest.mark.parametrize("command", [["score", "-B", "5"], ["diagnose"], ["agreement", "-B", "5"]])
+def test_markup_in_names_is_shown_as_written(tmp_path: Path, name: str, command: list[str]) -> None:
+    """Issue 16: bad input."""
+    path = two_item_ratings(tmp_path / "r.csv", agent=name, rater=name)
+    result = runner.invoke(app, [command[0], str(path), *LEVEL_FLAGS, *command[1:]])
+    assert result.exit_code == 0, (result.output, result.exception)
+    if command[0] != "agreement":  # agreement lists rater pairs only when they share enough responses
+        assert name in result.output
+
+
+def test_control_codes_in_names_are_escaped(tmp_path: Path) -> None:
+    """Issue 16: bad input."""
+    name = "\x1b[31mRED\x1b[0m\x07\x1b]0;pwned\x07"
+    path = two_item_ratings(tmp_path / "r.csv", agent=name)
+    for command in (["score", "-B", "5"], ["diagnose"]):
+        result = runner.invoke(app, [command[0], str(path), *LEVEL_FLAGS, *command[1:]])
+        assert result.exit_code == 0, result.output
+        assert "\x1b" not in result.output and "\x07" not in result.output
+        assert "\\x1b[31mRED\\x1b[0m\\x07" in result.output
+
+
+def test_console_styles_only_the_projects_tags() -> None:
+    """Issue 16: bad input."""
+    assert styled_text("[bold red]warning:[/] [/] [b]x[/b] [bold]").plain == "warning: [/] [b]x[/b] [bold]"
+    assert [span.style for span in styled_text("[bold red]warning:[/] x").spans] == ["bold red"]
+    assert visible("a\u202eb\x9bc\td") == "a\\u202eb\\x9bc\td"
+    buffer = io.StringIO()
+    make_console(buffer, to_file=True).print("[yellow]note:[/] agent [/] \x1b[2J")
+    assert buffer.getvalue() == "note: agent [/] \\x1b[2J\n"
+    assert styled_text(f"[bold]{literal('[bold]x[/] [dim]y')}[/]").plain == "[bold]x[/] [dim]y"
+
+
+@pytest.mark.parametrize("command", [["score", "-B", "5"], ["diagnose"], ["agreement", "-B", "5"],
+                                     ["stability", "-R", "2"]])
+def test_output_onto_a_folder_is_refused_before_the_work(tmp_path: Path, command: list[str]) -> None:
+    """Issue 16: bad input."""
+    path = two_item_ratings(tmp_path / "r.csv")
+    folder = tmp_path / "outdir"
+    folder.mkdir()
+    argv = [command[0], str(path), *LEVEL_FLAGS, *command[1:]]
+    output = clean_failure(runner.invoke(app, [*argv, "-o", str(folder)]), 2)
+    assert "--output" in output and "is a folder" in output
+    blocker = tmp_path / "afile"
+    blocker.write_text("")
+    output = clean_failure(runner.invoke(app, [command[0], str(path), *LEVEL_FLAGS, *command[1:], "-o",
+                                               str(blocker / "x.json")]), 2)
+    assert "is a file, not a folder" in output
+
+
+def test_names_fold_instead_of_being_cut(tmp_path: Path) -> None:
+    """Issue 16: bad input."""
+    from stableval.data import read_any
+    from stableval.evaluate.scores import score_agents
+
+    name = "gpt-3.5-turbo-0613-with-a-long-suffix"
+    result = score_agents(read_any(two_item_ratings(tmp_path / "r.csv", agent=name), levels="bad,good"), bootstrap=0)
+    buffer = io.StringIO()
+    result.render(make_console(buffer, to_file=True, width=80))
+    table = buffer.getvalue().split("━\n", 1)[1].split("STABLEVAL −")[0]
+    assert "…" not in table
+    first_column = [line.split()[0] for line in table.splitlines() if line[:2].strip()]
+    assert "".join(first_column) == name + "m2"
+
+
+def test_missing_values_in_tables_are_not_printed_as_nan(tmp_path: Path) -> None:
+    """Issue 16: bad input."""
+    from stableval.commands.nrp import TableResult
+
+    frame = pd.DataFrame({"model": ["echo", "big"], "params": [float("nan"), 7e9], "mean_nrp": [1.0, 0.5]})
+    buffer = io.StringIO()
+    TableResult(frame, "NRP").render(make_console(buffer, to_file=True))
+    text = buffer.getvalue()
+    assert "nan" not in text and "7B" in text and "1.000" in text
+
+
+@pytest.mark.parametrize("command", [["agreement"], ["diagnose"], ["score", "-B", "0"]])
+def test_counts_of_one_are_singular(tmp_path: Path, command: list[str]) -> None:
+    """Issue 16: bad input."""
+    path = tmp_path / "one.csv"
+    path.write_text("item,agent,rater,label\nq1,A,r1,1\nq1,A,r2,0\nq2,A,r1,1\nq2,A,r2,1\n")
+    result = runner.invoke(app, [*command, str(path), "--levels", "0,1"])
+    assert result.exit_code == 0, result.output
+    assert "1 agent)" in result.output or "1 agent " in result.output or command[0] == "diagnose"
+    assert not re.search(r"\b1 (agents|raters|items|judgments|responses|iterations)\b", result.output), result.output
+
+
+def test_table_result_lives_in_output_and_is_still_importable_from_nrp() -> None:
+    from stableval.commands import nrp, output
+
+    assert nrp.TableResult is output.TableResult and nrp.size_text is output.size_text

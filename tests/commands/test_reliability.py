@@ -1,0 +1,83 @@
+"""``stableval reliability``: NVIDIA's toy example, QC by rater, by file and by consensus, output formats and
+errors."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from stableval.cli import app
+from stableval.datasets.judgments import read_judgments
+
+from paths import RELIABILITY_FLAGS, nvidia_toy_files
+
+runner = CliRunner()
+
+
+# ------------------------------------------------------------------ CLI
+def test_cli_toy_table_and_plot(tmp_path: Path) -> None:
+    data, _ = nvidia_toy_files()
+    plot = tmp_path / "rel.png"
+    result = runner.invoke(app, ["reliability", str(data), "--plot", str(plot)])
+    assert result.exit_code == 0, result.output
+    assert "Overall reliability across all evaluators: 62.96% (34/54)" in result.output
+    assert "flagged as non-ratable by QC: 0.00%" in result.output
+    assert plot.read_bytes()[:4] == b"\x89PNG"
+
+
+def test_cli_qc_rater_json_and_csv(tmp_path: Path) -> None:
+    result = runner.invoke(app, ["reliability", str(RELIABILITY_FLAGS), "--qc-rater", "qc", "-f", "json"])
+    assert result.exit_code == 0, result.output
+    payload = json.loads(result.output)
+    assert payload["overall"]["correct"] == 4 and payload["settings"]["qc"] == "rater"
+    result = runner.invoke(app, ["reliability", str(RELIABILITY_FLAGS), "--qc", "consensus", "-f", "csv"])
+    assert result.exit_code == 0, result.output
+    assert result.output.splitlines()[0].startswith("evaluator,reliability,correct,applicable")
+    assert result.output.splitlines()[-1].startswith("Overall,")
+
+
+def test_cli_qc_file(tmp_path: Path) -> None:
+    gold = tmp_path / "gold.csv"
+    gold.write_text("item,label,flag\ni1,A,no\ni2,B,no\ni3,,yes\ni4,A,no\ni5,C,no\n")
+    frame = read_judgments(RELIABILITY_FLAGS)
+    ratings = tmp_path / "ratings.csv"
+    frame.loc[frame["rater"] != "qc"].assign(flag=lambda f: f["flag"].map({True: "yes", False: "no"}),
+                                             skip=lambda f: f["skip"].map({True: "yes", False: "no"})) \
+        .drop(columns=["agent", "qc", "row"]).to_csv(ratings, index=False)
+    result = runner.invoke(app, ["reliability", str(ratings), "--qc-file", str(gold), "-f", "json"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.output)["overall"]["correct"] == 4                # same as --qc-rater qc
+
+
+def test_cli_usage_and_input_errors(tmp_path: Path) -> None:
+    result = runner.invoke(app, ["reliability", str(RELIABILITY_FLAGS)])
+    assert result.exit_code == 2 and "--qc" in result.output
+    result = runner.invoke(app, ["reliability", str(RELIABILITY_FLAGS), "--qc-rater", "qc", "--qc", "consensus"])
+    assert result.exit_code == 2
+    bad = tmp_path / "bad.csv"
+    bad.write_text("item,rater,label,flag\nq1,r1,A,perhaps\n")
+    result = runner.invoke(app, ["reliability", str(bad), "--qc", "consensus"])
+    assert result.exit_code == 1 and "'perhaps'" in result.output
+
+
+@pytest.mark.slow
+def test_qc_consensus_is_one_flag_in_both_commands_and_qc_consensus_its_alias() -> None:
+    """Issue 25: ``reliability --qc consensus`` and ``report --qc-consensus`` named one concept two ways; both
+    commands now declare the same QC flags (``--qc-consensus``), and ``--qc consensus`` is an alias saying so."""
+    from stableval.commands.common import QC_FLAGS
+
+    for command in ("reliability", "report"):
+        help_text = " ".join(runner.invoke(app, [command, "--help"], env={"COLUMNS": "200"}).output.split())
+        assert "--qc-consensus" in help_text and "Alias of --qc-consensus" in help_text
+        assert all(name in help_text for name in ("--qc-rater", "--qc-file"))
+    assert set(QC_FLAGS) == {"qc_rater", "qc_file", "qc_consensus", "qc_alias"}
+    new = runner.invoke(app, ["reliability", str(RELIABILITY_FLAGS), "--qc-consensus", "-f", "csv"])
+    old = runner.invoke(app, ["reliability", str(RELIABILITY_FLAGS), "--qc", "consensus", "-f", "csv"])
+    assert new.exit_code == old.exit_code == 0 and new.output == old.output
+    both = runner.invoke(app, ["reliability", str(RELIABILITY_FLAGS), "--qc-file", str(RELIABILITY_FLAGS),
+                               "--qc-consensus"])
+    assert both.exit_code == 2 and "give one QC source, not --qc-file and --qc-consensus" in " ".join(
+        part for part in both.output.replace("│", " ").split())

@@ -1,0 +1,95 @@
+"""``stableval report`` and ``stableval plot``: the HTML report and figures from the command line, renamed pairwise
+columns, tie rules and rater kinds."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+import stableval
+from stableval.cli import app
+
+from command_line import renamed_pairwise, ties_file
+
+runner = CliRunner()
+
+
+@pytest.mark.slow
+def test_report_reads_a_renamed_pairwise_file_that_score_reads(tmp_path: Path) -> None:
+    """Regression: `report` rebuilt the reader by hand and had no pairwise column flags, so this file could be
+    scored but not reported."""
+    path, columns = renamed_pairwise(tmp_path)
+    scored = runner.invoke(app, ["score", str(path), *columns, "-B", "0"])
+    assert scored.exit_code == 0, scored.output
+    out = tmp_path / "report.html"
+    reported = runner.invoke(app, ["report", str(path), *columns, "--quick", "-B", "10", "-o", str(out)])
+    assert reported.exit_code == 0, reported.output
+    html = out.read_text()
+    assert '<section id="pairwise">' in html and "Bradley" in html
+    plotted = runner.invoke(app, ["plot", "ratings", str(path), *columns, "-B", "10", "-o", str(tmp_path / "r.png")])
+    assert plotted.exit_code == 0 and (tmp_path / "r.png").stat().st_size > 1000, plotted.output
+
+
+def test_plot_needs_pairwise_votes_for_the_ratings_figure(tmp_path: Path) -> None:
+    path = tmp_path / "ratings.csv"
+    pd.DataFrame({"item": ["q1", "q1"], "agent": ["A", "B"], "rater": ["r", "r"], "label": [1, 0]}).to_csv(path)
+    result = runner.invoke(app, ["plot", "ratings", str(path), "-o", str(tmp_path / "x.png")])
+    assert result.exit_code == 1 and "needs pairwise votes" in result.output
+
+
+@pytest.mark.slow
+def test_report_honours_the_tie_rule(tmp_path: Path) -> None:
+    """Issue 12: exact conventions."""
+    path = ties_file(tmp_path)
+    pages = {}
+    for rule in ("first", "lowest"):
+        out = tmp_path / f"{rule}.html"
+        result = runner.invoke(app, ["report", str(path), "-m", "mv", "--ties", rule, "-B", "0", "--quick",
+                                     "-o", str(out), "-j", "1"])
+        assert result.exit_code == 0, result.output
+        pages[rule] = out.read_text(encoding="utf-8")
+    leaderboard = {rule: page.split('<section id="leaderboard">')[1].split("</section>")[0]
+                   for rule, page in pages.items()}
+    assert "<td>1.000</td>" in leaderboard["first"] and "<td>1.000</td>" not in leaderboard["lowest"]
+
+
+@pytest.mark.slow
+def test_cli_report_shows_the_kinds_side_by_side(judge_files: tuple[Path, Path], tmp_path: Path) -> None:
+    ratings, agents = judge_files
+    out = tmp_path / "report.html"
+    result = runner.invoke(app, ["report", str(ratings), "--rater-info", str(agents), "--quick", "-B", "0",
+                                 "-m", "mv", "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    html = out.read_text()
+    assert "People and LLM judges" in html and "rank change (people − judges)" in html
+    assert "judge-gpt" in html
+
+
+EXAMPLE = stableval.example_path()
+
+
+@pytest.mark.slow
+def test_plot_command_writes_images(tmp_path: Path) -> None:
+    runner = CliRunner()
+    for kind, suffix in (("forest", ".png"), ("ratings", ".svg"), ("win-rate", ".png"), ("raters", ".png"),
+                         ("confusion", ".svg"), ("win-probability", ".pdf")):
+        out = tmp_path / f"fig{suffix}"
+        result = runner.invoke(app, ["plot", kind, str(EXAMPLE), "--duplicates", "keep", "-B", "20", "-o", str(out)])
+        assert result.exit_code == 0, result.output
+        assert out.stat().st_size > 1000
+    assert runner.invoke(app, ["plot", "pie", str(EXAMPLE)]).exit_code == 2
+    assert runner.invoke(app, ["plot", "forest", str(EXAMPLE), "-o", str(tmp_path / "x.gif")]).exit_code == 2
+
+
+@pytest.mark.slow
+def test_report_command(tmp_path: Path) -> None:
+    out = tmp_path / "report.html"
+    result = CliRunner().invoke(app, ["report", str(EXAMPLE), "--duplicates", "keep", "--quick", "-B", "20",
+                                      "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    assert out.read_text().startswith("<!DOCTYPE html>")
+    bad = CliRunner().invoke(app, ["report", str(tmp_path / "missing.csv")])
+    assert bad.exit_code == 1 and "missing.csv" in bad.output

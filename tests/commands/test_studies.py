@@ -1,0 +1,76 @@
+"""``stableval medqa`` and ``stableval ddx`` on the command line."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from stableval.cli import app
+from stableval.datasets.ddx import load_ddx
+from stableval.studies.ddx import noisy_predictor
+
+from command_line import clean_failure
+from synthetic import certain_ddx_cases
+
+runner = CliRunner()
+
+
+def test_side_output_onto_a_folder_is_refused_before_reading(tmp_path: Path) -> None:
+    """Issue 16: bad input."""
+    output = clean_failure(runner.invoke(app, ["ddx", str(tmp_path / "missing.json"), "--certainty-out",
+                                               str(tmp_path)]), 2)
+    assert "--certainty-out" in output and "is a folder" in output  # refused before the missing input is read
+
+
+def test_ddx_command(tmp_path: Path) -> None:
+    ann, _ = certain_ddx_cases(40, 8, seed=2)
+    selectors = [[[[int(c)] for c in [ann.condition[ann.ranking_offsets[r]]]] for r in
+                  range(ann.case_offsets[i], ann.case_offsets[i + 1])] for i in range(ann.n_cases)]
+    sel = tmp_path / "sel.json"
+    sel.write_text(json.dumps(selectors))
+    (tmp_path / "dermatology_risks.txt").write_text("\n".join(str(i % 3) for i in range(8)) + "\n")
+    (tmp_path / "dermatology_conditions.txt").write_text("\n".join(f"cond{i}" for i in range(8)) + "\n")
+    scores = noisy_predictor(load_ddx(sel, conditions=tmp_path / "dermatology_conditions.txt"), 0.5, seed=0)
+    np.savetxt(tmp_path / "m.txt", scores, fmt="%.3e")
+    np.save(tmp_path / "m2.npy", scores)
+    out = runner.invoke(app, ["ddx", str(sel), "-p", f"txt={tmp_path / 'm.txt'}", "-p", str(tmp_path / "m2.npy"),
+                              "-B", "20", "--format", "json", "--certainty-out", str(tmp_path / "cert.csv")])
+    assert out.exit_code == 0, out.output
+    payload = json.loads(out.stdout)
+    rows = {(r["model"], r["k"], r["risk"]): r["accuracy"] for r in payload["accuracy"]}
+    assert rows[("txt", 1, "all")] == rows[("m2", 1, "all")]
+    assert ("m2", 5, "high") in rows and (tmp_path / "cert.csv").exists()
+    table = runner.invoke(app, ["ddx", str(sel), "-B", "20", "--least-certain", "3"])
+    assert table.exit_code == 0 and "annotation certainty only" in table.stdout
+    np.savetxt(tmp_path / "short.txt", scores[:5])
+    bad = runner.invoke(app, ["ddx", str(sel), "-p", str(tmp_path / "short.txt")])
+    assert bad.exit_code == 1 and "wrong shape" in bad.output
+    usage = runner.invoke(app, ["ddx", str(sel), "--top-k", "0"])
+    assert usage.exit_code == 2
+
+
+def test_medqa_command(medqa_csv: Path, tmp_path: Path) -> None:
+    preds = tmp_path / "answers.csv"
+    preds.write_text("qid,answer\n1,A\n2,a\n3,A\n4,A\n5,A\n6,A\n")
+    plot = tmp_path / "medqa.png"
+    out = runner.invoke(app, ["medqa", str(medqa_csv), "-p", f"constA={preds}", "-B", "200", "--plot", str(plot),
+                              "--format", "json"])
+    assert out.exit_code == 0, out.output
+    payload = json.loads(out.stdout)
+    none = next(r for r in payload["accuracy"] if r["filter"] == "none")
+    assert none["model"] == "constA" and none["accuracy"] == pytest.approx(2 / 6)
+    assert plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    table = runner.invoke(app, ["medqa", str(medqa_csv), "-B", "50"])
+    assert table.exit_code == 0 and "exclusion shares only" in table.stdout
+    csv_out = runner.invoke(app, ["medqa", str(medqa_csv), "-p", str(preds), "-B", "50", "-f", "csv"])
+    assert csv_out.stdout.splitlines()[0] == "metric,model,filter,mean,ci_low,ci_high"
+    preds.write_text("qid,answer\n1,A\n")
+    missing = runner.invoke(app, ["medqa", str(medqa_csv), "-p", str(preds)])
+    assert missing.exit_code == 1 and "no answer for 5 of 6 questions" in missing.output
+    preds.write_text("qid,answer\n1,E\n")
+    bad = runner.invoke(app, ["medqa", str(medqa_csv), "-p", str(preds)])
+    assert bad.exit_code == 1 and "answers.csv, row 1" in bad.output and "'E'" in bad.output

@@ -1,0 +1,52 @@
+"""Judgment tables with flags and skips: the readers and their errors."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from stableval.datasets.judgments import read_judgments
+from stableval.datasets.nvidia_reliability import read_toy_json
+from stableval.errors import InputError
+
+from paths import nvidia_toy_files
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("item,rater,label,flag\nq1,r1,A,maybe\n", ["row 1 (line 2)", "'flag'", "'maybe'", "yes/no"]),
+        ("item,rater,label,flag\nq1,r1,A,no\nq1,r2,,no\n", ["row 2 (line 3)", "'label'", "flag/skip"]),
+        ("item,label\nq1,A\n", ["no rater column"]),
+    ],
+)
+def test_bad_input_names_row_column_value(tmp_path: Path, text: str, expected: list[str]) -> None:
+    path = tmp_path / "bad.csv"
+    path.write_text(text)
+    with pytest.raises(InputError) as error:
+        read_judgments(path)
+    for part in expected:
+        assert part in str(error.value)
+
+
+def test_judgment_readers_live_in_datasets(tmp_path: Path) -> None:
+    """The moved readers: column aliases, flag parsing, the .json dispatch, explicit columns and levels."""
+    from stableval.datasets.judgments import FLAG_FALSE, FLAG_TRUE, judgments_from_frame, parse_flags
+
+    assert {"yes", "1"} <= FLAG_TRUE and "" in FLAG_FALSE
+    raw = pd.DataFrame({"Task": ["q1", "q2"], "Judge": ["a", "b"], "Best": ["tie", ""], "NSFW": ["N", "True"]})
+    frame = judgments_from_frame(raw, levels="tie,response_1", default_agent="bot")
+    assert frame[["item", "agent", "rater", "label", "flag", "skip", "row"]].values.tolist() == [
+        ["q1", "bot", "a", "tie", False, False, 1], ["q2", "bot", "b", "", True, False, 2]]
+    with pytest.raises(InputError, match="not one of the levels"):
+        judgments_from_frame(raw.assign(Best=["win", "tie"]), levels=["tie"])
+    with pytest.raises(InputError, match=r"row 2.*'sometimes'"):
+        parse_flags(pd.DataFrame({"f": ["no", "sometimes"]}), "f", source="x.csv")
+    path = tmp_path / "j.tsv"
+    path.write_text("question\tworker\tgrade\tstatus\nq1\tr1\tA\tyes\n")
+    read = read_judgments(path, columns={"skip": "status"})
+    assert read["skip"].tolist() == [True] and read["label"].tolist() == ["A"]
+    data, _ = nvidia_toy_files()
+    pd.testing.assert_frame_equal(read_judgments(data), read_toy_json(data))
