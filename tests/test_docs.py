@@ -47,7 +47,7 @@ TRANSCRIPT_SKIPS: dict[str, str] = {
     "portal": "needs a portal database",
     "serve": "starts a web server",
     "export": "needs a portal database",
-    "nrp": "NRP pages are checked by tests/test_nrp.py",
+    "nrp": "NRP pages are checked by tests/test_nrp_docs.py",
     "cut -c": "shell, not stableval",
 }
 
