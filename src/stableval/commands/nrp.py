@@ -54,8 +54,8 @@ if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
     from stableval.nrp.choose import RankerChoice
-    from stableval.nrp.collection import TestCollection
     from stableval.nrp.rankers import Ranker
+    from stableval.nrp.testcollection import TestCollection
 
 F = TypeVar("F", bound=Callable[..., Any])
 

@@ -42,8 +42,8 @@ import pandas as pd
 from stableval._json import jsonable, records
 from stableval.errors import InputError
 from stableval.evaluate.intervals import percentile_interval
-from stableval.nrp.collection import TestCollection
 from stableval.nrp.rankers import Ranker
+from stableval.nrp.testcollection import TestCollection
 
 __all__ = [
     "N_CHOICES",
@@ -139,7 +139,7 @@ def score_answers(collection: TestCollection, answers: pd.DataFrame, ranker: Ran
     warn of questions whose every document and answer scored alike (NRP from ties alone).
 
     >>> import pandas as pd
-    >>> from stableval.nrp.collection import collection_from_frames
+    >>> from stableval.nrp.testcollection import collection_from_frames
     >>> from stableval.nrp.rankers.bm25 import BM25Ranker
     >>> c = collection_from_frames(
     ...     pd.DataFrame({"qid": ["1"], "query": ["flu fever"]}),
@@ -151,7 +151,7 @@ def score_answers(collection: TestCollection, answers: pd.DataFrame, ranker: Ran
     >>> result.answers[["model", "above", "tied", "nrp"]].to_string(index=False)
     'model  above  tied      nrp\\n good      0     0 1.000000\\n  bad      2     1 0.166667'
     """
-    from stableval.nrp.collection import answers_from_frame
+    from stableval.nrp.answers import answers_from_frame
 
     answers = answers_from_frame(answers, collection=collection)
     pool = collection.pool()

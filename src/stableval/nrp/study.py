@@ -40,8 +40,8 @@ import pandas as pd
 from stableval.errors import InputError
 
 if TYPE_CHECKING:  # pragma: no cover
-    from stableval.nrp.collection import TestCollection
     from stableval.nrp.rankers import Ranker
+    from stableval.nrp.testcollection import TestCollection
 
 __all__ = ["LABEL_STUDIO_CONFIG", "Study", "build_study", "check_portal_question", "item_sources", "label_studio_tasks",
            "portal_questions", "read_item_sources", "write_label_studio_tasks", "write_portal_questions"]
@@ -82,7 +82,7 @@ def build_study(collection: TestCollection, answers: pd.DataFrame, ranker: Ranke
     """Choose ``topics`` topics and, per topic, the top answer of each model plus the top relevant document (see
     the module docstring). ``models``: default every model of ``answers``; ``prompt``: default the only prompt,
     or ``multimedqa`` (the paper's) when there are several."""
-    from stableval.nrp.collection import answers_from_frame
+    from stableval.nrp.answers import answers_from_frame
     from stableval.nrp.score import score_answers
 
     answers = answers_from_frame(answers, collection=collection)

@@ -47,9 +47,9 @@ from scipy import stats
 
 from stableval.errors import InputError
 from stableval.evaluate.intervals import percentile_interval
-from stableval.nrp.collection import TestCollection
 from stableval.nrp.rankers import Ranker
 from stableval.nrp.score import normalized_rank_position, rank_counts, relevant_rank_position
+from stableval.nrp.testcollection import TestCollection
 
 __all__ = ["ANSWER_GRADES", "MAX_PAIRWISE", "MEASURES", "agreement_with_grades", "answer_grades", "answer_signals",
            "collection_percentile", "grade_scale", "leave_one_out_signals", "weighted_midranks"]
@@ -328,7 +328,7 @@ def grade_scale(collection: TestCollection, dimension: str) -> str:
     """The grade scale ``validate`` reads answer grades on, in words: the collection's gains of ``dimension``
     (and how its raw grades were recoded to them, when they were).
 
-    >>> from stableval.nrp.collection import collection_from_frames
+    >>> from stableval.nrp.testcollection import collection_from_frames
     >>> c = collection_from_frames(pd.DataFrame({"qid": ["1"], "query": ["q"]}),
     ...     pd.DataFrame({"docno": ["a", "b"], "text": ["x", "y"]}),
     ...     pd.DataFrame({"qid": ["1", "1"], "docno": ["a", "b"], "grade": [1, 3]}),
@@ -397,7 +397,7 @@ def answer_signals(collection: TestCollection, answers: pd.DataFrame, rankers: M
     grades are on the collection's gain scale of ``dimension`` (checked), or on its raw scale with ``scale="raw"``
     (:func:`answer_grades`).
     """
-    from stableval.nrp.collection import answers_from_frame
+    from stableval.nrp.answers import answers_from_frame
     from stableval.nrp.leakage import copies_note, find_copies
     from stableval.nrp.score import score_answers
 
