@@ -92,9 +92,9 @@ def normalized_rank_position(above: np.ndarray, tied: np.ndarray, n_documents: n
                              n: str = "documents", ties: str = "mid") -> np.ndarray:
     """NRP = 1 - r/N with r from the tie policy and N from ``n`` (see the module docstring)."""
     if ties not in TIE_POLICIES:
-        raise InputError("unknown tie policy", column="--ties", value=ties, allowed=", ".join(TIE_POLICIES))
+        raise InputError("unknown tie policy", option="ties", value=ties, allowed=", ".join(TIE_POLICIES))
     if n not in N_CHOICES:
-        raise InputError("unknown N", column="--n", value=n, allowed=", ".join(N_CHOICES))
+        raise InputError("unknown N", option="n", value=n, allowed=", ".join(N_CHOICES))
     r = np.asarray(above, dtype=float) + _TIED_ABOVE[ties] * np.asarray(tied, dtype=float)
     size = np.asarray(n_documents, dtype=float) + (1.0 if n == "list" else 0.0)
     return np.asarray(1.0 - np.divide(r, size, out=np.zeros_like(r), where=size > 0), dtype=float)

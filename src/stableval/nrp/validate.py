@@ -143,7 +143,7 @@ def agreement_with_grades(frame: pd.DataFrame, signals: Sequence[str], *, grade:
         raise InputError("no signal to validate", allowed="at least one signal column")
     reference = reference if reference is not None else signals[0]
     if reference not in signals:
-        raise InputError("unknown reference signal", column="--reference", value=reference,
+        raise InputError("unknown reference signal", option="reference", value=reference,
                          allowed=", ".join(signals))
     grades = pd.to_numeric(frame[grade], errors="coerce").to_numpy(dtype=float)
     if not np.isfinite(grades).all():
@@ -153,7 +153,7 @@ def agreement_with_grades(frame: pd.DataFrame, signals: Sequence[str], *, grade:
     positive = grades >= correct
     if positive.all() or not positive.any():
         raise InputError(f"every answer is {'correct' if positive.all() else 'incorrect'} at this threshold",
-                         column="--correct", value=correct,
+                         option="correct", value=correct,
                          allowed=f"a grade threshold between {grades.min():g} and {grades.max():g}")
     question, qids = pd.factorize(frame["qid"])
     n_q = len(qids)
@@ -349,14 +349,14 @@ def answer_grades(grades: np.ndarray, collection: TestCollection, dimension: str
     names the scale, e.g. raw LiveQA/MEDIQA grades 1-4 against the gains 0-3, where ``correct=2`` would silently
     mean "related or better"."""
     if scale not in ANSWER_GRADES:
-        raise InputError("unknown answer grade scale", column="--answer-grades", value=scale,
+        raise InputError("unknown answer grade scale", option="answer_grades", value=scale,
                          allowed=", ".join(ANSWER_GRADES))
     grades = np.asarray(grades, dtype=float)
     mapping = collection.grade_maps.get(dimension)
     if scale == "raw":
         if not mapping:
             raise InputError(f"{collection.name} has no raw grades for {dimension} (its judgments were read as "
-                             "gains)", column="--answer-grades", value=scale, allowed="gain")
+                             "gains)", option="answer_grades", value=scale, allowed="gain")
         known = np.isin(grades, np.array(list(mapping), dtype=float))
         recoded = np.array([mapping.get(g) if k else None for g, k in zip(grades.tolist(), known, strict=True)])
         bad = ~known | np.array([value is None for value in recoded])
