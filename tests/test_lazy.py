@@ -9,7 +9,8 @@ import pytest
 
 from stableval._lazy import declared_exports
 
-PACKAGES = ("stableval", "stableval.aggregate", "stableval.data", "stableval.data.files", "stableval.datasets")
+PACKAGES = ("stableval", "stableval.aggregate", "stableval.data", "stableval.data.files", "stableval.datasets",
+            "stableval.evaluate")
 
 
 @pytest.mark.parametrize("name", PACKAGES)

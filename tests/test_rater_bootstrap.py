@@ -173,3 +173,15 @@ def test_intervals_are_percentiles_of_the_finite_draws_and_json_is_valid() -> No
     payload = result.to_dict()
     json.dumps(payload, allow_nan=False)
     assert payload["excluded_share"]["ci_high"] == np.quantile(result.excluded_share, 0.975)
+
+
+def test_cli_ties_are_the_declared_tie_rules() -> None:
+    """Issue 25: ``--ties`` is derived from the rater bootstrap's declaration (its choices, their words and the
+    default), not written a second time in the command."""
+    from stableval.aggregate.ties import TIE_RULES
+    from stableval.commands.rater_bootstrap import GenericTies
+
+    assert [str(rule) for rule in GenericTies] == list(rb.TIES)
+    help_text = runner.invoke(app, ["rater-bootstrap", "--help"], env={"COLUMNS": "400"}).stdout
+    for rule in rb.TIES:
+        assert f"{rule} ({TIE_RULES[rule]})" in " ".join(help_text.split())
