@@ -124,7 +124,8 @@ class InputError(StableValError, ValueError):
             (f"row {self.row}" + (f" (line {self.line})" if self.line is not None else ""))
             if self.row is not None else None,
             f"column {self.column!r}" if self.column is not None else None,
-            f"option {spelling(self.option, None).removesuffix('=')!r}" if self.about_option else None,
+            f"option {spelling(self.option, None).removesuffix('=')!r}"
+            if self.option is not None and self.about_option else None,
         ) if part]
         text = (", ".join(where) + ": " if where else "") + spell_options(self.problem_template, self.options,
                                                                            spelling)
