@@ -1,7 +1,7 @@
 # Two entry points, each creating/using the local virtual environment .venv:
 #   make demo   install stableval and score the bundled MT-Bench expert votes (prints the leaderboard)
-#   make test   install the dev extras, then lint (ruff), type-check (mypy; --strict on aggregate, data, evaluate)
-#               and run the whole test suite
+#   make test   install the dev extras, then lint (ruff), type-check (mypy; --strict on aggregate, data, evaluate,
+#               portal) and run the whole test suite
 #   make test-fast  the tests not marked slow, without the lint step: the quick loop while editing
 PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV := .venv

@@ -19,7 +19,8 @@ def test_every_public_name_resolves() -> None:
         _ = stableval.no_such_name  # type: ignore[attr-defined]
 
 
-PACKAGES = ("stableval", "stableval.aggregate", "stableval.data", "stableval.data.files", "stableval.datasets")
+PACKAGES = ("stableval", "stableval.aggregate", "stableval.data", "stableval.data.files", "stableval.datasets",
+            "stableval.evaluate")
 
 
 @pytest.mark.parametrize("name", PACKAGES)

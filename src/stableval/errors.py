@@ -18,6 +18,15 @@ When the fix is to set an option, the error names it (``option``: its Python nam
 ('duplicates', "a.csv: rows repeat; allowed: duplicates='first'|'last' to keep one")
 >>> error.spelled(lambda option, value: f"--{option} {value}")
 'a.csv: rows repeat; allowed: --duplicates first|last to keep one'
+
+An error about the value of an option itself (it names the option, but no file, no column and no placeholder of
+that option) names the option where a column would stand, in the same spelling:
+
+>>> error = InputError("unknown tie policy", option="ties", value="up", allowed="optimistic, mid, pessimistic")
+>>> str(error)
+"option 'ties': unknown tie policy: got 'up'; allowed: optimistic, mid, pessimistic"
+>>> error.spelled(lambda option, value: f"--{option}" if value is None else f"--{option} {value}")
+"option '--ties': unknown tie policy: got 'up'; allowed: optimistic, mid, pessimistic"
 """
 
 from __future__ import annotations
@@ -76,7 +85,9 @@ class InputError(StableValError, ValueError):
     ``row`` is the 1-based data row (the header is not counted); ``line`` the file line it stands on, where lines
     mean something (for CSV/TSV ``row + 1``). ``option`` is the Python name of the option that fixes the problem,
     if one does; ``options`` maps each option that ``problem`` and ``allowed`` mention as a ``{name}`` placeholder
-    to the value to suggest (``None``: the option alone), and defaults to ``{option: None}``.
+    to the value to suggest (``None``: the option alone), and defaults to ``{option: None}``. Without ``file``
+    and ``column``, an ``option`` the text does not mention is what the error is about: it is named where a column
+    would be (:attr:`about_option`).
     """
 
     def __init__(
@@ -113,6 +124,8 @@ class InputError(StableValError, ValueError):
             (f"row {self.row}" + (f" (line {self.line})" if self.line is not None else ""))
             if self.row is not None else None,
             f"column {self.column!r}" if self.column is not None else None,
+            f"option {spelling(self.option, None).removesuffix('=')!r}"
+            if self.option is not None and self.about_option else None,
         ) if part]
         text = (", ".join(where) + ": " if where else "") + spell_options(self.problem_template, self.options,
                                                                            spelling)
@@ -121,6 +134,13 @@ class InputError(StableValError, ValueError):
         if self.allowed_template:
             text += f"; allowed: {spell_options(self.allowed_template, self.options, spelling)}"
         return text
+
+    @property
+    def about_option(self) -> bool:
+        """Whether the error is about the value of its ``option`` (no file, no column, no placeholder of it)."""
+        mentioned = "{" + str(self.option) + "}"
+        return (self.option is not None and self.file is None and self.column is None
+                and mentioned not in self.problem_template and mentioned not in (self.allowed_template or ""))
 
     def replace(self, **changes: Any) -> InputError:
         """A copy with some fields changed; ``problem`` and ``allowed`` are given with their placeholders (as

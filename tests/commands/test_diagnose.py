@@ -126,3 +126,23 @@ def test_diagnose_shows_every_start_and_the_one_kept() -> None:
     assert f"kept: {payload['fit']['start']}" in line
     best = max((row for row in starts if row["admissible"]), key=lambda row: row["objective"])
     assert payload["fit"]["start"] == best["start"] and f"{best['objective']:,.2f}" in line
+
+
+def test_cli_diagnose_llm_raters_only_skips_the_judge_statistics(tmp_path: Path) -> None:
+    """Issue 25: when every rater is an LLM (an AlpacaEval, MT-Bench judge or inspect-ai file), there is no human
+    consensus to measure the judges against: their statistics are skipped with a note, and the raters are still
+    diagnosed (before, diagnose exited with "no judgments by human raters")."""
+    rows = [(f"q{i}", agent, judge, (i + (agent == "a") + (judge == "j3") * (i % 2)) % 3, "llm", 50 + i)
+            for i in range(12) for agent in "ab" for judge in ("j1", "j2", "j3")]
+    path = tmp_path / "llm.csv"
+    pd.DataFrame(rows, columns=["item", "agent", "rater", "label", "rater_kind", "words"]).to_csv(path, index=False)
+    result = runner.invoke(app, ["diagnose", str(path), "--top", "0", "-f", "json"])
+    assert result.exit_code == 0, result.output
+    payload = json.loads(result.stdout)
+    assert sorted(row["rater"] for row in payload["raters"]) == ["j1", "j2", "j3"] and "llm_judges" not in payload
+    assert any("no human raters" in note for note in payload["dataset"]["notes"])
+    table = runner.invoke(app, ["diagnose", str(path), "--top", "0", "--length-col", "words"])
+    assert table.exit_code == 0, table.output
+    assert "no human raters" in table.stdout and "LLM judges against the human consensus" not in table.stdout
+    csv = runner.invoke(app, ["diagnose", str(path), "-f", "csv", "--csv-table", "judges"])
+    assert csv.exit_code == 2 and "human raters" in csv.output

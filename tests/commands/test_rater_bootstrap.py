@@ -29,3 +29,16 @@ def test_cli_generic(tmp_path) -> None:
     assert bad.exit_code == 1 and "maybe" in bad.output
     usage = runner.invoke(app, ["rater-bootstrap", str(counts), "-p", "=x"])
     assert usage.exit_code == 2
+
+
+def test_cli_ties_are_the_declared_tie_rules() -> None:
+    """Issue 25: ``--ties`` is derived from the rater bootstrap's declaration (its choices, their words and the
+    default), not written a second time in the command."""
+    from stableval.aggregate.ties import TIE_RULES
+    from stableval.commands.rater_bootstrap import GenericTies
+    from stableval.evaluate import rater_bootstrap as rb
+
+    assert [str(rule) for rule in GenericTies] == list(rb.TIES)
+    help_text = runner.invoke(app, ["rater-bootstrap", "--help"], env={"COLUMNS": "400"}).stdout
+    for rule in rb.TIES:
+        assert f"{rule} ({TIE_RULES[rule]})" in " ".join(help_text.split())

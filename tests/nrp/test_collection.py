@@ -61,7 +61,7 @@ def test_answers_errors(tmp_path) -> None:
 
 # ----------------------------------------------------------------------------------- LiveQA end to end
 def test_liveqa_merged_pools_and_degraded_answers() -> None:
-    from stableval.nrp.collection import read_liveqa, read_liveqa_references
+    from stableval.nrp.liveqa import read_liveqa, read_liveqa_references
 
     directory = shared_file("liveqa_medical", "trec2017_liveqa").parent
     collection, references = read_liveqa(directory), read_liveqa_references(directory)
@@ -97,3 +97,19 @@ def test_several_liveqa_pools() -> None:
     assert len(both.pool()) == len(read_liveqa(directory, pools=["trec", "medquad"]).pool())
     with pytest.raises(InputError, match="unknown LiveQA pool"):
         read_liveqa(directory, pools="trec,nope")
+
+
+def test_the_collection_module_still_exports_the_names_it_had() -> None:
+    """Issue 25: the test collection, LiveQA and answers moved to modules of their own (no import cycle with webis);
+    every name ``stableval.nrp.collection`` exported is still importable from it, the same object as at home."""
+    from stableval.nrp import answers, collection, liveqa, testcollection
+
+    before = ["ANSWER_COLUMNS", "CLEF_CREDIBILITY", "CLEF_DIMENSIONS", "LIVEQA_GRADES", "LIVEQA_POOLS",
+              "LIVEQA_QUERY_FIELDS", "TestCollection", "answers_from_frame", "clef_grade_map", "collection_from_frames",
+              "qrels_dimension", "read_answers", "read_answers_table", "read_collection", "read_grade_map",
+              "read_liveqa", "read_liveqa_references", "read_mediqa_answers", "read_qrels", "unread_note",
+              "write_collection"]
+    assert set(before) <= set(collection.__all__)
+    for name in before:
+        home = next((module for module in (testcollection, liveqa, answers) if name in module.__all__), collection)
+        assert getattr(collection, name) is getattr(home, name), name

@@ -114,6 +114,11 @@ def test_cli_scores_the_answers_or_reads_score_output(tmp_path) -> None:
     assert extra.exit_code == 1 and "ANSWERS only go with a test collection" in extra.output
     bare = runner.invoke(app, ["nrp", "compare", str(directory), "-m", "good,poor"])
     assert bare.exit_code == 1 and "needs ANSWERS" in bare.output
+    # the option at fault is named as the flag here, by its Python name in Python (Issue 25: not as a column)
+    unknown = runner.invoke(app, ["nrp", "compare", str(tmp_path / "per.csv"), "-m", "good,llama"])
+    assert unknown.exit_code == 1 and "error: option '--models': no model matches: got 'llama'" in unknown.output
+    with pytest.raises(InputError, match=r"^option 'models': no model matches"):
+        match_model("llama", ["good", "poor"])
 
 
 def test_shipped_llama_13b_against_7b() -> None:

@@ -42,7 +42,7 @@ def test_templates_are_the_papers_four() -> None:
 
 def test_sampling_settings_are_checked() -> None:
     assert SamplingSettings() == SamplingSettings(0.75, 0.95, 50, 1.2, 512, 0)  # the paper's settings
-    with pytest.raises(InputError, match=r"--top-p.*got 1\.5.*in \(0, 1\]"):
+    with pytest.raises(InputError, match=r"option 'top_p'.*got 1\.5.*in \(0, 1\]"):
         SamplingSettings(top_p=1.5)
     usage = CliRunner().invoke(app, ["nrp", "generate", "q.csv", "-o", "a.csv", "-m", "m", "--top-p", "0"])
     assert usage.exit_code == 2 and "--top-p" in usage.output and "(0, 1]" in usage.output

@@ -56,7 +56,10 @@ def test_ranker_registry_names_builds_and_refuses() -> None:
     with pytest.raises(InputError, match="unknown ranker") as error:
         make_ranker("bm26")
     assert ", ".join(RANKERS) in str(error.value)
-    assert "--ranker" in str(error.value)
+    from stableval.commands.common import flag_spelling
+
+    assert str(error.value).startswith("option 'ranker'")  # the Python name; the flag on the command line:
+    assert error.value.spelled(flag_spelling).startswith("option '--ranker'")
 
 
 def test_ranker_help_and_docs_table_come_from_the_registry() -> None:

@@ -142,7 +142,7 @@ def test_skipped_rows_keep_the_grades_aligned() -> None:
 # ====================================================================================== empty queries
 def test_liveqa_questions_without_a_paraphrase_fall_back_to_the_summary() -> None:
     """Before: TQ10, TQ34 and TQ103 had an empty query, so every text scored 0 and each answer got NRP 0.5."""
-    from stableval.nrp.collection import read_liveqa
+    from stableval.nrp.liveqa import read_liveqa
 
     collection = read_liveqa(shared_file("liveqa_medical"), pools="mediqa")
     queries = collection.queries.set_index("qid")["query"]

@@ -120,7 +120,7 @@ def test_reliable_population_with_many_raters_recovers_the_truth() -> None:
 def test_invalid_settings_name_the_setting() -> None:
     with pytest.raises(InputError, match=r"strict \+ lenient \+ adversarial.*got 1.2"):
         SimulationConfig(strict=0.6, lenient=0.6, adversarial=0.0)
-    with pytest.raises(InputError, match=r"column 'labels_per_response'.*allowed: an integer from 1 to raters"):
+    with pytest.raises(InputError, match=r"option 'labels_per_response'.*allowed: an integer from 1 to raters"):
         SimulationConfig(raters=4, labels_per_response=5)
-    with pytest.raises(InputError, match="column 'qualities'"):
+    with pytest.raises(InputError, match="option 'qualities'"):
         SimulationConfig(qualities=(0.5, 1.2))

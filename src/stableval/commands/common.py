@@ -90,19 +90,22 @@ F = TypeVar("F", bound=Callable[..., Any])
 def flag_spelling(option: str, value: str | None = None) -> str:
     """How the command line sets an option an error names (:class:`~stableval.errors.InputError` ``option``): its
     flag, then the value. The flag is the input flag of :data:`~stableval.data.flags.CLI_FLAGS` (a column role
-    ``columns.ROLE`` is the role's), else the flag typer derives from a Python name (``rater_info`` is
-    ``--rater-info``), which the commands' other flags keep (``tests/test_commands.py`` checks every option an
-    error names).
+    ``columns.ROLE`` is the role's), else the flag a ranker declares for its option (duoT5's ``k`` is
+    ``--duo-k``: :data:`stableval.nrp.rankers.REGISTRY`), else the flag typer derives from a Python name
+    (``rater_info`` is ``--rater-info``), which the commands' other flags keep (``tests/test_commands.py`` checks
+    every option an error names).
 
     >>> flag_spelling("duplicates", "first|last|keep"), flag_spelling("columns.item", "NAME")
     ('--duplicates first|last|keep', '--item-col NAME')
-    >>> flag_spelling("format"), flag_spelling("rater_info", "FILE")
-    ('--input-format', '--rater-info FILE')
+    >>> flag_spelling("format"), flag_spelling("rater_info", "FILE"), flag_spelling("first_stage")
+    ('--input-format', '--rater-info FILE', '--duo-first-stage')
     """
     from stableval.errors import COLUMN_OPTION
+    from stableval.nrp.rankers import REGISTRY
 
     name = option.removeprefix(COLUMN_OPTION)
-    flag = CLI_FLAGS.get(name, "--" + name.replace("_", "-"))
+    declared = {setting.name: setting.cli for spec in REGISTRY.values() for setting in spec.options}
+    flag = CLI_FLAGS.get(name) or declared.get(name) or "--" + name.replace("_", "-")
     return flag if value is None else f"{flag} {value}"
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from enum import StrEnum
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -99,14 +100,19 @@ def diagnose(
         if gold is not None:
             emitted = _with_accuracy(emitted, table, result, gold)
         judges = _judges(table, info, loaded.votes, lengths, methods, judge_bootstrap, length_col)
+        if isinstance(judges, str):  # skipped, and why
+            result = replace(result, dataset={**result.dataset, "notes": [*result.dataset["notes"], judges]})
+            emitted = replace(emitted, result=result)
+            judges = None
         if judges is not None:
             emitted = Appended(emitted.result, json={**emitted.json, "llm_judges": judges.to_dict()},
                                render_more=_then(emitted.render_more, judges.render),
                                render_options=emitted.render_options)
     if csv_table is CsvTable.JUDGES:
         if judges is None:
-            raise typer.BadParameter("the judges table needs rater kinds with LLM judges (--rater-info FILE or a "
-                                     "rater_kind column)", param_hint="--csv-table")
+            raise typer.BadParameter("the judges table needs rater kinds with LLM judges and human raters to "
+                                     "measure them against (--rater-info FILE or a rater_kind column)",
+                                     param_hint="--csv-table")
         out.emit(emitted, frame=judges.to_frame())
         return
     out.emit(emitted, frame=result.to_frame(csv_table.value))
@@ -125,7 +131,9 @@ def _check_dask_diagnose(cluster: ClusterChoice, methods: MethodSelection, diffi
 
 def _judges(table: Any, info: Any, votes: Any, lengths: Any, methods: MethodSelection, bootstrap: int,
             length_col: str | None) -> Any:
-    """The LLM judges against the human consensus, when the raters' kinds are known and some are LLMs."""
+    """The LLM judges against the human consensus, when the raters' kinds are known and some are LLMs; a note
+    (a string) instead when every rater is an LLM judge, as in LLM-as-judge exports: no consensus to measure the
+    judges against, so they are diagnosed as raters only."""
     from stableval.errors import InputError
     from stableval.evaluate.judges import judge_diagnostics
 
@@ -135,6 +143,9 @@ def _judges(table: Any, info: Any, votes: Any, lengths: Any, methods: MethodSele
                              file=table.source, allowed="raters of kind llm (--rater-info FILE or a rater_kind "
                                                         "column), or no --length-col")
         return None
+    if not info.counts()["human"]:
+        return ("no human raters: the LLM judge statistics, measured against the human consensus, are skipped; "
+                "the judges are diagnosed as raters only")
     return judge_diagnostics(table, info, methods.chosen()[0], votes=votes, lengths=lengths, bootstrap=bootstrap)
 
 

@@ -37,6 +37,7 @@ from stableval.commands.common import (
     bad_input_exits,
     bootstrap_flag,
     fail,
+    flag_spelling,
     output_options,
     record_options,
 )
@@ -54,8 +55,8 @@ if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
     from stableval.nrp.choose import RankerChoice
-    from stableval.nrp.collection import TestCollection
     from stableval.nrp.rankers import Ranker
+    from stableval.nrp.testcollection import TestCollection
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -857,7 +858,8 @@ def generate(
         settings = SamplingSettings(temperature=temperature, top_p=top_p, top_k=top_k,
                                     repetition_penalty=repetition_penalty, max_new_tokens=max_new_tokens, seed=seed)
     except InputError as error:
-        raise typer.BadParameter(f"got {error.value!r}; allowed: {error.allowed}", param_hint=error.column) from None
+        raise typer.BadParameter(f"got {error.value!r}; allowed: {error.allowed}",
+                                 param_hint=flag_spelling(error.option) if error.option else None) from None
     with bad_input_exits():
         table = read_queries(queries)
         generator: Generator

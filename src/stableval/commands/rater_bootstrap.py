@@ -9,10 +9,11 @@ from __future__ import annotations
 
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from stableval.aggregate.ties import describe_ties
 from stableval.commands.common import (
     ConfidenceOpt,
     DrawnRatersOpt,
@@ -25,13 +26,13 @@ from stableval.commands.common import (
     named_files,
     output_options,
 )
+from stableval.evaluate.vote_rules import TIES
 
-
-class GenericTies(StrEnum):
-    SPLIT = "split"
-    RANDOM = "random"
-    LOWEST = "lowest"
-    EXCLUDE = "exclude"
+#: ``--ties``: the rater bootstrap's tie rules (:data:`stableval.evaluate.rater_bootstrap.TIES`)
+if TYPE_CHECKING:
+    GenericTies = StrEnum
+else:
+    GenericTies = StrEnum("GenericTies", {name: name for name in TIES})
 
 
 def register(app: typer.Typer) -> None:
@@ -54,9 +55,8 @@ def rater_bootstrap(
     rule: Annotated[VoteRule, typer.Option("--rule", help="Aggregate each draw by majority (plurality) or unanimity "
                                            "(items without agreement are left out of that draw).")
                     ] = VoteRule.MAJORITY,
-    ties: Annotated[GenericTies, typer.Option("--ties", help="Majority ties: split credit among tied labels, "
-                                              "random (seeded), lowest label, or exclude the item from the draw.")
-                    ] = GenericTies.SPLIT,
+    ties: Annotated[GenericTies, typer.Option("--ties", help=f"What a tie for the majority earns: "
+                                                             f"{describe_ties(TIES)}.")] = GenericTies(TIES[0]),
     raters: DrawnRatersOpt = 3,
     draws: DrawsOpt = 1000,
     seed: SeedOpt = 0,

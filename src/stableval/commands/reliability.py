@@ -63,7 +63,7 @@ def reliability(
     columns = dict(inputs.columns or {})
     with bad_input_exits():
         if plot is not None:
-            check_figure_path(plot)
+            check_figure_path(plot, option="plot")
         judgments = read_judgments(file, columns=columns or None, levels=inputs.levels, format=inputs.format,
                                    default_agent=inputs.default_agent)
         if qc is None and not judgments["qc"].any():

@@ -98,7 +98,7 @@ def plot(
     if kind not in PLOT_KINDS:
         raise typer.BadParameter(f"{kind!r}; allowed: {', '.join(PLOT_KINDS)}", param_hint="KIND")
     try:
-        check_figure_path(output, option="--output")
+        check_figure_path(output)
     except InputError as error:
         raise typer.BadParameter(str(error), param_hint="--output") from None
     with bad_input_exits():

@@ -7,7 +7,7 @@ from typing import Annotated, Any
 
 import typer
 
-from stableval.commands.common import CreditOpt, SeedOpt, fail
+from stableval.commands.common import CreditOpt, SeedOpt, bad_input_exits
 from stableval.wording import plural
 
 SIM_PANEL = "Study design"
@@ -88,7 +88,6 @@ def simulate(
     The table is a normal annotation table (item, agent, rater, label), so every stableval command runs on it;
     NAME.agents.csv holds each agent's true score (the exact expected credit of its latent levels).
     """
-    from stableval.errors import InputError, StableValError
     from stableval.simulate import SimulationConfig, simulate as draw
 
     _check_suffix(output)
@@ -98,7 +97,7 @@ def simulate(
     else:
         level_names = tuple(part.strip() for part in level_text.split(",") if part.strip())
         n_levels = len(level_names)
-    try:
+    with bad_input_exits():
         config = SimulationConfig(
             qualities=_numbers(qualities, "--qualities"),
             agents=tuple(a.strip() for a in agents.split(",")) if agents else None,
@@ -109,12 +108,6 @@ def simulate(
             shift=_numbers(shift, "--shift", 2), adversarial_mode=adversarial_mode,  # type: ignore[arg-type]
             hard=hard, hard_noise=hard_noise,
         )
-    except InputError as error:
-        flag = f"--{error.column.replace('_', '-')}" if error.column and " " not in error.column else error.column
-        raise fail(str(InputError(error.problem, column=flag, value=error.value, allowed=error.allowed,
-                                  has_value=error.has_value)).replace("column ", "option ")) from None
-    except StableValError as error:
-        raise fail(str(error)) from None
     sim = draw(config, seed)
     _write(sim, config, output, seed)
 

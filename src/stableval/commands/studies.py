@@ -59,7 +59,7 @@ def medqa(
     models = named_files(predictions)
     with bad_input_exits():
         if plot is not None:
-            check_figure_path(plot)
+            check_figure_path(plot, option="plot")
         data = load_medqa(ratings)
         preds = {name: read_medqa_predictions(path) for name, path in models.items()}
         result = evaluate_medqa(data, preds, k=raters, n_draws=draws, how=vote.value, seed=seed,

@@ -31,10 +31,11 @@ import numpy as np
 import pandas as pd
 
 from stableval._json import jsonable, records
-from stableval.aggregate.ties import describe_ties, tie_rules
+from stableval.aggregate.ties import describe_ties
 from stableval.datasets.label_sets import LabelSets
 from stableval.errors import InputError
 from stableval.evaluate.intervals import percentile_interval
+from stableval.evaluate.vote_rules import RULES, TIES  # declared there, light, for the command line
 from stableval.progress import progress_bar
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -53,10 +54,6 @@ __all__ = [
     "vote",
 ]
 
-RULES = ("majority", "unanimous")
-#: the rater bootstrap's tie rules for a majority (:mod:`stableval.aggregate.ties`: the vocabulary majority vote
-#: shares; ``first`` has no file order among drawn ratings, ``exclude`` leaves the item out of that draw)
-TIES = tie_rules("split", "random", "lowest", "exclude")
 # Elements per chunk of draws (draws × items × max(k, K)); bounds memory at a few tens of MB.
 _CHUNK_ELEMENTS = 4_000_000
 

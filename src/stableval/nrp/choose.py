@@ -10,7 +10,7 @@ disagree: on LiveQA with unseen MEDIQA answers, the bi-encoder ranks documents b
 worst with the expert grades.
 
 >>> import pandas as pd
->>> from stableval.nrp.collection import collection_from_frames
+>>> from stableval.nrp.testcollection import collection_from_frames
 >>> from stableval.nrp.rankers import make_ranker
 >>> c = collection_from_frames(pd.DataFrame({"qid": ["1"], "query": ["flu fever"]}),
 ...     pd.DataFrame({"docno": list("abc"), "text": ["flu fever", "flu", "tax forms"]}),
@@ -28,9 +28,9 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from stableval.nrp.collection import TestCollection
 from stableval.nrp.measures import select_ranker
 from stableval.nrp.rankers import Ranker
+from stableval.nrp.testcollection import TestCollection
 
 __all__ = ["RankerChoice", "choose_ranker"]
 

@@ -54,7 +54,7 @@ def match_model(name: str, models: Sequence[str]) -> str:
         return name
     found = [model for model in models if name.lower() in model.lower()]
     if len(found) != 1:
-        raise InputError(f"{'no' if not found else 'more than one'} model matches", column="--models", value=name,
+        raise InputError(f"{'no' if not found else 'more than one'} model matches", option="models", value=name,
                          allowed=", ".join(found or models))
     return found[0]
 
@@ -75,12 +75,12 @@ def compare_models(per_answer: pd.DataFrame, a: str, b: str, *, value: str = "nr
     models = sorted(pd.unique(frame["model"]))
     a, b = match_model(a, models), match_model(b, models)
     if a == b:
-        raise InputError("the two models are the same", column="--models", value=a, allowed="two different models")
+        raise InputError("the two models are the same", option="models", value=a, allowed="two different models")
     frame = frame[frame["model"].isin([a, b]) & frame[value].notna()]
     if prompt is not None:
         prompts = sorted(pd.unique(frame["prompt"]))
         if prompt not in prompts:
-            raise InputError("no answers with this prompt", column="--prompt", value=prompt,
+            raise InputError("no answers with this prompt", option="prompt", value=prompt,
                              allowed=", ".join(prompts))
         frame = frame[frame["prompt"] == prompt]
     means = frame.groupby(["prompt", "qid", "model"], sort=True)[value].mean().unstack("model").reindex(
@@ -103,7 +103,7 @@ def compare_models(per_answer: pd.DataFrame, a: str, b: str, *, value: str = "nr
         per_question.append(pd.DataFrame({"prompt": name, "qid": both.index.get_level_values("qid"),
                                           "mean_a": mean_a, "mean_b": mean_b, "diff": diff}))
     if not rows:
-        raise InputError("the two models answered no question in common", column="--models", value=f"{a}, {b}",
+        raise InputError("the two models answered no question in common", option="models", value=f"{a}, {b}",
                          allowed="two models that answered the same questions (with the same prompt)")
     summary = pd.DataFrame(rows, columns=["prompt", "model_a", "model_b", "questions", "mean_a", "mean_b", "diff",
                                           "ci_low", "ci_high", "a_better", "b_better", "ties", "sign_p"])

@@ -84,7 +84,7 @@ class SamplingSettings:
                    "repetition_penalty": "> 0 (1 = off)", "max_new_tokens": ">= 1"}
         for name, ok in checks.items():
             if not ok:
-                raise InputError("bad sampling setting", column=f"--{name.replace('_', '-')}",
+                raise InputError("bad sampling setting", option=name,
                                  value=getattr(self, name), allowed=allowed[name])
 
 
@@ -102,7 +102,7 @@ class Generator(Protocol):
 def build_prompt(template: str, question: str) -> str:
     """The prompt of ``template`` (a name of :data:`TEMPLATES`) for ``question``."""
     if template not in TEMPLATES:
-        raise InputError("unknown prompt template", column="--template", value=template,
+        raise InputError("unknown prompt template", option="template", value=template,
                          allowed=", ".join(TEMPLATES))
     return TEMPLATES[template].format(question=question.strip())
 
@@ -143,7 +143,7 @@ def generate_answers(queries: pd.DataFrame, generator: Generator, *, templates: 
 
     settings = settings or SamplingSettings()
     if n < 1:
-        raise InputError("too few samples", column="--n", value=n, allowed="n >= 1")
+        raise InputError("too few samples", option="n", value=n, allowed="n >= 1")
     for template in templates:
         build_prompt(template, "")
     recorded = asdict(settings)
@@ -235,12 +235,13 @@ class EndpointGenerator:
         try:
             import httpx
         except ImportError:
-            raise InputError("--endpoint needs httpx", allowed="pip install 'stableval[nrp]'") from None
+            raise InputError("an endpoint needs httpx", option="endpoint",
+                             allowed="pip install 'stableval[nrp]'") from None
         if not endpoint.startswith(("http://", "https://")):
-            raise InputError("not an http(s) URL", column="--endpoint", value=endpoint,
+            raise InputError("not an http(s) URL", option="endpoint", value=endpoint,
                              allowed="e.g. https://api.openai.com/v1 or http://localhost:8000/v1")
         if not model.strip():
-            raise InputError("an endpoint needs a model name", column="--model", value=model,
+            raise InputError("an endpoint needs a model name", option="model", value=model,
                              allowed="the model name the endpoint serves, e.g. gpt-3.5-turbo-0613")
         self.url = endpoint.rstrip("/")
         if not self.url.endswith("/chat/completions"):

@@ -7,7 +7,7 @@ words removed; Salton & McGill 1983's vector-space cosine): ``identical`` = the 
 space, ``near`` = cosine >= ``threshold`` (default 0.95). Vectorised: one sparse product per question.
 
 >>> import pandas as pd
->>> from stableval.nrp.collection import collection_from_frames
+>>> from stableval.nrp.testcollection import collection_from_frames
 >>> c = collection_from_frames(pd.DataFrame({"qid": ["1"], "query": ["flu"]}),
 ...     pd.DataFrame({"docno": ["a", "b"], "text": ["Flu gives fever and cough.", "Tax forms are due."]}),
 ...     pd.DataFrame({"qid": ["1", "1"], "docno": ["a", "b"], "grade": [2, 0]}))
@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
-from stableval.nrp.collection import TestCollection
+from stableval.nrp.testcollection import TestCollection
 
 __all__ = ["copies_note", "find_copies"]
 

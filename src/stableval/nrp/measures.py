@@ -24,8 +24,8 @@ from collections.abc import Mapping
 import numpy as np
 import pandas as pd
 
-from stableval.nrp.collection import TestCollection
 from stableval.nrp.rankers import Ranker
+from stableval.nrp.testcollection import TestCollection
 
 __all__ = ["MEASURES", "evaluate_rankers", "evaluate_run", "select_ranker"]
 

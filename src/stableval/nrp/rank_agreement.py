@@ -88,7 +88,7 @@ def rbo_ext(a: Sequence[Hashable], b: Sequence[Hashable], p: float = 0.9) -> flo
     1.0
     """
     if not 0.0 < p < 1.0:
-        raise InputError("RBO persistence p must lie strictly between 0 and 1", column="--p", value=p,
+        raise InputError("RBO persistence p must lie strictly between 0 and 1", option="p", value=p,
                          allowed="0 < p < 1 (p = 1 gives no proper weights: use average overlap, AO, instead)")
     a, b = _check(a, "first"), _check(b, "second")
     short, long = (a, b) if len(a) <= len(b) else (b, a)

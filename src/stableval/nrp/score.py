@@ -42,8 +42,8 @@ import pandas as pd
 from stableval._json import jsonable, records
 from stableval.errors import InputError
 from stableval.evaluate.intervals import percentile_interval
-from stableval.nrp.collection import TestCollection
 from stableval.nrp.rankers import Ranker
+from stableval.nrp.testcollection import TestCollection
 
 __all__ = [
     "N_CHOICES",
@@ -92,9 +92,9 @@ def normalized_rank_position(above: np.ndarray, tied: np.ndarray, n_documents: n
                              n: str = "documents", ties: str = "mid") -> np.ndarray:
     """NRP = 1 - r/N with r from the tie policy and N from ``n`` (see the module docstring)."""
     if ties not in TIE_POLICIES:
-        raise InputError("unknown tie policy", column="--ties", value=ties, allowed=", ".join(TIE_POLICIES))
+        raise InputError("unknown tie policy", option="ties", value=ties, allowed=", ".join(TIE_POLICIES))
     if n not in N_CHOICES:
-        raise InputError("unknown N", column="--n", value=n, allowed=", ".join(N_CHOICES))
+        raise InputError("unknown N", option="n", value=n, allowed=", ".join(N_CHOICES))
     r = np.asarray(above, dtype=float) + _TIED_ABOVE[ties] * np.asarray(tied, dtype=float)
     size = np.asarray(n_documents, dtype=float) + (1.0 if n == "list" else 0.0)
     return np.asarray(1.0 - np.divide(r, size, out=np.zeros_like(r), where=size > 0), dtype=float)
@@ -139,7 +139,7 @@ def score_answers(collection: TestCollection, answers: pd.DataFrame, ranker: Ran
     warn of questions whose every document and answer scored alike (NRP from ties alone).
 
     >>> import pandas as pd
-    >>> from stableval.nrp.collection import collection_from_frames
+    >>> from stableval.nrp.testcollection import collection_from_frames
     >>> from stableval.nrp.rankers.bm25 import BM25Ranker
     >>> c = collection_from_frames(
     ...     pd.DataFrame({"qid": ["1"], "query": ["flu fever"]}),
@@ -151,7 +151,7 @@ def score_answers(collection: TestCollection, answers: pd.DataFrame, ranker: Ran
     >>> result.answers[["model", "above", "tied", "nrp"]].to_string(index=False)
     'model  above  tied      nrp\\n good      0     0 1.000000\\n  bad      2     1 0.166667'
     """
-    from stableval.nrp.collection import answers_from_frame
+    from stableval.nrp.answers import answers_from_frame
 
     answers = answers_from_frame(answers, collection=collection)
     pool = collection.pool()

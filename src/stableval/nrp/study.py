@@ -40,8 +40,8 @@ import pandas as pd
 from stableval.errors import InputError
 
 if TYPE_CHECKING:  # pragma: no cover
-    from stableval.nrp.collection import TestCollection
     from stableval.nrp.rankers import Ranker
+    from stableval.nrp.testcollection import TestCollection
 
 __all__ = ["LABEL_STUDIO_CONFIG", "Study", "build_study", "check_portal_question", "item_sources", "label_studio_tasks",
            "portal_questions", "read_item_sources", "write_label_studio_tasks", "write_portal_questions"]
@@ -82,30 +82,30 @@ def build_study(collection: TestCollection, answers: pd.DataFrame, ranker: Ranke
     """Choose ``topics`` topics and, per topic, the top answer of each model plus the top relevant document (see
     the module docstring). ``models``: default every model of ``answers``; ``prompt``: default the only prompt,
     or ``multimedqa`` (the paper's) when there are several."""
-    from stableval.nrp.collection import answers_from_frame
+    from stableval.nrp.answers import answers_from_frame
     from stableval.nrp.score import score_answers
 
     answers = answers_from_frame(answers, collection=collection)
     prompts = list(pd.unique(answers["prompt"]))
     if prompt is None:
         if len(prompts) > 1 and "multimedqa" not in prompts:
-            raise InputError("answers with several prompts", column="--prompt", value=prompts,
-                             allowed="--prompt NAME to choose the answers of one prompt")
+            raise InputError("answers with several prompts", value=prompts,
+                             allowed="{prompt} to choose the answers of one prompt", options={"prompt": "NAME"})
         prompt = prompts[0] if len(prompts) == 1 else "multimedqa"
     elif prompt not in prompts:
-        raise InputError("no answers with this prompt", column="--prompt", value=prompt, allowed=", ".join(prompts))
+        raise InputError("no answers with this prompt", option="prompt", value=prompt, allowed=", ".join(prompts))
     answers = answers[answers["prompt"] == prompt]
     available = list(pd.unique(answers["model"]))
     chosen = list(models) if models else available
     unknown = [m for m in chosen if m not in available]
     if unknown:
-        raise InputError("model without answers", column="--models", value=unknown[0],
+        raise InputError("model without answers", option="models", value=unknown[0],
                          allowed=", ".join(available))
     if not 1 <= len(chosen) <= 19:
-        raise InputError("a question shows 2 to 20 items: 1 to 19 models and the document", column="--models",
+        raise InputError("a question shows 2 to 20 items: 1 to 19 models and the document", option="models",
                          value=len(chosen), allowed="1 to 19 models")
     if topics < 1:
-        raise InputError("too few topics", column="--topics", value=topics, allowed=">= 1")
+        raise InputError("too few topics", option="topics", value=topics, allowed=">= 1")
     answers = answers[answers["model"].isin(chosen)].reset_index(drop=True)
 
     # topics: every model answered, and a relevant document exists
@@ -115,7 +115,7 @@ def build_study(collection: TestCollection, answers: pd.DataFrame, ranker: Ranke
     eligible = sorted(set(per_topic.index[per_topic == len(chosen)]) & set(relevant["qid"]))
     if len(eligible) < topics:
         raise InputError(f"only {len(eligible)} topic(s) have answers of every model and a document of grade >= "
-                         f"{min_grade:g}", column="--topics", value=topics, allowed=f"at most {len(eligible)}")
+                         f"{min_grade:g}", option="topics", value=topics, allowed=f"at most {len(eligible)}")
     rng = np.random.default_rng(seed)
     picked = sorted(rng.choice(np.asarray(eligible, dtype=object), size=topics, replace=False).tolist())
 

@@ -47,9 +47,9 @@ from scipy import stats
 
 from stableval.errors import InputError
 from stableval.evaluate.intervals import percentile_interval
-from stableval.nrp.collection import TestCollection
 from stableval.nrp.rankers import Ranker
 from stableval.nrp.score import normalized_rank_position, rank_counts, relevant_rank_position
+from stableval.nrp.testcollection import TestCollection
 
 __all__ = ["ANSWER_GRADES", "MAX_PAIRWISE", "MEASURES", "agreement_with_grades", "answer_grades", "answer_signals",
            "collection_percentile", "grade_scale", "leave_one_out_signals", "weighted_midranks"]
@@ -143,7 +143,7 @@ def agreement_with_grades(frame: pd.DataFrame, signals: Sequence[str], *, grade:
         raise InputError("no signal to validate", allowed="at least one signal column")
     reference = reference if reference is not None else signals[0]
     if reference not in signals:
-        raise InputError("unknown reference signal", column="--reference", value=reference,
+        raise InputError("unknown reference signal", option="reference", value=reference,
                          allowed=", ".join(signals))
     grades = pd.to_numeric(frame[grade], errors="coerce").to_numpy(dtype=float)
     if not np.isfinite(grades).all():
@@ -153,7 +153,7 @@ def agreement_with_grades(frame: pd.DataFrame, signals: Sequence[str], *, grade:
     positive = grades >= correct
     if positive.all() or not positive.any():
         raise InputError(f"every answer is {'correct' if positive.all() else 'incorrect'} at this threshold",
-                         column="--correct", value=correct,
+                         option="correct", value=correct,
                          allowed=f"a grade threshold between {grades.min():g} and {grades.max():g}")
     question, qids = pd.factorize(frame["qid"])
     n_q = len(qids)
@@ -328,7 +328,7 @@ def grade_scale(collection: TestCollection, dimension: str) -> str:
     """The grade scale ``validate`` reads answer grades on, in words: the collection's gains of ``dimension``
     (and how its raw grades were recoded to them, when they were).
 
-    >>> from stableval.nrp.collection import collection_from_frames
+    >>> from stableval.nrp.testcollection import collection_from_frames
     >>> c = collection_from_frames(pd.DataFrame({"qid": ["1"], "query": ["q"]}),
     ...     pd.DataFrame({"docno": ["a", "b"], "text": ["x", "y"]}),
     ...     pd.DataFrame({"qid": ["1", "1"], "docno": ["a", "b"], "grade": [1, 3]}),
@@ -349,14 +349,14 @@ def answer_grades(grades: np.ndarray, collection: TestCollection, dimension: str
     names the scale, e.g. raw LiveQA/MEDIQA grades 1-4 against the gains 0-3, where ``correct=2`` would silently
     mean "related or better"."""
     if scale not in ANSWER_GRADES:
-        raise InputError("unknown answer grade scale", column="--answer-grades", value=scale,
+        raise InputError("unknown answer grade scale", option="answer_grades", value=scale,
                          allowed=", ".join(ANSWER_GRADES))
     grades = np.asarray(grades, dtype=float)
     mapping = collection.grade_maps.get(dimension)
     if scale == "raw":
         if not mapping:
             raise InputError(f"{collection.name} has no raw grades for {dimension} (its judgments were read as "
-                             "gains)", column="--answer-grades", value=scale, allowed="gain")
+                             "gains)", option="answer_grades", value=scale, allowed="gain")
         known = np.isin(grades, np.array(list(mapping), dtype=float))
         recoded = np.array([mapping.get(g) if k else None for g, k in zip(grades.tolist(), known, strict=True)])
         bad = ~known | np.array([value is None for value in recoded])
@@ -397,7 +397,7 @@ def answer_signals(collection: TestCollection, answers: pd.DataFrame, rankers: M
     grades are on the collection's gain scale of ``dimension`` (checked), or on its raw scale with ``scale="raw"``
     (:func:`answer_grades`).
     """
-    from stableval.nrp.collection import answers_from_frame
+    from stableval.nrp.answers import answers_from_frame
     from stableval.nrp.leakage import copies_note, find_copies
     from stableval.nrp.score import score_answers
 

@@ -32,13 +32,13 @@ from pathlib import Path
 import pandas as pd
 
 from stableval.errors import InputError
-from stableval.nrp.collection import (
+from stableval.nrp.testcollection import (
     TestCollection,
-    _read_topics,
     clef_grade_map,
     collection_from_frames,
     qrels_dimension,
     read_qrels,
+    read_topics,
     unread_note,
 )
 
@@ -121,7 +121,7 @@ def read_webis_release(path: str | Path, *, missing_text: str = "error",
                          allowed=f"the crawled texts (docid, text) at {dataset / TEXT_FILES[0]} or .tsv.zip, or "
                                  "missing_text='drop' (--drop-missing-text) to rank among the pages that have one")
     mapping = clef_grade_map(grade_map, credibility_file=(assessments / "qcredibility.txt").is_file(), notes=notes)
-    return collection_from_frames(_read_topics(topics / "topics.txt"), documents, judgments, name="webis-clef2021",
+    return collection_from_frames(read_topics(topics / "topics.txt"), documents, judgments, name="webis-clef2021",
                                   missing_text=missing_text, file=str(dataset), grade_map=mapping, notes=notes)
 
 

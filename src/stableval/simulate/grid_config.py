@@ -164,8 +164,8 @@ def load_grid(path: str | os.PathLike[str]) -> GridConfig:
     try:
         base = SimulationConfig(**{k: _as_setting(k, v) for k, v in base_data.items()})
     except InputError as error:
-        raise InputError(error.problem, file=source, column=f"base.{error.column}", value=error.value,
-                         allowed=error.allowed) from None
+        raise InputError(error.problem, file=source, column="base" + (f".{error.option}" if error.option else ""),
+                         value=error.value, allowed=error.allowed) from None
     except TypeError as error:
         raise InputError(f"a [base] setting has the wrong type ({error})", file=source) from None
     sweeps_data = data.get("sweep")
@@ -229,7 +229,8 @@ def _parse_sweep(entry: dict[str, Any], base: SimulationConfig, setting_names: s
             base.replace(**{parameter: value})
         except InputError as error:
             raise InputError(f"sweep #{number} ({parameter}): {error.problem}", file=source,
-                             column=f"sweep.values ({error.column})", value=value, allowed=error.allowed) from None
+                             column=f"sweep.values ({error.option or parameter})", value=value,
+                             allowed=error.allowed) from None
     labels = entry.get("labels")
     if labels is None:
         labels = [f"{v:g}" if isinstance(v, float) else str(v) for v in values]

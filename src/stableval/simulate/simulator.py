@@ -96,7 +96,7 @@ class SimulationConfig:
     def check(self) -> None:
         """Raise :class:`InputError` (naming the setting, value and what is allowed) on an invalid config."""
         def bad(name: str, allowed: str) -> InputError:
-            return InputError("invalid simulation setting", column=name, value=getattr(self, name),
+            return InputError("invalid simulation setting", option=name, value=getattr(self, name),
                               allowed=allowed)
 
         if len(self.qualities) < 2 or not all(0.0 < q < 1.0 for q in self.qualities):
@@ -126,7 +126,7 @@ class SimulationConfig:
             if not 0.0 <= getattr(self, name) <= 1.0:
                 raise bad(name, "a number in [0, 1]")
         if self.strict + self.lenient + self.adversarial > 1.0 + 1e-9:
-            raise InputError("rater type fractions add up to more than 1", column="strict + lenient + adversarial",
+            raise InputError("rater type fractions strict + lenient + adversarial add up to more than 1",
                              value=round(self.strict + self.lenient + self.adversarial, 6),
                              allowed="a total of at most 1 (the rest of the pool is reliable)")
         if self.adversarial_mode not in ADVERSARIAL_MODES:

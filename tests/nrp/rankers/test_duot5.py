@@ -103,10 +103,14 @@ def test_answer_ranks_match_a_brute_force_reranking() -> None:
 
 
 def test_bad_settings_are_refused() -> None:
-    with pytest.raises(InputError, match=r"--duo-k.*got 1.*k >= 2"):
+    from stableval.commands.common import flag_spelling
+
+    with pytest.raises(InputError, match=r"option 'k'.*got 1.*k >= 2") as error:
         DuoT5Ranker(first_stage=LengthRanker(), k=1, pair_scorer=preference([]))
-    with pytest.raises(InputError, match=r"--duo-first-stage.*its own first stage"):
+    assert error.value.spelled(flag_spelling).startswith("option '--duo-k'")  # the command line names its flag
+    with pytest.raises(InputError, match=r"option 'first_stage'.*its own first stage") as error:
         DuoT5Ranker(first_stage="duot5", pair_scorer=preference([]))
+    assert error.value.spelled(flag_spelling).startswith("option '--duo-first-stage'")
 
 
 def test_cache_identity_is_kept_by_the_shared_t5_base() -> None:
@@ -157,7 +161,7 @@ def test_cuda_without_a_gpu_is_a_clear_error(duot5_dir: Path) -> None:
     from stableval.nrp.rankers import make_ranker
 
     ranker = make_ranker("duot5", model_path=duot5_dir, device="cuda")
-    with pytest.raises(InputError, match=r"--device.*cannot use this torch device.*got 'cuda'"):
+    with pytest.raises(InputError, match=r"option 'device'.*cannot use this torch device.*got 'cuda'"):
         ranker.pair_probabilities("flu", ["flu"], ["tax"])
 
 

@@ -41,5 +41,5 @@ def test_monot5_on_a_missing_gpu_is_a_clear_error(monot5_dir) -> None:
     from stableval.nrp.rankers import make_ranker
 
     ranker = make_ranker("monot5", model_path=monot5_dir, device="cuda")
-    with pytest.raises(InputError, match=r"--device.*cannot use this torch device.*got 'cuda'"):
+    with pytest.raises(InputError, match=r"option 'device'.*cannot use this torch device.*got 'cuda'"):
         ranker.score(["flu"], [["flu fever"]])

@@ -9,8 +9,8 @@ is, what it gives and what it leaves out. The command line derives ``--from`` an
 >>> importer_named("labelstudio")
 Traceback (most recent call last):
 ...
-stableval.errors.InputError: unknown importer: got 'labelstudio'; allowed: label-studio, argilla, mturk, \
-prolific, arena, alpaca-eval, mt-bench-judge, inspect-ai
+stableval.errors.InputError: option 'importer': unknown importer: got 'labelstudio'; allowed: label-studio, argilla, \
+mturk, prolific, arena, alpaca-eval, mt-bench-judge, inspect-ai
 """
 
 from __future__ import annotations

@@ -349,7 +349,7 @@ def make_ranker(name: str, *, model_path: str | Path | None = None, device: str 
     ``precision``: see :mod:`stableval.nrp.rankers.inference` (``auto``: half precision on CUDA only)."""
     spec = REGISTRY.get(name)
     if spec is None:
-        raise InputError("unknown ranker", column="--ranker", value=name, allowed=", ".join(RANKERS))
+        raise InputError("unknown ranker", option="ranker", value=name, allowed=", ".join(RANKERS))
     if spec.extra == "neural":
         settings: dict[str, Any] = {"max_length": max_length} if max_length is not None else {}
         return spec.build(model_path=model_path, device=device, batch_size=batch_size, cache=cache,

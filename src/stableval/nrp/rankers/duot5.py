@@ -61,7 +61,7 @@ class DuoT5Ranker(T5Ranker):
                  k: int = 10, pair_scorer: PairScorer | None = None, true_token: str = "▁true",
                  false_token: str = "▁false", precision: str = "auto") -> None:
         if k < 2:
-            raise InputError("duoT5 re-ranks at least two texts", column="--duo-k", value=k, allowed="k >= 2")
+            raise InputError("duoT5 re-ranks at least two texts", option="k", value=k, allowed="k >= 2")
         if pair_scorer is None:
             require_neural(self.name)
             path: Path | None = check_model_path(model_path, self.name)
@@ -185,7 +185,7 @@ def _first_stage(spec: str | Ranker, *, device: str, batch_size: int, cache: Sco
     name, _, directory = spec.partition("=")
     if name == DuoT5Ranker.name:
         others = ", ".join(other for other in RANKERS if other != DuoT5Ranker.name)
-        raise InputError("duoT5 cannot be its own first stage", column="--duo-first-stage", value=spec,
+        raise InputError("duoT5 cannot be its own first stage", option="first_stage", value=spec,
                          allowed=f"{others}; NAME=DIR for one with its own model directory")
     return make_ranker(name, model_path=directory or None, device=device, batch_size=batch_size, cache=cache,
                        precision=precision)

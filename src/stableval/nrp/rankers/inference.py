@@ -57,7 +57,7 @@ def autocast_dtype(device: str, precision: str, *, half: str = "fp16") -> torch.
     preferred half precision, ``fp32`` for none) on CUDA (bf16 only where the GPU supports it, else fp32 for a bf16
     model) and fp32 elsewhere."""
     if precision not in PRECISIONS:
-        raise InputError("unknown precision", column="--precision", value=precision, allowed=", ".join(PRECISIONS))
+        raise InputError("unknown precision", option="precision", value=precision, allowed=", ".join(PRECISIONS))
     if precision == "fp32" or (precision == "auto" and half == "fp32"):
         return None
     import torch
@@ -94,7 +94,7 @@ def to_device(model: Any, device: str) -> Any:
     try:
         return model.to(device).eval()
     except (RuntimeError, AssertionError, ValueError) as error:
-        raise InputError(f"cannot use this torch device ({str(error).splitlines()[0]})", column="--device",
+        raise InputError(f"cannot use this torch device ({str(error).splitlines()[0]})", option="device",
                          value=device, allowed="auto, cpu, or cuda / cuda:N where a CUDA GPU and a CUDA build of "
                                                "torch are installed") from None
 

@@ -38,15 +38,25 @@ def new_figure(width: float, height: float, *, layout: Literal["constrained", "t
     return Figure(figsize=(width, height), layout=layout, dpi=dpi)
 
 
-def check_figure_path(path: str | os.PathLike[str], *, option: str = "--plot") -> Path:
-    """``path`` if its suffix is an image format and it is not a folder (checked before any work is done)."""
+def check_figure_path(path: str | os.PathLike[str], *, option: str | None = None) -> Path:
+    """``path`` if its suffix is an image format and it is not a folder (checked before any work is done).
+    ``option``: the Python name of the option that gave the path (``plot``), which the error then names (the
+    command line spells it as its flag); else the error names the file.
+
+    >>> check_figure_path("rank-flow.gif", option="plot")
+    Traceback (most recent call last):
+    ...
+    stableval.errors.InputError: option 'plot': cannot tell the image format from the file name's suffix: got \
+'rank-flow.gif'; allowed: .png, .svg, .pdf
+    """
     target = Path(path)
+    file, value = (None, str(target)) if option else (str(target), target.suffix or "(no suffix)")
     if target.suffix.lower() not in FIGURE_SUFFIXES:
-        raise InputError(f"{option}: cannot tell the image format from the file name's suffix", file=str(target),
-                         value=target.suffix or "(no suffix)", allowed=", ".join(FIGURE_SUFFIXES))
+        raise InputError("cannot tell the image format from the file name's suffix", file=file, option=option,
+                         value=value, allowed=", ".join(FIGURE_SUFFIXES))
     if target.is_dir():
-        raise InputError(f"{option}: is a folder, not a file name", file=str(target),
-                         allowed="a file name ending in " + ", ".join(FIGURE_SUFFIXES))
+        raise InputError("is a folder, not a file name", file=file, option=option, value=value,
+                         has_value=option is not None, allowed="a file name ending in " + ", ".join(FIGURE_SUFFIXES))
     return target
 
 
