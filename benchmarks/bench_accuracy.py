@@ -71,7 +71,7 @@ class ConsensusPooled(Stableval):
     HARD = False
 
     def fit_from_starts(self, counts: np.ndarray, n_raters: int, n_levels: int, *, run: Any, expected: Any,
-                        screen: Any = None) -> ConsensusPooled:
+                        screen: Any = None, per_rater: Any = None) -> ConsensusPooled:
         alpha_mu = self.dirichlet()[0]
         if self.HARD:
             top = counts == counts.max(axis=1, keepdims=True)
@@ -133,7 +133,7 @@ class PooledFromConvergedFit(Stableval):
     whole fit with the prior."""
 
     def fit_from_starts(self, counts: np.ndarray, n_raters: int, n_levels: int, *, run: Any, expected: Any,
-                        screen: Any = None) -> PooledFromConvergedFit:
+                        screen: Any = None, per_rater: Any = None) -> PooledFromConvergedFit:
         alpha_mu = self.dirichlet()[0]
         self._fit_starts(counts, run, (alpha_mu, 1.0), screen)
         learned = self.learned_alpha_pi(expected(self.posteriors_))
@@ -153,7 +153,7 @@ class OnePriorRound(Stableval):
 class PriorFromFlatFit(Stableval):
     """The default with the prior always learnt from the flat fit (never from the votes, even for sparse raters)."""
 
-    def prior_from_votes(self, votes: np.ndarray, n_raters: int, n_levels: int) -> bool:
+    def prior_from_votes(self, per_rater: np.ndarray, n_levels: int) -> bool:
         return False
 
 
@@ -161,8 +161,9 @@ class PooledTwice(Stableval):
     """Candidate: the pooled prior learnt from the flat fit, refitted, learnt again from that fit and refitted."""
 
     def fit_from_starts(self, counts: np.ndarray, n_raters: int, n_levels: int, *, run: Any, expected: Any,
-                        screen: Any = None) -> PooledTwice:
-        super().fit_from_starts(counts, n_raters, n_levels, run=run, expected=expected, screen=screen)
+                        screen: Any = None, per_rater: Any = None) -> PooledTwice:
+        super().fit_from_starts(counts, n_raters, n_levels, run=run, expected=expected, screen=screen,
+                                per_rater=per_rater)
         learned = self.learned_alpha_pi(expected(self.posteriors_))
         assert learned is not None
         self.alpha_pi_ = np.asarray(learned[0], dtype=float)
@@ -196,7 +197,7 @@ class ConsensusPooledLoo(Stableval):
         return super().fit_responses(responses)
 
     def fit_from_starts(self, counts: np.ndarray, n_raters: int, n_levels: int, *, run: Any, expected: Any,
-                        screen: Any = None) -> ConsensusPooledLoo:
+                        screen: Any = None, per_rater: Any = None) -> ConsensusPooledLoo:
         learned = self.learned_alpha_pi(self._loo)
         assert learned is not None
         self.alpha_pi_ = np.asarray(learned[0], dtype=float)
@@ -804,7 +805,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     blocks_text, blocks_md = [], []
     intro = (f"{info['date']}; commit {info['commit']}; stableval {info['stableval']}; {info['machine']}; "
              f"truth-inference duplicates={args.duplicates!r}; fit time = fastest of {max(1, args.repeat)}; "
-             f"whole run {total:.0f} s")
+             f"whole run {total:.0f} s"
+             + (" (records read from --cache, fitted by earlier runs)" if args.cache else ""))
     blocks_text.append(intro)
     blocks_md.append(f"_{intro}._")
     for spec in specs:
@@ -851,7 +853,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if conv_rows:
         blocks_text.append("== Iterations (* = stopped at max_iter) / fit seconds\n"
                            + text_table(conv_header, conv_rows))
-        blocks_md.insert(2, "### Iterations (`*` = stopped at `max_iter` unconverged) / fit seconds\n\n"
+        blocks_md.insert(len(blocks_md) - len(specs),  # after the summaries, before the data sets
+                         "### Iterations (`*` = stopped at `max_iter` unconverged) / fit seconds\n\n"
                          + markdown_table(conv_header, conv_rows))
     print("\n\n".join(blocks_text))
     if args.out:

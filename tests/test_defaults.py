@@ -120,3 +120,26 @@ def test_prolific_raters_learn_the_prior_from_the_flat_fit() -> None:
     assert summary["start"] in ("paper", "soft") and {s["start"] for s in summary["starts"]} == {"paper", "soft"}
     assert len(summary["prior_strength"]) == 3 and min(summary["prior_strength"]) > 0
     assert np.asarray(summary["alpha_pi"]).shape == (3, 3)
+
+
+def test_score_and_diagnose_json_record_the_start_and_the_prior() -> None:
+    """Issue 28: the JSON of ``score`` and ``diagnose`` says which start won, where the prior was learnt from and
+    how strong it is (pseudo-judgments per true level)."""
+    import json
+
+    from typer.testing import CliRunner
+
+    from stableval import example_path
+    from stableval.cli import app
+
+    path = str(example_path())
+    runner = CliRunner()
+    scored = runner.invoke(app, ["score", path, "--duplicates", "keep", "--bootstrap", "0", "-f", "json"])
+    assert scored.exit_code == 0, scored.output
+    diagnosed = runner.invoke(app, ["diagnose", path, "--duplicates", "keep", "-f", "json"])
+    assert diagnosed.exit_code == 0, diagnosed.output
+    for fit in (json.loads(scored.stdout)["fits"]["stableval"], json.loads(diagnosed.stdout)["fit"]):
+        assert fit["start"] in {record["start"] for record in fit["starts"]} == {"paper", "soft"}
+        assert fit["prior_from"] == "flat fit"
+        assert len(fit["prior_strength"]) == 3 and all(s > 0 for s in fit["prior_strength"])
+        assert np.asarray(fit["alpha_pi"]).shape == (3, 3)

@@ -24,6 +24,10 @@ def test_distinct_rows_equal_numpy_unique(n: int, high: int) -> None:
 
 
 def test_random_starts_equal_their_definition() -> None:
+    """The random starts, defined cell by cell. Issue 28: they were one Dirichlet(1) draw per distinct vote row in
+    sorted order, so reordering the levels drew other starts; now each cell's Exp(1) variate is keyed by what the
+    votes say of it — the row's counts sorted, the cell's count, its level's total count (in the problem) — handed
+    out in the sorted order of the keys, and each row normalised."""
     rng = np.random.default_rng(5)
     counts = rng.integers(0, 4, (3000, 3)).astype(float)
     groups = np.sort(rng.integers(0, 6, 3000))
@@ -32,15 +36,22 @@ def test_random_starts_equal_their_definition() -> None:
         starts = dict(Stableval(n_starts=3, seed=2).em_starts(counts, problem))
         reused: list[tuple[int, np.ndarray]] = []
         for number in (1, 2, 3):
-            # the definition: one Dirichlet(1) draw per distinct vote row (in sorted order), problem by problem
+            # the definition: one Exp(1) variate per distinct (sorted row, cell count, level total), problem by
+            # problem, each row normalised
             noise = np.empty(counts.shape)
             for g in np.unique(problem) if problem is not None else [None]:
                 rows = np.flatnonzero(problem == g) if g is not None else np.arange(len(counts))
-                patterns, inverse = np.unique(counts[rows], axis=0, return_inverse=True)
-                draws = np.random.default_rng((2, number)).dirichlet(np.ones(3), size=len(patterns))
-                noise[rows] = draws[inverse.ravel()]
-            np.testing.assert_array_equal(starts[f"random-{number}"].distributions, 0.5 * shares + 0.5 * noise)
-            np.testing.assert_array_equal(random_rows(counts, problem, (2, number), reused), noise)  # reused rows
+                part = counts[rows].astype(np.int64)
+                keys = [(*sorted(row, reverse=True), cell, total) for row in part.tolist()
+                        for cell, total in zip(row, part.sum(axis=0).tolist(), strict=True)]
+                distinct = sorted(set(keys))
+                variates = np.random.default_rng((2, number)).exponential(size=len(distinct))
+                cell = np.array([variates[distinct.index(key)] for key in keys]).reshape(len(rows), 3)
+                noise[rows] = cell / cell.sum(axis=1, keepdims=True)
+            np.testing.assert_allclose(starts[f"random-{number}"].distributions, 0.5 * shares + 0.5 * noise,
+                                       rtol=0, atol=1e-15)
+            np.testing.assert_allclose(random_rows(counts, problem, (2, number), reused), noise,  # reused rows
+                                       rtol=0, atol=1e-15)
         assert len(reused) == (1 if problem is None else len(np.unique(groups)))
 
 
@@ -54,8 +65,11 @@ def test_split_majority_vote_is_the_hard_distribution_of_the_counts() -> None:
     assert model.tied_.any() and (counts.sum(axis=1) == 0).any()  # ties and empty rows were exercised
 
 
-@pytest.mark.parametrize(("alpha_pi", "passes"), [(1.0, 0), (2.0, 0), ("auto", 1), ("pooled", 1)])
+@pytest.mark.parametrize(("alpha_pi", "passes"), [(1.0, 0), (2.0, 0), ("auto", 2), ("pooled", 2)])
 def test_expected_counts_computed_only_for_a_learnt_prior(alpha_pi: float | str, passes: int) -> None:
+    """A fixed prior needs no expected-counts pass. Issue 28: a learnt prior is learnt in PRIOR_ROUNDS = 2 rounds,
+    one pass each (from the screened flat fit, then from the screened fit with the first prior); the judgments per
+    rater that decide between the flat fit and the votes come from the E-step, not from a pass."""
     from stableval import AnnotationTable
 
     from synthetic import synthetic_frame
@@ -72,7 +86,8 @@ def test_expected_counts_computed_only_for_a_learnt_prior(alpha_pi: float | str,
     blocks = ResponseBlocks(X)
     model.fit_from_starts(vote_counts_of_matrix(X, 3), table.n_raters, 3, expected=expected,
                           run=lambda start, alphas, max_iter: model._run(blocks, start, table.n_raters, 3, None,
-                                                                         alphas, max_iter))
+                                                                         alphas, max_iter),
+                          per_rater=lambda: blocks.rater_judgments(table.n_raters))
     assert len(calls) == passes
     reference = Stableval(alpha_pi=alpha_pi, n_starts=0).fit(table)
     np.testing.assert_allclose(model.posteriors_, reference.posteriors_, rtol=0, atol=1e-12)

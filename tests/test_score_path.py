@@ -45,7 +45,7 @@ class SlicedStarts(Stableval):
                 for name, start in full if names is None or name in names]
 
 
-@pytest.mark.parametrize("params", [{}, {"alpha_pi": 2.0, "n_starts": 3}, {"init": "soft"}])
+@pytest.mark.parametrize("params", [{}, {"n_starts": 2}, {"alpha_pi": 2.0, "n_starts": 3}, {"init": "soft"}])
 def test_starts_on_rows_equal_the_full_starts_cut_to_them(X: sp.csr_matrix, params: dict[str, object]) -> None:
     counts = vote_counts_of_matrix(X, K)
     rows = np.sort(np.random.default_rng(1).choice(len(counts), 500, replace=False))
@@ -62,7 +62,8 @@ def test_starts_on_rows_equal_the_full_starts_cut_to_them(X: sp.csr_matrix, para
             assert (mine.maximum_likelihood_first, mine.must_be_identified) == (
                 theirs.maximum_likelihood_first, theirs.must_be_identified)
     names = [name for name, _ in fast.em_starts(counts)]
-    assert names == (["paper", "soft", "random-1", "random-2"] if not params
+    assert names == (["paper", "soft"] if not params  # issue 28: no random starts by default
+                     else ["paper", "soft", "random-1", "random-2"] if params == {"n_starts": 2}
                      else ["paper", "soft", "ml", "random-1", "random-2", "random-3"] if "alpha_pi" in params
                      else ["soft"])
 
@@ -93,7 +94,8 @@ def test_a_screened_fit_equals_the_fit_from_full_starts(X: sp.csr_matrix, monkey
 @pytest.mark.parametrize("winner", ["soft", "paper", "random-1"])
 def test_the_winner_refitted_on_every_response_is_its_full_start(X: sp.csr_matrix, monkeypatch: pytest.MonkeyPatch,
                                                                  winner: str) -> None:
-    """Whichever start wins the screen, the full fit starts from that start built on every response."""
+    """Whichever start wins the screen, the full fit starts from that start built on every response (two random
+    starts asked for: issue 28 took them out of the default)."""
     monkeypatch.setattr(em_fit, "SCREEN_SUBSET_ABOVE", 1000)
     monkeypatch.setattr(em_fit, "SCREEN_RESPONSES", 800)
     n_raters = X.shape[1] // K
@@ -114,7 +116,7 @@ def test_the_winner_refitted_on_every_response_is_its_full_start(X: sp.csr_matri
                         self._marked = start.distributions
                 return starts
 
-        return Rigged()
+        return Rigged(n_starts=2)
 
     fast, simple = rigged(Stableval).fit_matrix(X, n_raters, K), rigged(SlicedStarts).fit_matrix(X, n_raters, K)
     assert fast.start_ == simple.start_ == winner

@@ -106,18 +106,15 @@ def diagonal_dominant(pooled: np.ndarray, min_mass: float = 1.0) -> np.ndarray:
     return np.asarray(((diagonal > others + 1e-9 * np.maximum(rows, 1.0)) | ~checked).all(axis=1))
 
 
-def sparse_raters(rows: np.ndarray, n_raters: int, n_levels: int) -> bool:
-    """Whether the median rater (of those with judgments) gave no more judgments than there are levels, from the
-    (R·K, K) expected confusion rows of any posteriors (each rater's rows sum to their judgments): at most one
-    judgment per level, too few to show any confusion between two levels, let alone to identify a K × K confusion
-    matrix.
+def sparse_raters(per_rater: np.ndarray, n_levels: int) -> bool:
+    """Whether the median rater (of those with judgments; ``per_rater`` (R,) judgments each) gave no more judgments
+    than there are levels: at most one judgment per level, too few to show any confusion between two levels, let
+    alone to identify a K × K confusion matrix.
 
-    >>> rows = np.array([[1.0, 0], [0, 0], [0, 1], [0, 0], [9, 1], [2, 8]])  # 3 raters, K=2: 1, 1 and 20 judgments
-    >>> sparse_raters(rows, 3, 2), sparse_raters(rows[4:], 1, 2)
+    >>> sparse_raters(np.array([1, 2, 20, 0]), 2), sparse_raters(np.array([3, 20]), 2)
     (True, False)
     """
-    per_rater = rows.reshape(n_raters, n_levels * n_levels).sum(axis=1)
-    used = per_rater[per_rater > 0]
+    used = np.asarray(per_rater)[np.asarray(per_rater) > 0]
     return bool(used.size) and float(np.median(used)) <= n_levels
 
 
@@ -152,9 +149,8 @@ def without_unused_levels(responses: ResponseMatrix) -> tuple[ResponseMatrix, np
     return WholeMatrix(sp.csr_matrix(responses.X[:, columns]), responses.n_raters, int(used.sum()), narrowed), used
 
 
-#: rounds of a learnt prior: learnt, fitted on the screen (:data:`SCREEN_ITER` E-steps per start) and learnt again
-#: from that fit, then fitted to convergence (:meth:`EMAggregator.fit_from_starts`; over 16 gold sets the second
-#: round gains 0.0010 of mean accuracy, docs/accuracy.md)
+#: rounds of a learnt prior: learnt, fitted (on the screened responses when there are many) and learnt again from
+#: that fit, then fitted on every response (:meth:`EMAggregator.fit_from_starts`; docs/accuracy.md)
 PRIOR_ROUNDS = 2
 
 #: E-steps each start gets before the starts are compared (:meth:`EMAggregator.fit_responses`)
@@ -254,10 +250,10 @@ class EMAggregator(Aggregator):
         (one rater's row for one true level each, summed per group), or ``None`` (the priors are fixed)."""
         return None
 
-    def prior_from_votes(self, votes: np.ndarray, n_raters: int, n_levels: int) -> bool:
-        """Whether a learnt prior is learnt from the vote shares' expected confusion rows ``votes`` (R·K, K) rather
-        than from the flat fit: when the raters are sparse (:func:`sparse_raters`)."""
-        return sparse_raters(votes, n_raters, n_levels)
+    def prior_from_votes(self, per_rater: np.ndarray, n_levels: int) -> bool:
+        """Whether a learnt prior is learnt from the vote shares rather than from the flat fit, given the (R,)
+        judgments per rater: when the raters are sparse (:func:`sparse_raters`)."""
+        return sparse_raters(per_rater, n_levels)
 
     def fit_responses(self, responses: ResponseMatrix) -> Self:
         """Fit on the response matrix, in memory or partitioned: its E-step is built once (the kernel chosen by the
@@ -299,33 +295,38 @@ class EMAggregator(Aggregator):
             responses.vote_counts(), n_raters, n_levels,
             run=lambda start, alphas, max_iter: self._run(blocks, start, n_raters, n_levels, gold, alphas, max_iter,
                                                           acceleration),
-            expected=expected, screen=screen)
+            expected=expected, screen=screen, per_rater=lambda: blocks.rater_judgments(n_raters))
 
     def fit_from_starts(self, counts: np.ndarray, n_raters: int, n_levels: int, *, run: EMRunner,
                         expected: Callable[[np.ndarray], np.ndarray],
-                        screen: tuple[np.ndarray, EMRunner] | None = None) -> Self:
+                        screen: tuple[np.ndarray, EMRunner] | None = None,
+                        per_rater: Callable[[], np.ndarray] | None = None) -> Self:
         """The fit behind :meth:`fit_responses`, for any E-step: every start (:meth:`em_starts` of the vote
         ``counts``) run by ``run(start, alphas, max_iter)``. When :meth:`learned_alpha_pi` learns a prior, it learns
         it from expected confusion rows (``expected(posteriors)``), and the fit with that prior is the one kept
         (``prior_from_`` says which rows):
 
-        * ``"flat fit"``: the flat fit's leading start after the screening E-steps (on the screened responses when
-          there are many: the prior is the crowd's, a few hundred thousand responses pin it down) — a learnt prior
-          costs one screening round more, not a second fit;
+        * ``"flat fit"``: the flat fit (on the screened responses when there are many: the prior is the crowd's, a
+          few hundred thousand responses pin it down), run to convergence so that the prior does not depend on
+          the path EM took;
         * ``"votes"``: the vote shares, when the median rater gave no more judgments than there are levels
           (:func:`sparse_raters`): then no rater's confusion matrix is identified, the flat fit is not either (its
           best optima move away from the consensus), and the consensus is the only sound source of the prior.
 
-        ``screen = (rows, run_on_rows)``: compare the starts on those responses only, then fit the winner on all."""
+        ``screen = (rows, run_on_rows)``: compare the starts on those responses only, then fit the winner on all;
+        ``per_rater()``: the (R,) judgments per rater (None: summed from the vote shares' expected rows)."""
         alphas = self.dirichlet()
         learns = self.learned_alpha_pi(np.zeros((0, n_levels))) is not None  # else the counts pass is not needed
         if not learns:
             self._fit_starts(counts, run, alphas, screen)
             self.alpha_pi_ = alphas[1]
             return self
-        votes = expected(counts / np.maximum(counts.sum(axis=1, keepdims=True), 1.0))
-        if self.prior_from_votes(votes, n_raters, n_levels):
-            self.prior_from_, rows = "votes", votes
+        shares = counts / np.maximum(counts.sum(axis=1, keepdims=True), 1.0)
+        votes = None if per_rater is not None else expected(shares)
+        judgments = (per_rater() if per_rater is not None else
+                     np.asarray(votes).reshape(n_raters, n_levels * n_levels).sum(axis=1))
+        if self.prior_from_votes(judgments, n_levels):
+            self.prior_from_, rows = "votes", expected(shares) if votes is None else votes
         else:
             flat = self._fit_starts(counts, run, alphas, screen, finish=False)
             self.prior_from_, rows = "flat fit", expected(flat.posteriors.T)
@@ -355,8 +356,8 @@ class EMAggregator(Aggregator):
         convergence (``max_iter - SCREEN_ITER`` more E-steps at most), so trying five starts costs far less than
         five fits. With ``subset = (rows, run_on_rows)`` the starts are screened on those responses only and the
         winning start is then fitted on all responses from scratch. ``starts_`` records each start as screened.
-        ``finish=False``: stop after the screening and return the leader as screened (on the screened responses
-        only, when there is a subset), storing nothing. Returns the result kept.
+        ``finish=False``: the leader is run to convergence where it was screened (on the screened responses only,
+        when there is a subset) and returned, nothing stored. Returns the result kept.
         """
         starts = self.em_starts(counts, rows=subset[0]) if subset is not None else self.em_starts(counts)
         if subset is not None and len(starts) == 1:  # nothing to screen: the one start on every response
@@ -379,7 +380,9 @@ class EMAggregator(Aggregator):
             if best is None or rank > best:
                 best, winner, chosen, self.start_ = rank, result, start, name
         assert winner is not None and chosen is not None
-        if not finish:
+        if not finish:  # the leader to convergence where it was screened (the subset, or every response)
+            if not winner.converged and screen < self.max_iter:
+                winner = chain(winner, screen_run(EMStart(winner.posteriors.T), alphas, self.max_iter - screen))
             return winner
         if rows is not None:  # the winning start, now built on every response
             winner = run(self.em_starts(counts, names=(self.start_,))[0][1], alphas, self.max_iter)
