@@ -220,6 +220,8 @@ class EMAggregator(Aggregator):
     tol: float
     acceleration: str = "none"
     alpha_pi_: float | np.ndarray
+    priors_: np.ndarray
+    confusion_: np.ndarray
     #: where a learnt prior was learnt from: "flat fit" or "votes" (:meth:`fit_from_starts`); "" for a fixed prior
     prior_from_: str = ""
     #: rounds of a learnt prior (:data:`PRIOR_ROUNDS`)
