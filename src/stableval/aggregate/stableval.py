@@ -55,9 +55,10 @@ class Stableval(EMAggregator):
     """MAP Dawid–Skene with Dirichlet priors (Bonagiri et al. 2026, Algorithm 1), fitted from several starts; its
     hyper-parameters are declared in :attr:`PARAMETERS`. A learnt ``alpha_pi`` (``"pooled"``, the default:
     :func:`~stableval.aggregate.em_priors.pooled_dirichlet`; ``"auto"``:
-    :func:`~stableval.aggregate.em_priors.dirichlet_concentration`) is learnt from the flat fit's screened leader,
-    the model is then fitted with it, and it is recorded in ``alpha_pi_``; ``max_iter`` and ``tol`` apply per start,
-    convergence on the log posterior.
+    :func:`~stableval.aggregate.em_priors.dirichlet_concentration`) is learnt from the flat fit (or, for sparse
+    raters, from the vote shares: ``prior_from_``), the model fitted with it, the prior learnt again from that fit
+    and the model fitted once more (:meth:`~stableval.aggregate.em_fit.EMAggregator.fit_from_starts`); it is
+    recorded in ``alpha_pi_``. ``max_iter`` and ``tol`` apply per start, convergence on the log posterior.
 
     Attributes after ``fit``: as Dawid–Skene; ``objective_`` is the log posterior (log-likelihood + log prior,
     non-decreasing), ``log_likelihood_`` the marginal log-likelihood; ``start_`` the winning start and
