@@ -11,6 +11,7 @@ import scipy.sparse as sp
 
 from stableval.data.table import AnnotationTable
 from stableval.datasets.ddx import DDxAnnotations
+from stableval.simulate.simulator import SimulationConfig, simulate
 
 
 def synthetic_frame(
@@ -274,3 +275,11 @@ def stability_hand_table() -> AnnotationTable:
     rows = [("q1", agent, f"r{r + 1}", value) for agent, values in labels.items() for r, value in enumerate(values)]
     frame = pd.DataFrame(rows, columns=["item", "agent", "rater", "label"])
     return AnnotationTable.from_frame(frame, levels=LOW_MID_HIGH)
+
+
+def integer_labels_from_one(seed: int = 0) -> pd.DataFrame:
+    """A crowd-kit-style frame (task, worker, label) whose labels are 1..3: read as integer codes, the table gets a
+    level 0 that no rater gave. 120 tasks, 10 workers, 3 labels per task (the simulator's rater mix)."""
+    frame = simulate(SimulationConfig(items=20, raters=10, labels_per_response=3, levels=3), seed=seed).frame()
+    return pd.DataFrame({"task": frame["item"] + "/" + frame["agent"], "worker": frame["rater"],
+                         "label": frame["label"].astype(int) + 1})

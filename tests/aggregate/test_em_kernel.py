@@ -108,6 +108,9 @@ def test_compiled_exponential_is_exact_to_double_precision() -> None:
 @needs_numba
 @pytest.mark.parametrize("method", ["ds", "stableval"])
 def test_fits_through_either_kernel_agree(method: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Both kernels reach one optimum. Issue 28: STABLEVAL's default prior is learnt from the flat fit run to
+    convergence, so its strength moves with the last digits of that fit, and the log-likelihoods agree to 1e-8
+    relative (measured 1.1e-9) instead of 1e-10; posteriors and confusion matrices still to 1e-5."""
     from stableval import example_path, read_any
     from stableval.aggregate.registry import REGISTRY
 
@@ -119,7 +122,8 @@ def test_fits_through_either_kernel_agree(method: str, monkeypatch: pytest.Monke
     fast, reference = fits["numba"], fits["numpy"]
     np.testing.assert_allclose(fast.posteriors_, reference.posteriors_, atol=1e-5)
     np.testing.assert_allclose(fast.confusion_, reference.confusion_, atol=1e-5)
-    assert fast.log_likelihood_[-1] == pytest.approx(reference.log_likelihood_[-1], rel=1e-10)
+    rel = 1e-10 if method == "ds" else 1e-8
+    assert fast.log_likelihood_[-1] == pytest.approx(reference.log_likelihood_[-1], rel=rel)
     assert fast.start_ == reference.start_
 
 

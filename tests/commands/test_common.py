@@ -72,11 +72,13 @@ def test_cli_help_lists_the_rater_flags() -> None:
 
 
 def test_shorthand_flags_read_their_help_from_the_declarations() -> None:
+    """The help lists each hyper-parameter with its default (issue 28: STABLEVAL's alpha_pi default is now the
+    learnt pooled prior, no longer 1.0)."""
     help_text = plain(runner.invoke(app, ["score", "--help"], env={"COLUMNS": "400"}).output)
     for name, flag in (("alpha_pi", "--alpha-pi"), ("max_iter", "--max-iter"), ("ties", "--ties")):
         option = next(m.param(name) for m in REGISTRY.values() if name in m.estimator.parameter_names())
         assert flag == option.cli and option.help[:60] in help_text, name
-    assert "stableval.alpha_pi (1.0)" in help_text
+    assert "stableval.alpha_pi ('pooled')" in help_text
 
 
 def test_convergence_warnings_name_python_parameters_and_the_cli_names_flags(tmp_path: Path) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 from typer.testing import CliRunner
@@ -116,7 +117,9 @@ def test_diagnose_offers_the_rater_models_only(tmp_path: Path) -> None:
 
 
 def test_diagnose_shows_every_start_and_the_one_kept() -> None:
-    args = ["diagnose", str(example_path()), "--duplicates", "keep"]
+    """Every start of the kept fit, in the table and the JSON (issue 28: the default's starts are the paper and the
+    soft-vote starts; ``--param stableval.n_starts=2`` adds two random ones)."""
+    args = ["diagnose", str(example_path()), "--duplicates", "keep", "--param", "stableval.n_starts=2"]
     table = runner.invoke(app, args)
     assert table.exit_code == 0
     line = next(text for text in table.output.splitlines() if "starts (log posterior" in text)
@@ -126,6 +129,21 @@ def test_diagnose_shows_every_start_and_the_one_kept() -> None:
     assert f"kept: {payload['fit']['start']}" in line
     best = max((row for row in starts if row["admissible"]), key=lambda row: row["objective"])
     assert payload["fit"]["start"] == best["start"] and f"{best['objective']:,.2f}" in line
+
+
+def test_score_and_diagnose_json_record_the_start_and_the_prior() -> None:
+    """Issue 28: the JSON of ``score`` and ``diagnose`` says which start won, where the prior was learnt from and
+    how strong it is (pseudo-judgments per true level)."""
+    path = str(example_path())
+    scored = runner.invoke(app, ["score", path, "--duplicates", "keep", "--bootstrap", "0", "-f", "json"])
+    assert scored.exit_code == 0, scored.output
+    diagnosed = runner.invoke(app, ["diagnose", path, "--duplicates", "keep", "-f", "json"])
+    assert diagnosed.exit_code == 0, diagnosed.output
+    for fit in (json.loads(scored.stdout)["fits"]["stableval"], json.loads(diagnosed.stdout)["fit"]):
+        assert fit["start"] in {record["start"] for record in fit["starts"]} == {"paper", "soft"}
+        assert fit["prior_from"] == "flat fit"
+        assert len(fit["prior_strength"]) == 3 and all(s > 0 for s in fit["prior_strength"])
+        assert np.asarray(fit["alpha_pi"]).shape == (3, 3)
 
 
 def test_cli_diagnose_llm_raters_only_skips_the_judge_statistics(tmp_path: Path) -> None:

@@ -188,3 +188,27 @@ def test_diagnose_shows_glad_difficulty_beside_the_ambiguity() -> None:
     beside = diagnose(table, "ds", difficulty=True)
     assert beside.difficulty_source == "glad" and beside.hardest.iloc[0]["item"] == "i7"
     assert "difficulty" not in diagnose(table, "glad", difficulty=False).responses
+
+
+def test_diagnose_reads_each_raters_own_evidence_not_the_prior_smoothed_rows() -> None:
+    """Issue 28: with the pooled prior as the default, ``diagnose`` read STABLEVAL's MAP confusion rows, which the
+    prior pulls towards the crowd's: a rater who always gives one level got a spammer score above 0 (0.0029 in the
+    portal's planted-raters test) and a random rater of 48 ratings was no longer flagged. The diagnostics now read
+    each rater's own expected counts against the fitted consensus (the MAP rows of a flat prior)."""
+    rng = np.random.default_rng(4)
+    truth = rng.integers(0, 3, 120)
+    rows = []
+    for item, level in enumerate(truth):
+        for rater in range(4):
+            rows.append((item, "A", f"honest-{rater}", int(level) if rng.random() < 0.85 else int(rng.integers(3))))
+        rows.append((item, "A", "constant", 2))
+        rows.append((item, "A", "random", int(rng.integers(3))))
+    table = AnnotationTable.from_frame(pd.DataFrame(rows, columns=["item", "agent", "rater", "label"]),
+                                       levels=("a", "b", "c"))
+    result = diagnose(table, "stableval")
+    raters = result.raters.set_index("rater")
+    assert raters.loc["constant", "spammer_score"] == pytest.approx(0.0, abs=1e-12)
+    assert raters.loc["random", "near_uniform"] and raters.loc["constant", "near_uniform"]
+    assert not raters.loc[[f"honest-{r}" for r in range(4)], "near_uniform"].any()
+    fitted = Stableval().fit(table)
+    assert fitted.fit_summary()["prior_from"] == "flat fit" and min(fitted.fit_summary()["prior_strength"]) > 1

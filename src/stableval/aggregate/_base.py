@@ -329,6 +329,21 @@ def clamp_gold(posteriors: np.ndarray, gold: np.ndarray | None) -> None:
         posteriors[known] = np.eye(posteriors.shape[1])[gold[known]]
 
 
+def level_log_priors(given: np.ndarray, gold: np.ndarray | None = None) -> np.ndarray:
+    """(K,) log class priors uniform over the levels some judgment gives (``given``: (K,) judgments per level) or
+    some ``gold`` code names, and −inf on the others: a level nobody used gets no mass (GLAD, MACE).
+
+    >>> level_log_priors(np.array([0.0, 4.0, 2.0])).round(4).tolist()
+    [-inf, -0.6931, -0.6931]
+    """
+    used = np.asarray(given) > 0
+    if gold is not None:
+        used[np.unique(gold[gold >= 0])] = True
+    if not used.any():
+        used[:] = True
+    return np.where(used, -np.log(used.sum()), -np.inf)
+
+
 def softmax_posteriors(logits: np.ndarray, gold: np.ndarray | None = None) -> tuple[np.ndarray, float]:
     """Row-wise softmax of (N, K) log joint probabilities (responses with a known ``gold`` level clamped to it) and
     the log-likelihood, the sum of the rows' log normalisers.

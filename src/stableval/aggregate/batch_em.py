@@ -221,7 +221,9 @@ def batch_em(batch: ProblemBatch, estimator: EMAggregator) -> BatchEMResult:
 def _learned_priors(batch: ProblemBatch, estimator: EMAggregator, fit: BatchEMResult,
                     counts: np.ndarray) -> BatchEMResult:
     """Problems whose estimator learns a stronger confusion prior from its first fit (``alpha_pi="auto"`` or
-    ``"pooled"``) are refitted one by one, exactly as on a table of their own."""
+    ``"pooled"``) are refitted one by one, exactly as on a table of their own (its raters only: a rater without
+    judgments would add its prior's density to the objective) with plain EM steps (the batch's steps:
+    ``acceleration="none"``)."""
     k, r = batch.n_levels, batch.n_raters
     rows = np.asarray(batch.X.T @ fit.posteriors).reshape(-1, k, k).transpose(0, 2, 1).reshape(-1, k)
     learned = estimator.learned_alpha_pi(rows, np.repeat(np.arange(batch.n_problems), r * k), batch.n_problems)
@@ -233,7 +235,12 @@ def _learned_priors(batch: ProblemBatch, estimator: EMAggregator, fit: BatchEMRe
     posteriors, objective = fit.posteriors.copy(), fit.objective.copy()
     n_iter, converged = fit.n_iter.copy(), fit.converged.copy()
     for p in refit:
-        model = clone(estimator).fit_matrix(batch.problem_matrix(int(p)), r, k)
+        model = clone(estimator)
+        if "acceleration" in model.parameter_names():
+            model.set_params(acceleration="none")
+        X = batch.problem_matrix(int(p))  # on the problem's own raters, as its table has them
+        used = np.flatnonzero(np.asarray(X.sum(axis=0)).reshape(r, k).sum(axis=1) > 0)
+        model.fit_matrix(sp.csr_matrix(X[:, (used[:, None] * k + np.arange(k)).ravel()]), len(used), k)
         posteriors[batch.starts[p]:batch.starts[p + 1]] = model.posteriors_
         objective[p], n_iter[p], converged[p] = model.objective_[-1], model.n_iter_, model.converged_
     return BatchEMResult(posteriors=posteriors, objective=objective, n_iter=n_iter, converged=converged)

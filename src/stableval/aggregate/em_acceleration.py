@@ -77,10 +77,10 @@ ANDERSON_STALL = 2 * (ANDERSON_DEPTH + 1)
 #: with ``acceleration="auto"``, Anderson acceleration needs at least this many stored judgments in all ...
 ANDERSON_FROM = 250_000
 #: ... and at least this many judgments by all but :data:`ANDERSON_SPARSE_SHARE` of the raters; else SQUAREM.
-#: Measured (docs/scale.md, K = 3): with 500 or more judgments per rater Anderson needs up to half the E-steps of
-#: SQUAREM and stops nearer the optimum; with 250 or fewer (sparse raters: confusion cells near 0, where EM crawls)
-#: it needs more (twice as many at 60 per rater), as on every small public gold set (all under 1e5 judgments and
-#: 250 per rater), which keep SQUAREM's results
+#: Measured (docs/benchmarks/em.md, K = 3): with 500 or more judgments per rater Anderson needs up to half the
+#: E-steps of SQUAREM and stops nearer the optimum; with 250 or fewer (sparse raters: confusion cells near 0, where
+#: EM crawls) it needs more (twice as many at 60 per rater), as on every small public gold set (all under 1e5
+#: judgments and 250 per rater), which keep SQUAREM's results
 ANDERSON_PER_RATER = 500
 #: ... and a few sparse raters among prolific ones are enough to slow it: with 2% or more of the raters at 100
 #: judgments it needed up to twice SQUAREM's E-steps (at 1e6 judgments), with 1% or fewer it still needed fewer

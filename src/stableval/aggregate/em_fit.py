@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any, Self, TypeAlias
 
 import numpy as np
+import scipy.sparse as sp
 
 from stableval._options import Option
 from stableval.aggregate._base import Aggregator, clamp_gold
@@ -31,6 +32,7 @@ from stableval.aggregate.responses import ResponseMatrix
 __all__ = [
     "ACCELERATION",
     "MAX_ITER",
+    "PRIOR_ROUNDS",
     "SCREEN_ITER",
     "SCREEN_RESPONSES",
     "SCREEN_SUBSET_ABOVE",
@@ -43,6 +45,8 @@ __all__ = [
     "em_fit_summary",
     "pooled_confusion",
     "screening_rows",
+    "sparse_raters",
+    "without_unused_levels",
 ]
 
 
@@ -101,6 +105,53 @@ def diagonal_dominant(pooled: np.ndarray, min_mass: float = 1.0) -> np.ndarray:
     checked = rows >= min_mass
     return np.asarray(((diagonal > others + 1e-9 * np.maximum(rows, 1.0)) | ~checked).all(axis=1))
 
+
+def sparse_raters(per_rater: np.ndarray, n_levels: int) -> bool:
+    """Whether the median rater (of those with judgments; ``per_rater`` (R,) judgments each) gave no more judgments
+    than there are levels: at most one judgment per level, too few to show any confusion between two levels, let
+    alone to identify a K × K confusion matrix.
+
+    >>> sparse_raters(np.array([1, 2, 20, 0]), 2), sparse_raters(np.array([3, 20]), 2)
+    (True, False)
+    """
+    used = np.asarray(per_rater)[np.asarray(per_rater) > 0]
+    return bool(used.size) and float(np.median(used)) <= n_levels
+
+
+def without_unused_levels(responses: ResponseMatrix) -> tuple[ResponseMatrix, np.ndarray] | None:
+    """(the in-memory response matrix on the levels some rater gave or some gold names, which levels those are),
+    or None when every level is used (or the matrix is partitioned: it is fitted as it is).
+
+    A level nobody used carries no evidence: only a prior or a random start could put mass on it (integer labels
+    1..K read as codes leave a level 0 nobody gave), so the EM models are fitted without it.
+
+    >>> import scipy.sparse as sp
+    >>> from stableval.aggregate.responses import WholeMatrix
+    >>> X = sp.csr_matrix(np.array([[0., 1, 0, 0, 1, 0], [0, 0, 1, 0, 0, 1]]))  # 2 raters, K=3, level 0 unused
+    >>> reduced, used = without_unused_levels(WholeMatrix(X, 2, 3))
+    >>> reduced.n_levels, used.tolist(), reduced.X.toarray().tolist()
+    (2, [False, True, True], [[1.0, 0.0, 1.0, 0.0], [0.0, 1.0, 0.0, 1.0]])
+    """
+    from stableval.aggregate.responses import WholeMatrix
+
+    if not isinstance(responses, WholeMatrix):
+        return None
+    k = responses.n_levels
+    used = np.asarray(responses.X.sum(axis=0)).reshape(responses.n_raters, k).sum(axis=0) > 0
+    gold = responses.gold
+    if gold is not None:
+        used[np.unique(gold[gold >= 0])] = True
+    if used.all() or not used.any():
+        return None
+    columns = (np.arange(responses.n_raters)[:, None] * k + np.flatnonzero(used)[None, :]).ravel()
+    code = np.cumsum(used) - 1
+    narrowed = None if gold is None else np.where(gold >= 0, code[np.maximum(gold, 0)], -1)
+    return WholeMatrix(sp.csr_matrix(responses.X[:, columns]), responses.n_raters, int(used.sum()), narrowed), used
+
+
+#: rounds of a learnt prior: learnt, fitted (on the screened responses when there are many) and learnt again from
+#: that fit, then fitted on every response (:meth:`EMAggregator.fit_from_starts`; docs/accuracy.md)
+PRIOR_ROUNDS = 2
 
 #: E-steps each start gets before the starts are compared (:meth:`EMAggregator.fit_responses`)
 SCREEN_ITER = 50
@@ -169,6 +220,12 @@ class EMAggregator(Aggregator):
     tol: float
     acceleration: str = "none"
     alpha_pi_: float | np.ndarray
+    priors_: np.ndarray
+    confusion_: np.ndarray
+    #: where a learnt prior was learnt from: "flat fit" or "votes" (:meth:`fit_from_starts`); "" for a fixed prior
+    prior_from_: str = ""
+    #: rounds of a learnt prior (:data:`PRIOR_ROUNDS`)
+    prior_rounds: int = PRIOR_ROUNDS
 
     def em_start(self, counts: np.ndarray) -> EMStart:  # pragma: no cover - interface
         """The start of EM from the (N, K) label counts per response."""
@@ -195,10 +252,24 @@ class EMAggregator(Aggregator):
         (one rater's row for one true level each, summed per group), or ``None`` (the priors are fixed)."""
         return None
 
+    def prior_from_votes(self, per_rater: np.ndarray, n_levels: int) -> bool:
+        """Whether a learnt prior is learnt from the vote shares rather than from the flat fit, given the (R,)
+        judgments per rater: when the raters are sparse (:func:`sparse_raters`)."""
+        return sparse_raters(per_rater, n_levels)
+
     def fit_responses(self, responses: ResponseMatrix) -> Self:
         """Fit on the response matrix, in memory or partitioned: its E-step is built once (the kernel chosen by the
         whole matrix, which the screened rows run on too), the accelerator chosen once (by the whole matrix's
-        judgments per rater), then :meth:`fit_from_starts`."""
+        judgments per rater), then :meth:`fit_from_starts`. A level that no rater gave (and no gold names) gets
+        no mass: an in-memory matrix is fitted on the levels used (:func:`without_unused_levels`)."""
+        reduced = without_unused_levels(responses)
+        if reduced is not None:
+            if reduced[0].n_levels == 1:  # one level given: nothing to infer
+                self._store_one_level(reduced[0])
+            else:
+                self.fit_responses(reduced[0])
+            self._widen(reduced[1], responses.n_levels)
+            return self
         n_raters, n_levels, gold = responses.n_raters, responses.n_levels, responses.gold
         blocks = responses.e_steps()
         acceleration = acceleration_choice(self.acceleration, lambda: blocks.rater_judgments(n_raters))
@@ -214,43 +285,81 @@ class EMAggregator(Aggregator):
                 return self._run(subset[0], start, n_raters, n_levels, rows_gold, alphas, max_iter, acceleration)
 
             screen = rows, run_on_rows
+
+        def expected(posteriors: np.ndarray) -> np.ndarray:  # on every response, or on the screened ones
+            if rows is not None and len(posteriors) == len(rows):
+                from stableval.aggregate.em import expected_rows
+
+                return expected_rows(responses.rows(rows), posteriors, n_raters, n_levels)
+            return responses.expected_rows(posteriors)
+
         return self.fit_from_starts(
             responses.vote_counts(), n_raters, n_levels,
             run=lambda start, alphas, max_iter: self._run(blocks, start, n_raters, n_levels, gold, alphas, max_iter,
                                                           acceleration),
-            expected=responses.expected_rows, screen=screen)
+            expected=expected, screen=screen, per_rater=lambda: blocks.rater_judgments(n_raters))
 
     def fit_from_starts(self, counts: np.ndarray, n_raters: int, n_levels: int, *, run: EMRunner,
                         expected: Callable[[np.ndarray], np.ndarray],
-                        screen: tuple[np.ndarray, EMRunner] | None = None) -> Self:
+                        screen: tuple[np.ndarray, EMRunner] | None = None,
+                        per_rater: Callable[[], np.ndarray] | None = None) -> Self:
         """The fit behind :meth:`fit_responses`, for any E-step: every start (:meth:`em_starts` of the vote
-        ``counts``) run by ``run(start, alphas, max_iter)``, then, when :meth:`learned_alpha_pi` learns a prior from
-        ``expected(posteriors)`` (the expected confusion rows), the refit with it. ``screen = (rows,
-        run_on_rows)``: compare the starts on those responses only, then fit the winner on all."""
+        ``counts``) run by ``run(start, alphas, max_iter)``. When :meth:`learned_alpha_pi` learns a prior, it learns
+        it from expected confusion rows (``expected(posteriors)``), and the fit with that prior is the one kept
+        (``prior_from_`` says which rows):
+
+        * ``"flat fit"``: the flat fit (on the screened responses when there are many: the prior is the crowd's, a
+          few hundred thousand responses pin it down), run to convergence so that the prior does not depend on
+          the path EM took;
+        * ``"votes"``: the vote shares, when the median rater gave no more judgments than there are levels
+          (:func:`sparse_raters`): then no rater's confusion matrix is identified, the flat fit is not either (its
+          best optima move away from the consensus), and the consensus is the only sound source of the prior.
+
+        ``screen = (rows, run_on_rows)``: compare the starts on those responses only, then fit the winner on all;
+        ``per_rater()``: the (R,) judgments per rater (None: summed from the vote shares' expected rows)."""
         alphas = self.dirichlet()
-        self._fit_starts(counts, run, alphas, screen)
         learns = self.learned_alpha_pi(np.zeros((0, n_levels))) is not None  # else the counts pass is not needed
-        learned = self.learned_alpha_pi(expected(self.posteriors_)) if learns else None
-        if learned is None:
+        if not learns:
+            self._fit_starts(counts, run, alphas, screen)
             self.alpha_pi_ = alphas[1]
-        elif np.ndim(learned[0]) == 0:  # one concentration for every confusion cell
-            self.alpha_pi_ = float(learned[0])
-            if self.alpha_pi_ != alphas[1]:
-                self._fit_starts(counts, run, (alphas[0], self.alpha_pi_), screen)
-        else:  # a (K, K) concentration per cell, the same for every rater (a pooled prior)
-            self.alpha_pi_ = np.asarray(learned[0], dtype=float)
-            every_rater = np.broadcast_to(self.alpha_pi_, (n_raters, n_levels, n_levels))
-            self._fit_starts(counts, run, (alphas[0], every_rater), screen)
+            return self
+        shares = counts / np.maximum(counts.sum(axis=1, keepdims=True), 1.0)
+        votes = None if per_rater is not None else expected(shares)
+        judgments = (per_rater() if per_rater is not None else
+                     np.asarray(votes).reshape(n_raters, n_levels * n_levels).sum(axis=1))
+        if self.prior_from_votes(judgments, n_levels):
+            self.prior_from_, rows = "votes", expected(shares) if votes is None else votes
+        else:
+            flat = self._fit_starts(counts, run, alphas, screen, finish=False)
+            self.prior_from_, rows = "flat fit", expected(flat.posteriors.T)
+        for round_ in range(self.prior_rounds):
+            learned = self.learned_alpha_pi(rows)
+            if learned is None:
+                self.alpha_pi_ = alphas[1]
+                self._fit_starts(counts, run, alphas, screen)
+                return self
+            if np.ndim(learned[0]) == 0:  # one concentration for every confusion cell
+                self.alpha_pi_ = float(learned[0])
+                prior: float | np.ndarray = self.alpha_pi_
+            else:  # a (K, K) concentration per cell, the same for every rater (a pooled prior)
+                self.alpha_pi_ = np.asarray(learned[0], dtype=float)
+                prior = np.broadcast_to(self.alpha_pi_, (n_raters, n_levels, n_levels))
+            last = round_ == self.prior_rounds - 1
+            fitted = self._fit_starts(counts, run, (alphas[0], prior), screen, finish=last)
+            if not last:  # learn the prior again from the screened fit with it
+                rows = expected(fitted.posteriors.T)
         return self
 
     def _fit_starts(self, counts: np.ndarray, run: EMRunner, alphas: tuple[float, float | np.ndarray],
-                    subset: tuple[np.ndarray, EMRunner] | None = None) -> None:
+                    subset: tuple[np.ndarray, EMRunner] | None = None, *, finish: bool = True) -> EMResult:
         """Fit from every start with these Dirichlet alphas and keep the admissible one with the best objective.
 
         With several starts each runs for at most :data:`SCREEN_ITER` E-steps; the leader then goes on to
         convergence (``max_iter - SCREEN_ITER`` more E-steps at most), so trying five starts costs far less than
         five fits. With ``subset = (rows, run_on_rows)`` the starts are screened on those responses only and the
         winning start is then fitted on all responses from scratch. ``starts_`` records each start as screened.
+        ``finish=False``: the leader is run to convergence where it was screened (on the screened responses only,
+        when there is a subset) and returned, nothing stored. Returns the result kept.
         """
         starts = self.em_starts(counts, rows=subset[0]) if subset is not None else self.em_starts(counts)
         if subset is not None and len(starts) == 1:  # nothing to screen: the one start on every response
@@ -273,6 +382,10 @@ class EMAggregator(Aggregator):
             if best is None or rank > best:
                 best, winner, chosen, self.start_ = rank, result, start, name
         assert winner is not None and chosen is not None
+        if not finish:  # the leader to convergence where it was screened (the subset, or every response)
+            if not winner.converged and screen < self.max_iter:
+                winner = chain(winner, screen_run(EMStart(winner.posteriors.T), alphas, self.max_iter - screen))
+            return winner
         if rows is not None:  # the winning start, now built on every response
             winner = run(self.em_starts(counts, names=(self.start_,))[0][1], alphas, self.max_iter)
         elif not winner.converged and screen < self.max_iter:
@@ -280,6 +393,7 @@ class EMAggregator(Aggregator):
             winner = chain(winner, more)
         self._store(winner)
         self.starts_ = records
+        return winner
 
     def _run(self, blocks: EStep, start: EMStart, n_raters: int, n_levels: int, gold: np.ndarray | None,
              alphas: tuple[float, float | np.ndarray], max_iter: int, acceleration: str | None = None) -> EMResult:
@@ -304,6 +418,31 @@ class EMAggregator(Aggregator):
                         log_likelihood=result.log_likelihood, objective=result.objective,
                         n_iter=ml.n_iter + result.n_iter, converged=result.converged)
 
+    def _store_one_level(self, responses: ResponseMatrix) -> None:
+        """The fit when the raters gave one level only: every response is that level, every rater gives it."""
+        n, r = responses.n_responses, responses.n_raters
+        self._store(EMResult(posteriors=np.ones((1, n)), priors=np.ones(1), confusion=np.ones((r, 1, 1)),
+                             log_likelihood=np.zeros(1), objective=np.zeros(1), n_iter=0, converged=True))
+        self.start_, self.starts_ = "", []
+        self.alpha_pi_ = self.dirichlet()[1]
+
+    def _widen(self, used: np.ndarray, n_levels: int) -> None:
+        """Put a fit on the ``used`` levels back on all ``n_levels``: the unused levels get no posterior and no
+        prior mass, no rater gives them, and their confusion rows (a truth never seen) are uniform."""
+        k = n_levels
+        posteriors = np.zeros((self.posteriors_.shape[0], k))
+        posteriors[:, used] = self.posteriors_
+        priors = np.zeros(k)
+        priors[used] = self.priors_
+        confusion = np.full((self.confusion_.shape[0], k, k), 1.0 / k)
+        confusion[:, used] = 0.0
+        confusion[np.ix_(np.arange(confusion.shape[0]), used, used)] = self.confusion_
+        self.posteriors_, self.priors_, self.confusion_ = posteriors, priors, confusion
+        if np.ndim(self.alpha_pi_) == 2:
+            alpha = np.ones((k, k))
+            alpha[np.ix_(used, used)] = self.alpha_pi_
+            self.alpha_pi_ = alpha
+
     def _store(self, result: EMResult) -> None:
         self.posteriors_ = result.posteriors.T  # (N, K) view of class-major storage
         self.priors_ = result.priors
@@ -314,8 +453,16 @@ class EMAggregator(Aggregator):
         self.converged_ = result.converged
 
     def fit_summary(self) -> dict[str, Any]:
+        """:func:`em_fit_summary`, and for a model with a confusion prior its concentration ``alpha_pi`` (the
+        learnt (K, K) matrix of a pooled prior) and ``prior_strength``: the prior's weight in pseudo-judgments per
+        true level (0 = flat)."""
         summary = em_fit_summary(self)
-        if self.learned_alpha_pi(np.zeros((0, 2))) is not None:
-            summary["alpha_pi"] = (float(self.alpha_pi_) if np.ndim(self.alpha_pi_) == 0
-                                   else np.round(self.alpha_pi_, 6).tolist())
+        if "alpha_pi" in self.parameter_names():
+            alpha = np.asarray(self.alpha_pi_, dtype=float)
+            summary["alpha_pi"] = float(alpha) if alpha.ndim == 0 else np.round(alpha, 6).tolist()
+            k = int(self.posteriors_.shape[1])
+            strength = (alpha - 1.0).sum(axis=1) if alpha.ndim == 2 else np.full(k, k * (float(alpha) - 1.0))
+            summary["prior_strength"] = np.round(strength, 6).tolist()
+            if getattr(self, "prior_from_", None):
+                summary["prior_from"] = self.prior_from_
         return summary

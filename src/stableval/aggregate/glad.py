@@ -36,7 +36,7 @@ import scipy.sparse as sp
 from scipy.special import expit
 
 from stableval._options import Option
-from stableval.aggregate._base import Aggregator, softmax_posteriors
+from stableval.aggregate._base import Aggregator, level_log_priors, softmax_posteriors
 from stableval.aggregate.em_fit import MAX_ITER, TOL
 from stableval.aggregate.method import Method
 from stableval.aggregate.responses import Judgments
@@ -50,9 +50,9 @@ class GLAD(Aggregator):
     """GLAD (Whitehill et al. 2009): rater ability and response difficulty (hyper-parameters: :attr:`PARAMETERS`,
     crowd-kit's settings).
 
-    Attributes after ``fit``: ``posteriors_`` (N, K), ``priors_`` (K,) the fixed (uniform) class priors,
-    ``ability_`` (R,), ``log_beta_`` (N,), ``difficulty_`` (N,) = exp(-log_beta_), ``confusion_`` (R, K, K) at the
-    typical response, ``objective_`` (per-(judgment, level) expected log-likelihood, one per EM iteration),
+    Attributes after ``fit``: ``posteriors_`` (N, K), ``priors_`` (K,) the fixed class priors (uniform over the levels
+    given), ``ability_`` (R,), ``log_beta_`` (N,), ``difficulty_`` (N,) = exp(-log_beta_), ``confusion_`` (R, K, K) at
+    the typical response, ``objective_`` (per-(judgment, level) expected log-likelihood, one per EM iteration),
     ``log_likelihood_`` (the marginal log-likelihood of the final fit), ``n_iter_``, ``converged_``.
     """
 
@@ -114,7 +114,7 @@ class GLAD(Aggregator):
         n = data.n_responses
         if gold is not None and not (gold >= 0).any():
             gold = None
-        log_priors = np.full(n_levels, -np.log(n_levels))
+        log_priors = level_log_priors(np.bincount(data.level, weights=data.count, minlength=n_levels), gold)
         alpha = np.full(n_raters, 1.0)
         log_beta = np.full(n, 1.0)
         per_cell = max(float(data.count.sum()) * n_levels, 1.0)  # crowd-kit normalises by (judgment, level) rows

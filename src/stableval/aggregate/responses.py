@@ -15,7 +15,7 @@ and runs on both kinds of table with the same numbers:
 >>> import scipy.sparse as sp
 >>> whole = WholeMatrix(sp.csr_matrix(np.array([[1.0, 0, 0, 1], [0, 1, 0, 1]])), n_raters=2, n_levels=2)
 >>> whole.vote_counts().tolist(), whole.votes().agreement(None).tolist()
-([[1.0, 1.0], [0.0, 2.0]], [1.0, 0.5])
+([[1.0, 1.0], [0.0, 2.0]], [0.75, 0.75])
 """
 
 from __future__ import annotations
@@ -39,7 +39,8 @@ class Votes(Protocol):
 
     def agreement(self, weights: np.ndarray | None) -> np.ndarray:
         """(R,) each rater's share of judgments equal to the level of the ``weights``-weighted vote (R,; None: one
-        each) of their responses (lowest level on ties; the gold level where known); 0 for an unused rater."""
+        each) of their responses (a judgment of one of t tied levels counts 1/t; the gold level where known); 0 for an
+        unused rater."""
         ...
 
     def shares(self, weights: np.ndarray) -> np.ndarray:
@@ -125,13 +126,22 @@ class Judgments:
         rater."""
         return np.asarray(self.agreed(labels) / np.maximum(self.per_rater, 1e-300))
 
-    def vote_labels(self, weights: np.ndarray | None = None, gold: np.ndarray | None = None) -> np.ndarray:
-        """(N,) the level of the ``weights``-weighted vote per response (lowest level on ties), or the ``gold``
+    def top_levels(self, weights: np.ndarray | None = None, gold: np.ndarray | None = None) -> np.ndarray:
+        """(N, K) the level of the ``weights``-weighted vote per response as a distribution: 1 on the top level,
+        ``1 / t`` on each of ``t`` tied top levels (so no level's code breaks a tie), or one-hot on the ``gold``
         level (>= 0)."""
-        labels = np.asarray(self.vote(weights).argmax(axis=1))
-        if gold is not None:
-            labels = np.where(gold >= 0, gold, labels)
-        return labels
+        scores = self.vote(weights)
+        top = scores == scores.max(axis=1, keepdims=True)
+        shares = top / top.sum(axis=1, keepdims=True)
+        if gold is not None and (gold >= 0).any():
+            known = gold >= 0
+            shares[known] = np.eye(self.n_levels)[gold[known]]
+        return np.asarray(shares)
+
+    def agreed_with(self, top: np.ndarray) -> np.ndarray:
+        """(R,) each rater's number of judgments equal to the top level ``top`` (N, K) of their responses, a
+        judgment of one of ``t`` tied levels counting ``1 / t``."""
+        return np.bincount(self.rater, weights=self.count * top[self.response, self.level], minlength=self.n_raters)
 
     def shares(self, weights: np.ndarray, gold: np.ndarray | None = None) -> np.ndarray:
         """(N, K) the ``weights``-weighted vote shares per response (plain vote shares where every weight is 0);
@@ -155,7 +165,7 @@ class MatrixVotes:
 
     def agreed(self, weights: np.ndarray | None) -> np.ndarray:
         """(R,) each rater's number of judgments equal to the weighted vote (:meth:`agreement` before dividing)."""
-        return self.judgments.agreed(self.judgments.vote_labels(weights, self.gold))
+        return self.judgments.agreed_with(self.judgments.top_levels(weights, self.gold))
 
     def agreement(self, weights: np.ndarray | None) -> np.ndarray:
         return np.asarray(self.agreed(weights) / np.maximum(self.judgments.per_rater, 1e-300))

@@ -8,15 +8,20 @@ priors = the share of responses whose majority is each level, ties split) and ne
 
 EM only finds a local optimum, and on some data Algorithm 1's start leads to a worse one than Dawid–Skene finds
 (S_Adult: log-likelihood −36,394 against −36,272). So by default (``init="best"``) the model is fitted from several
-starts — Algorithm 1's, the soft majority vote (as Dawid–Skene starts), the Dawid–Skene solution itself, and
-``n_starts`` seeded random perturbations of the soft vote — and keeps the one with the highest log posterior: the
-fit is never worse, by its own objective, than any of its starting points. ``starts_`` records every start.
+starts — Algorithm 1's and the soft majority vote (as Dawid–Skene starts), the Dawid–Skene solution itself when
+the prior is fixed above 1, and ``n_starts`` seeded random perturbations of the soft vote — and keeps the one with
+the highest log posterior. ``starts_`` records every start.
 
-The default confusion prior is flat (``alpha_pi = 1``; ``alpha_mu = 1.01``): on the public gold sets it is within
-0.005 of the better of majority vote and Dawid–Skene everywhere, where Algorithm 1 with 1.01 lost 0.027 on S_Adult
-(``benchmarks/bench_accuracy.py``, docs/accuracy.md). ``alpha_pi="auto"`` learns one symmetric concentration by
-empirical Bayes; ``alpha_pi="pooled"`` shrinks each rater's confusion rows towards the crowd's by a learnt
-strength (sparse raters a lot, prolific ones hardly), for studies where many raters judge only a few responses.
+The default confusion prior is learnt (``alpha_pi="pooled"``): each rater's confusion rows are shrunk towards the
+crowd's by a strength learnt by empirical Bayes, so a rater with a handful of judgments is read through the
+crowd's confusion matrix and a prolific one through their own. With a flat prior, sparse raters (a few judgments
+each, or many levels) leave Dawid–Skene unidentified: each rater's matrix can absorb any labelling, and the fits
+with the highest likelihood move away from the consensus (simulated raters with 2 judgments each: Dawid–Skene
+0.68 against majority vote 0.78 accuracy; random starts found higher objectives and 0.61). Chosen by
+leave-one-dataset-out selection over 16 labelled sets (``benchmarks/bench_accuracy.py``, docs/accuracy.md), with no
+random starts (``n_starts=0``: on sparse raters they find the unidentified optima). ``alpha_pi=1`` is the flat
+prior of the paper's experiments (plus ``init="paper"``: Algorithm 1), ``"auto"`` one symmetric concentration
+learnt by empirical Bayes.
 
 >>> import pandas as pd
 >>> from stableval.data.table import AnnotationTable
@@ -48,10 +53,12 @@ LEARNT_PRIORS = ("auto", "pooled")
 
 class Stableval(EMAggregator):
     """MAP Dawid–Skene with Dirichlet priors (Bonagiri et al. 2026, Algorithm 1), fitted from several starts; its
-    hyper-parameters are declared in :attr:`PARAMETERS`. A learnt ``alpha_pi`` (``"auto"``:
-    :func:`~stableval.aggregate.em_priors.dirichlet_concentration`; ``"pooled"``:
-    :func:`~stableval.aggregate.em_priors.pooled_dirichlet`) is fitted in two rounds (flat, then with the prior) and
-    recorded in ``alpha_pi_``; ``max_iter`` and ``tol`` apply per start, convergence on the log posterior.
+    hyper-parameters are declared in :attr:`PARAMETERS`. A learnt ``alpha_pi`` (``"pooled"``, the default:
+    :func:`~stableval.aggregate.em_priors.pooled_dirichlet`; ``"auto"``:
+    :func:`~stableval.aggregate.em_priors.dirichlet_concentration`) is learnt from the flat fit (or, for sparse
+    raters, from the vote shares: ``prior_from_``), the model fitted with it, the prior learnt again from that fit
+    and the model fitted once more (:meth:`~stableval.aggregate.em_fit.EMAggregator.fit_from_starts`); it is
+    recorded in ``alpha_pi_``. ``max_iter`` and ``tol`` apply per start, convergence on the log posterior.
 
     Attributes after ``fit``: as Dawid–Skene; ``objective_`` is the log posterior (log-likelihood + log prior,
     non-decreasing), ``log_likelihood_`` the marginal log-likelihood; ``start_`` the winning start and
@@ -61,10 +68,11 @@ class Stableval(EMAggregator):
     PARAMETERS = (
         Option("alpha_mu", float, "Dirichlet concentration on the class priors (1 = no prior; below 1 the MAP update "
                                   "is not defined).", ge=1),
-        Option("alpha_pi", float, "Dirichlet concentration on every confusion row (1 = no prior; larger for sparse "
-                                  "raters), or learnt from the data: auto (one symmetric concentration by empirical "
-                                  "Bayes) or pooled (a hierarchical prior that shrinks each rater's rows towards the "
-                                  "crowd's).", ge=1, choices=LEARNT_PRIORS),
+        Option("alpha_pi", float, "Dirichlet concentration on every confusion row (1 = no prior, as the paper's "
+                                  "experiments), or learnt from the data: pooled (a hierarchical prior that shrinks "
+                                  "each rater's rows towards the crowd's by an empirical-Bayes strength: sparse "
+                                  "raters a lot, prolific ones hardly) or auto (one symmetric concentration by "
+                                  "empirical Bayes).", ge=1, choices=LEARNT_PRIORS),
         Option("epsilon", float, "Off-diagonal mass of Algorithm 1's initial confusion matrices (1 − ε)I + ε/K.",
                gt=0, lt=1),
         Option("init", str, "best (every start below plus n_starts random ones; the highest log posterior wins), "
@@ -84,10 +92,10 @@ class Stableval(EMAggregator):
     def __init__(
         self,
         alpha_mu: float = 1.01,
-        alpha_pi: float | str = 1.0,
+        alpha_pi: float | str = "pooled",
         epsilon: float = 0.1,
         init: str = "best",
-        n_starts: int = 2,
+        n_starts: int = 0,
         seed: int = 0,
         acceleration: str = "auto",
         max_iter: int = 500,
@@ -160,15 +168,19 @@ class Stableval(EMAggregator):
 
 def random_rows(counts: np.ndarray, groups: np.ndarray | None, seed: tuple[int, int],
                 patterns: list[tuple[int, np.ndarray]] | None = None, *, rows: np.ndarray | None = None) -> np.ndarray:
-    """One random distribution over levels (uniform on the simplex, Dirichlet(1)) per distinct row of label counts,
-    drawn from ``seed`` in the sorted order of the distinct rows: responses with the same votes get the same draw,
-    so renaming or reordering items and raters changes nothing. Group by group (``groups`` sorted, one number per
-    row), so a problem gets the same draws alone as inside a batch. ``patterns``: an empty list the distinct rows
-    of each group are stored in (or, filled by an earlier call on the same counts, taken from). ``rows`` (without
-    ``groups``): only those rows of the result, the same numbers as indexing the whole one.
+    """One random distribution over levels per distinct row of label counts, drawn from ``seed`` so that nothing
+    but the votes decides it: renaming or reordering items, raters or levels changes nothing (the draw of a level
+    permutes with the level). Each cell's draw is an Exp(1) variate keyed by what the votes say of it — the row's
+    counts sorted, the cell's own count and its level's total count — and each row is normalised (Dirichlet(1)
+    where the keys differ); responses with the same votes get the same draw. Group by group (``groups`` sorted,
+    one number per row), so a problem gets the same draws alone as inside a batch. ``patterns``: an empty list the
+    distinct rows of each group are stored in (or, filled by an earlier call on the same counts, taken from).
+    ``rows`` (without ``groups``): only those rows of the result, the same numbers as indexing the whole one.
 
     >>> random_rows(np.array([[2, 0], [0, 2], [2, 0]]), None, (0, 1)).round(3).tolist()
-    [[0.479, 0.521], [0.737, 0.263], [0.479, 0.521]]
+    [[0.231, 0.769], [0.564, 0.436], [0.231, 0.769]]
+    >>> random_rows(np.array([[0, 2], [2, 0], [0, 2]]), None, (0, 1)).round(3).tolist()  # levels swapped
+    [[0.769, 0.231], [0.436, 0.564], [0.769, 0.231]]
     """
     known = patterns if patterns is not None else []
     fill = not known
@@ -178,9 +190,8 @@ def random_rows(counts: np.ndarray, groups: np.ndarray | None, seed: tuple[int, 
         if fill:
             known.append(_distinct_rows(counts))
         n_patterns, inverse = known[0]
-        if rows is not None:
-            inverse = inverse[rows]
-        return np.asarray(np.random.default_rng(seed).dirichlet(np.ones(counts.shape[1]), size=n_patterns)[inverse])
+        draws = _level_blind_draws(counts, n_patterns, inverse, seed)
+        return np.asarray(draws[inverse if rows is None else inverse[rows]])
     out = np.empty(counts.shape)
     bounds = np.flatnonzero(np.diff(groups)) + 1
     for number, rows in enumerate(np.split(np.arange(counts.shape[0]), bounds)):
@@ -191,9 +202,25 @@ def random_rows(counts: np.ndarray, groups: np.ndarray | None, seed: tuple[int, 
         if fill:
             known.append(_distinct_rows(counts[rows]))
         n_patterns, inverse = known[number]
-        draws = np.random.default_rng(seed).dirichlet(np.ones(counts.shape[1]), size=n_patterns)
-        out[rows] = draws[inverse]
+        out[rows] = _level_blind_draws(counts[rows], n_patterns, inverse, seed)[inverse]
     return out
+
+
+def _level_blind_draws(counts: np.ndarray, n_patterns: int, inverse: np.ndarray, seed: tuple[int, int]) -> np.ndarray:
+    """(n_patterns, K) the draws of :func:`random_rows` for the distinct rows of ``counts`` (``inverse``: each row's
+    distinct row): one Exp(1) variate per distinct key (row counts sorted, cell count, level total), handed out in
+    the sorted order of the keys, each row normalised."""
+    k = counts.shape[1]
+    first = np.zeros(n_patterns, dtype=np.int64)
+    first[inverse[::-1]] = np.arange(len(inverse))[::-1]  # one row of each distinct row
+    distinct = np.rint(np.asarray(counts[first], dtype=float)).astype(np.int64)
+    totals = np.rint(np.asarray(counts.sum(axis=0), dtype=float)).astype(np.int64)
+    keys = np.column_stack([np.repeat(-np.sort(-distinct, axis=1), k, axis=0), distinct.ravel(),
+                            np.tile(totals, n_patterns)])
+    _, cell = np.unique(keys, axis=0, return_inverse=True)
+    variates = np.random.default_rng(seed).exponential(size=int(cell.max(initial=-1)) + 1)[cell.ravel()]
+    draws = variates.reshape(n_patterns, k)
+    return np.asarray(draws / draws.sum(axis=1, keepdims=True))
 
 
 def _distinct_rows(counts: np.ndarray) -> tuple[int, np.ndarray]:

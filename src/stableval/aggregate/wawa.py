@@ -3,8 +3,9 @@
 Source: the "Worker Agreement with Aggregate" baseline as implemented in crowd-kit (D. Ustalov, N. Pavlichenko
 and B. Tseitlin (2024), "Learning from Crowds with Crowd-Kit", Journal of Open Source Software 9(96):6227;
 ``crowdkit.aggregation.Wawa``), described there as a heuristic used in Toloka's production pipelines. Three
-steps: (1) the majority level of each response (ties to the lowest level, as crowd-kit's ``idxmax``); (2) each
-rater's skill = the share of their judgments equal to that majority; (3) the vote weighted by those skills. The
+steps: (1) the majority level of each response; (2) each rater's skill = the share of their judgments equal to
+that majority (a judgment of one of t tied majority levels counts 1/t, so no level's code breaks a tie; crowd-kit's
+``idxmax`` gives ties to the level listed first); (3) the vote weighted by those skills. The
 weighted vote shares are the reported distribution (crowd-kit's ``probas_``); a response whose raters all have
 skill 0 keeps its plain vote shares (crowd-kit would give 0/0).
 

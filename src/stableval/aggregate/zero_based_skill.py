@@ -3,11 +3,12 @@
 Source: the Zero-Based Skill (ZBS) method as implemented in crowd-kit (D. Ustalov, N. Pavlichenko and
 B. Tseitlin (2024), "Learning from Crowds with Crowd-Kit", Journal of Open Source Software 9(96):6227;
 ``crowdkit.aggregation.ZeroBasedSkill``). Every rater starts at skill 1/K + ``eps`` (K = the number of distinct
-labels given); each of ``n_iter`` rounds takes the skill-weighted vote (ties to the lowest level), then moves each
-skill towards the rater's share of judgments equal to that vote by a gradient step on the squared difference,
-``skill += lr * (agreement − skill)``, with the learning rate ``lr_init`` multiplied by ``lr_reduce_factor`` every
-``lr_steps_to_reduce`` rounds. The reported distribution is the vote weighted by the final skills. These are
-crowd-kit 1.4.2's rules and defaults (it always runs all ``n_iter`` rounds), so the two agree.
+labels given); each of ``n_iter`` rounds takes the skill-weighted vote, then moves each skill towards the rater's share
+of judgments equal to that vote (a judgment of one of t tied levels counts 1/t, so no level's code breaks a tie;
+crowd-kit gives ties to the level listed first) by a gradient step on the squared difference, ``skill += lr * (agreement
+− skill)``, with the learning rate ``lr_init`` multiplied by ``lr_reduce_factor`` every ``lr_steps_to_reduce`` rounds.
+The reported distribution is the vote weighted by the final skills. These are crowd-kit 1.4.2's rules and defaults (it
+always runs all ``n_iter`` rounds), so the two agree.
 
 Each round is two ``np.bincount`` passes over the judgments (:class:`~stableval.aggregate.responses.Votes`; on a
 Dask cluster, partition by partition, the agreements summed).

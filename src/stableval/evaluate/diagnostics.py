@@ -377,9 +377,9 @@ def diagnose(
     refuse_without_rater_model(chosen.method)
     name = chosen.key
     model = chosen.fit(table)
-    confusion = np.asarray(model.confusion_, dtype=float)
     priors = np.asarray(model.priors_, dtype=float)
     posteriors = np.asarray(model.posteriors_, dtype=float)
+    confusion = rater_evidence(table, model)
     k = table.n_levels
 
     # ---- raters
@@ -414,6 +414,42 @@ def diagnose(
         fit=model.fit_summary(),
         dataset=table.summary(), settings=settings, difficulty_source=difficulty_source,
     )
+
+
+def rater_evidence(table: JudgmentTable, model: Aggregator) -> np.ndarray:
+    """(R, K, K) the confusion matrices the diagnostics read. For the Dawid–Skene-type EM models (DS, STABLEVAL) each
+    rater's own evidence against the fitted consensus: the expected counts sum_i posterior_i(c) · [r gave o to i],
+    row-normalised — the maximum-likelihood rows, which a Dirichlet prior (STABLEVAL's pooled default shrinks every
+    row towards the crowd's) would pull towards looking like the crowd, hiding a careless rater; a row without
+    evidence keeps the model's. Other models' matrices are their own structure (GLAD, MACE, ordinal), used as fitted.
+
+    >>> import pandas as pd
+    >>> from stableval.aggregate import Stableval
+    >>> frame = pd.DataFrame({"item": [1, 1, 1, 2, 2, 2, 3, 3, 3, 4, 4, 4], "agent": "A", "rater": list("abc") * 4,
+    ...                       "label": [1, 1, 1, 0, 0, 1, 1, 1, 1, 0, 0, 1]})  # rater c always says 1
+    >>> table = AnnotationTable.from_frame(frame, levels=("no", "yes"))
+    >>> rater_evidence(table, Stableval().fit(table))[2].round(3).tolist()
+    [[0.0, 1.0], [0.0, 1.0]]
+    """
+    from stableval.aggregate.em_fit import EMAggregator
+
+    fitted = np.asarray(model.confusion_, dtype=float)
+    if not isinstance(model, EMAggregator):
+        return fitted
+    from stableval.aggregate.responses import ResponseMatrix, WholeMatrix
+
+    if isinstance(table, AnnotationTable):
+        responses: ResponseMatrix = WholeMatrix.of_table(table)
+    else:  # on the Dask cluster the table lives on
+        from stableval.aggregate.distributed import PartitionedMatrix
+        from stableval.data.partitioned import PartitionedTable
+
+        assert isinstance(table, PartitionedTable)
+        responses = PartitionedMatrix(table)
+    k = table.n_levels
+    counts = responses.expected_rows(np.asarray(model.posteriors_, dtype=float)).reshape(-1, k, k)
+    mass = counts.sum(axis=2, keepdims=True)
+    return np.asarray(np.where(mass > 1e-12, counts / np.maximum(mass, 1e-300), fitted))
 
 
 def response_columns(responses: pd.DataFrame, counts: np.ndarray, posteriors: np.ndarray,
