@@ -2,7 +2,7 @@
 
 One :class:`Importer` per tool names its reader (``"module:function"``, imported on first use), what the export
 is, what it gives and what it leaves out. The command line derives ``--from`` and ``stableval convert NAME`` from
-:data:`IMPORTERS`, and ``docs/importers.md`` has one row per name (``tests/test_importers.py`` checks it).
+:data:`IMPORTERS`, and ``docs/importers.md`` has one row per name (``tests/data/test_importers.py`` checks it).
 
 >>> list(IMPORTERS)[:3], IMPORTERS["arena"].gives
 (['label-studio', 'argilla', 'mturk'], 'pairwise votes')
