@@ -227,3 +227,29 @@ def test_the_key_never_comes_before_the_blind_answer(portal: tuple[Any, Any], tm
     assert submit_confirm(client, assignment, confirm.text).status_code == 200
     ((_, quality),) = track_quality(db, "t")
     assert (quality.judgments, quality.correct) == (1, 0)  # B, given blind: wrong; never the key's C
+
+
+def test_step_two_first_leaves_no_redirect_loop(portal: tuple[Any, Any], tmp_path: Path) -> None:
+    """Regression (issue 26, security review 3, F9): step 2 posted before step 1 marked it opened, and from then on
+    step 1 redirected to step 2 and step 2 back to step 1 ("too many redirects"). Now step 1 stays reachable."""
+    app, db = portal
+    client = task_rater(app, db, tmp_path, "mcq", n=1)
+    assignment, first = claim_task(client)
+    client.post(f"/a/{assignment}/task/seen", data={"csrf": csrf_of(first.text), "action": "next"})
+    blind = client.get(f"/a/{assignment}/task/blind", follow_redirects=False)
+    assert blind.status_code == 200 and "Step 1 of 2" in blind.text
+    assert client.get(f"/a/{assignment}/task/seen", follow_redirects=False).headers["location"].endswith("/blind")
+
+
+def test_opening_step_two_by_a_link_does_not_finalise_the_blind_answer(portal: tuple[Any, Any], tmp_path: Path
+                                                                       ) -> None:
+    """Regression (issue 26, security review 3, F10): the first GET of step 2 made a saved blind draft final (a
+    state change on GET, reachable by any link). Now only step 1's Next does: the later step-1 post counts."""
+    app, db = portal
+    client = task_rater(app, db, tmp_path, "mcq", n=1)
+    assignment, first = claim_task(client)
+    client.post(f"/a/{assignment}/task/blind", data={**_blind(first.text, "B"), "action": "save"})
+    opened = client.get(f"/a/{assignment}/task/seen")
+    assert str(opened.url).endswith("/task/blind") and not _shows_key(opened)
+    seen = client.post(f"/a/{assignment}/task/blind", data=_blind(first.text, "C"))
+    assert str(seen.url).endswith("/task/seen") and "You answered C." in seen.text
