@@ -163,3 +163,35 @@ def test_many_threads_claim_and_submit_at_once(db_url: str, tmp_path: Path) -> N
     assert len(per_item) == n_items and (per_item == k).all()  # no item exceeds k, all filled
     assert len(set(stored)) == len(stored)
     db.dispose()
+
+
+def test_progress_counts_do_not_tell_gold_questions_apart(tmp_path: Path) -> None:
+    """Regression (issue 26, security review 3, F2): "remaining" went up by one while a gold question was held and
+    did not go down after it was submitted, so a rater could tell the attention checks apart. Now every claim
+    leaves the counts as they were and every submission lowers "remaining" and raises "done" by one, gold or
+    not."""
+    db = Database(f"sqlite:///{tmp_path / 'p.db'}")
+    db.upgrade()
+    frame = questions_frame(12)
+    frame["gold"] = ["a", "b"] + [""] * 10
+    seed_track(db, tmp_path, frame=frame, gold_rate=0.5)
+    (rater,) = _raters(db, 1)
+
+    def counts() -> tuple[int, int]:
+        with db.reading() as session:
+            (line,) = progress_for(session, session.get(Rater, rater))
+        return line.remaining, line.submitted
+
+    kinds = []
+    for _ in range(6):
+        before = counts()
+        claim = claim_next(db, rater, "main")
+        assert claim.assignment_id is not None
+        during = counts()
+        assert submit(db, rater, claim.assignment_id, _answer(db, claim.assignment_id)).status == "created"
+        with db.reading() as session:
+            kinds.append(bool(session.scalar(select(Question.gold).join(Assignment).where(
+                Assignment.id == claim.assignment_id))))
+        assert during == before and counts() == (before[0] - 1, before[1] + 1), (kinds, before, during, counts())
+    assert any(kinds) and not all(kinds)  # both kinds were claimed
+    db.dispose()

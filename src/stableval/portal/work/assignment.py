@@ -44,7 +44,8 @@ from stableval.portal.tasks.registry import TASKS
 from stableval.portal.work.quality import gold_turn, is_paused
 from stableval.portal.work.scope import in_scope
 
-__all__ = ["Claim", "TrackProgress", "capacity", "claim_next", "counterbalance", "progress_for", "slots_taken"]
+__all__ = ["Claim", "TrackProgress", "capacity", "claim_next", "counterbalance", "progress_for", "remaining_shown",
+           "slots_taken"]
 
 
 def counterbalance(rater_id: int, question_id: int) -> bool:
@@ -203,7 +204,11 @@ def slots_taken(session: Session, question_id: int, now: datetime, *, exclude: i
 
 
 def progress_for(session: Session, rater: Rater, now: datetime | None = None) -> list[TrackProgress]:
-    """Per track: how many questions this rater can still get (their open lease included) and has submitted."""
+    """Per track: how many questions this rater can still get (their open lease included) and has submitted.
+
+    Gold questions must not stand out (:func:`remaining_shown`): "remaining" counts the regular questions
+    available and held, less the gold questions submitted, so a claim of either kind leaves both counts as they
+    were and a submission of either kind lowers "remaining" and raises "done" by one."""
     now = now or utcnow()
     out = []
     for track in session.scalars(select(Track).order_by(Track.id)):
@@ -211,21 +216,40 @@ def progress_for(session: Session, rater: Rater, now: datetime | None = None) ->
             continue
         counts = session.execute(_progress_counts(bool(rater.subspecialty), bool(rater.specialty),
                                                   track.fallback or "general"), _bound(rater, track, now)).one()
-        available, own_open, submitted = (int(n or 0) for n in counts)
-        out.append(TrackProgress(track.slug, track.title, available + own_open, submitted))
+        available, own_open, gold_open, submitted, gold_submitted = (int(n or 0) for n in counts)
+        remaining = remaining_shown(available, own_open - gold_open, gold_open, gold_submitted)
+        out.append(TrackProgress(track.slug, track.title, remaining, submitted))
     return out
 
 
+def remaining_shown(available: int, regular_open: int, gold_open: int, gold_submitted: int) -> int:
+    """The "questions remaining" a rater is shown: regular questions available and held, less the gold questions
+    submitted (each counted as if it had been one of the regular ones), and at least 1 while anything is left or
+    held (so the button stays; near the end the count stays at 1 for either kind).
+
+    >>> remaining_shown(5, 1, 0, 0), remaining_shown(5, 0, 1, 0), remaining_shown(5, 0, 0, 1)  # held; then done
+    (6, 5, 4)
+    >>> remaining_shown(1, 0, 0, 3), remaining_shown(0, 0, 1, 3), remaining_shown(0, 0, 0, 3)
+    (1, 1, 0)
+    """
+    if available + regular_open + gold_open == 0:
+        return 0
+    return max(available + regular_open - gold_submitted, 1)
+
+
 @lru_cache(maxsize=32)
-def _progress_counts(has_sub: bool, has_spec: bool, fallback: str) -> Select[int, int, int]:
-    """One statement for a rater's line of one track: questions available, own open leases, own submissions."""
+def _progress_counts(has_sub: bool, has_spec: bool, fallback: str) -> Select[int, int, int, int, int]:
+    """One statement for a rater's line of one track: questions available, own open leases (all, gold), own
+    submissions (all, gold)."""
     rater_id, track_id = bindparam("rater_id", type_=Integer), bindparam("track_id", type_=Integer)
     available = select(func.count(Question.id)).where(_available_shape(has_sub, has_spec, fallback))
     own_open = select(func.count(Assignment.id)).join(Question).where(
         Question.track_id == track_id, Assignment.rater_id == rater_id, Assignment.status == "open")
     submitted = select(func.count(Submission.id)).join(Question).where(
         Question.track_id == track_id, Submission.rater_id == rater_id)
-    return select(available.scalar_subquery(), own_open.scalar_subquery(), submitted.scalar_subquery())
+    gold = Question.gold != ""
+    return select(available.scalar_subquery(), own_open.scalar_subquery(), own_open.where(gold).scalar_subquery(),
+                  submitted.scalar_subquery(), submitted.where(gold).scalar_subquery())
 
 
 def claim_next(db: Database, rater_id: int, slug: str, now: datetime | None = None) -> Claim:
