@@ -435,6 +435,7 @@ def quality(
 
     frame = pd.DataFrame({"rater": [f"rater-{r.id}" for r, _ in rows], "name": [r.name for r, _ in rows],
                           "gold_questions": [q.gold_answered for _, q in rows],
+                          "gold_flagged": [q.flagged_gold for _, q in rows],
                           "gold_judgments": [q.judgments for _, q in rows], "correct": [q.correct for _, q in rows],
                           "accuracy": [q.accuracy for _, q in rows], "status": [q.status for _, q in rows]})
     from stableval.portal.admin.export import defuse_formulas

@@ -243,6 +243,11 @@ class TaskType:
         """(gold judgments, correct ones) of one confirmed answer (``Submission.payload``) to a gold question."""
         raise ValueError(f"no gold answers for {self.name!r}")
 
+    def gold_judgments(self, gold: Any, criteria: list[str]) -> int:
+        """The gold judgments one answer to this gold question gives (a flagged gold question counts as that many,
+        all wrong)."""
+        return self.score_gold(gold, {}, criteria)[0]
+
     def describe_gold(self, gold: Any, track: Track) -> str:
         """The known answer as the admin's question table shows it."""
         return str(gold)

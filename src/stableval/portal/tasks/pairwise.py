@@ -179,6 +179,9 @@ class PairwiseTask(TaskType):
     def gold_rows(self, session: Session, track: Track, rater_ids: list[int] | None) -> GoldRows:
         return gold_judgments(session, track, rater_ids)
 
+    def gold_judgments(self, gold: Any, criteria: list[str]) -> int:
+        return len(criteria)  # one per criterion
+
     # ------------------------------------------------------------------------------------------ the rater's form
     def claim_draft(self, now_iso: str) -> dict[str, Any] | None:
         """The claim marks step 1 shown (time on task starts one redirect before the page, which then only

@@ -33,6 +33,7 @@ __all__ = [
     "COOKIE",
     "MAX_FORM_BYTES",
     "MAX_UPLOAD_BYTES",
+    "NOT_YOURS",
     "Portal",
     "check_body",
     "client_address",
@@ -183,6 +184,12 @@ def refuse_retired(question: Question) -> None:
                                                     "not needed. Go to your progress page for the next one.")
 
 
+#: Why a lease given back (its time ran out and the slot went to another rater, the rater was disabled, a submit
+#: was refused) is refused: it never comes back.
+NOT_YOURS = ("This question is no longer yours (your time on it ran out and it went to another rater, or the study "
+             "team took it back), so your answers to it were not saved. Go to your progress page for the next one.")
+
+
 def refuse_closed(assignment: Assignment, question: Question) -> RedirectResponse | None:
     """The guards of a question page, in order: a submitted assignment goes to the progress page (the redirect
     returned), a withdrawn question is refused (410), and so is a lease lost to another rater (410)."""
@@ -190,6 +197,5 @@ def refuse_closed(assignment: Assignment, question: Question) -> RedirectRespons
         return see_other("/progress?saved=1")
     refuse_retired(question)
     if assignment.status != "open":
-        raise HTTPException(status_code=410, detail="This question was given to another rater after your time "
-                                                    "on it ran out. Go to your progress page for the next one.")
+        raise HTTPException(status_code=410, detail=NOT_YOURS)
     return None
