@@ -106,8 +106,11 @@ def set_session(request: Request, **values: Any) -> None:
 
 
 def check_body(request: Request, *, files: bool = False) -> None:
-    """Refuse, before reading it, a body that is too large (413) or a file upload where none is expected (415)."""
+    """Refuse, before reading it, a body that says it is too large (413) or a file upload where none is expected
+    (415); and set the limit at which the app's body counter refuses a body while it is read (a chunked body has
+    no length to check)."""
     limit = MAX_UPLOAD_BYTES if files else MAX_FORM_BYTES
+    request.state.body_limit = limit
     length = request.headers.get("content-length", "")
     if length.isdecimal() and len(length) < 20 and int(length) > limit:
         raise HTTPException(status_code=413, detail=f"The form is too large ({int(length):,} bytes; at most "
