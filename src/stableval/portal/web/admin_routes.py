@@ -4,7 +4,8 @@ live results.
 Every route here requires the admin credential: a session signed in at ``/admin/login`` with the current admin
 token (a session signed in with an older token, or ended by signing out, no longer counts), or an
 ``Authorization: Bearer <token>`` header (for scripts; only such a request skips the CSRF check). Anything else
-gets 401. Sign-in attempts are rate limited per client address.
+gets 401. Failed admin credentials, by the form or a Bearer token, count against one limit per client and one for
+everyone (:func:`~stableval.portal.web.common.admin_credential`).
 """
 
 from __future__ import annotations
@@ -34,11 +35,11 @@ from stableval.portal.admin.manage import (
 )
 from stableval.portal.admin.progress import admin_overview, track_detail
 from stableval.portal.store.answers import task_of
-from stableval.portal.store.security import new_token, same_secret
+from stableval.portal.store.security import new_token
 from stableval.portal.tasks.registry import TASKS
 from stableval.portal.web.common import (
+    admin_credential,
     check_body,
-    client_address,
     page,
     portal_of,
     read_form,
@@ -55,9 +56,14 @@ MEDIA = {"csv": "text/csv; charset=utf-8", "jsonl": "application/x-ndjson", "par
 
 
 def _bearer_admin(request: Request) -> bool:
-    """Whether the request carries ``Authorization: Bearer <the admin token>`` (any other header: no)."""
-    header = request.headers.get("authorization", "")
-    return header[:7].lower() == "bearer " and same_secret(header[7:].strip(), portal_of(request).admin_token)
+    """Whether the request carries ``Authorization: Bearer <the admin token>`` (any other header: no); a Bearer
+    token is checked within the limits on failed admin credentials (:func:`admin_credential`), once per request."""
+    found = getattr(request.state, "bearer_admin", None)
+    if found is None:
+        header = request.headers.get("authorization", "")
+        found = header[:7].lower() == "bearer " and admin_credential(request, header[7:].strip())
+        request.state.bearer_admin = found
+    return bool(found)
 
 
 def _session_admin(request: Request) -> bool:
@@ -93,14 +99,14 @@ def login_page(request: Request) -> Response:
 
 @router.post("/login")
 async def login(request: Request) -> Response:
-    portal = portal_of(request)
-    if not portal.login_limiter.allow(client_address(request)):
-        raise HTTPException(status_code=429, detail="Too many sign-in attempts; wait a minute and try again.",
-                            headers={"Retry-After": "60"})
+    """Sign in with the admin token (within the limits on failed admin credentials: :func:`admin_credential`). The
+    session then names this browser (``device``): its later sign-ins have an allowance of their own."""
     form = await read_form(request)
-    if not same_secret(str(form.get("token") or ""), portal.admin_token):
+    if not admin_credential(request, str(form.get("token") or "")):
         return page(request, "admin_login.html", status_code=401, error="That admin token is not right.")
-    set_session(request, admin=portal.admin_tag, sid=new_token(16))
+    device = session_of(request).get("device")
+    set_session(request, admin=portal_of(request).admin_tag, sid=new_token(16),
+                device=device if isinstance(device, str) else new_token(12))
     return see_other("/admin")
 
 

@@ -34,7 +34,16 @@ from stableval.portal.store.security import RateLimiter, Signer
 from stableval.portal.tasks.render import escape_text, markdown_to_html, radio_options
 from stableval.portal.tasks.transcripts import answer_to_html
 from stableval.portal.web.admin_routes import router as admin_router
-from stableval.portal.web.common import COOKIE, LOGIN_RATE, MAX_FORM_BYTES, Portal, page, portal_of, read_form
+from stableval.portal.web.common import (
+    COOKIE,
+    LOGIN_RATE,
+    LOGIN_RATE_ALL,
+    MAX_FORM_BYTES,
+    Portal,
+    page,
+    portal_of,
+    read_form,
+)
 from stableval.portal.web.rater_routes import router as rater_router
 from stableval.portal.web.step_routes import router as step_router
 
@@ -132,7 +141,8 @@ def create_app(database_url: str, admin_token: str, *, migrate: bool = True, sec
     templates.env.auto_reload = False  # compiled templates are kept: no file checks on every page
     portal = Portal(db=db, signer=Signer(db.secret()), admin_token=admin_token, templates=templates,
                     invite_limiter=RateLimiter(limit=invite_rate, window=60.0, shared=rate_limit_file, name="invite"),
-                    login_limiter=RateLimiter(limit=LOGIN_RATE, window=60.0, shared=rate_limit_file, name="login"),
+                    login_limiter=RateLimiter(limit=LOGIN_RATE, window=60.0, total=LOGIN_RATE_ALL,
+                                              shared=rate_limit_file, name="login"),
                     secure_cookies=secure_cookies)
 
     @asynccontextmanager

@@ -14,6 +14,7 @@ the app factory.
 
 from __future__ import annotations
 
+import logging
 import secrets
 import time
 from dataclasses import dataclass, field
@@ -25,16 +26,19 @@ from fastapi.templating import Jinja2Templates
 
 from stableval.portal.store.db import Database
 from stableval.portal.store.models import Assignment, Question
-from stableval.portal.store.security import RateLimiter, Signer
+from stableval.portal.store.security import RateLimiter, Signer, same_secret
 from stableval.portal.work.access import session_access
 from stableval.portal.work.flow import Opened, open_assignment
 
 __all__ = [
     "COOKIE",
+    "LOGIN_RATE",
+    "LOGIN_RATE_ALL",
     "MAX_FORM_BYTES",
     "MAX_UPLOAD_BYTES",
     "NOT_YOURS",
     "Portal",
+    "admin_credential",
     "check_body",
     "client_address",
     "load_assignment",
@@ -48,10 +52,16 @@ __all__ = [
     "signed_in_rater",
 ]
 
+logger = logging.getLogger("stableval.portal")
+
 #: Name of the signed session cookie.
 COOKIE = "stableval_session"
-#: admin sign-in attempts allowed per client address and minute
+#: Failed admin credential checks (the sign-in form and ``Authorization: Bearer`` alike) allowed per client and
+#: minute; a client is a browser that signed in before (its session's ``device``), else an address.
 LOGIN_RATE = 10
+#: ... and from every client together per minute (browsers that signed in before are exempt): past it, everyone
+#: else's admin credentials are refused unchecked until the minute is over.
+LOGIN_RATE_ALL = 100
 #: Largest body of a plain form post (bytes); larger ones are refused (413) before they are read.
 MAX_FORM_BYTES = 1024 * 1024
 #: Largest body of an admin file upload (question import, invite list), bytes.
@@ -69,7 +79,8 @@ class Portal:
     templates: Jinja2Templates
     invite_limiter: RateLimiter
     secure_cookies: bool = False
-    login_limiter: RateLimiter = field(default_factory=lambda: RateLimiter(limit=LOGIN_RATE, window=60.0))
+    login_limiter: RateLimiter = field(default_factory=lambda: RateLimiter(limit=LOGIN_RATE, window=60.0,
+                                                                           total=LOGIN_RATE_ALL))
 
     @property
     def admin_tag(self) -> str:
@@ -93,6 +104,23 @@ def client_address(request: Request) -> str:
     """The client's address as the server sees it (a proxy's ``X-Forwarded-For`` only when ``stableval serve``
     was told to trust that proxy with ``--forwarded-allow-ips``)."""
     return request.client.host if request.client else "unknown"
+
+
+def admin_credential(request: Request, given: str) -> bool:
+    """Whether ``given`` is the admin token, checked within the limits on failed admin credentials
+    (:data:`LOGIN_RATE` per client, :data:`LOGIN_RATE_ALL` from every client but the browsers that signed in
+    before); past them 429, the token unchecked. Each failure is logged with the client's address."""
+    portal = portal_of(request)
+    device = session_of(request).get("device")
+    known = isinstance(device, str) and 0 < len(device) <= 64
+    key = f"device:{device}" if known else f"address:{client_address(request)}"
+    result = portal.login_limiter.attempt(key, lambda: same_secret(given, portal.admin_token), trusted=known)
+    if result is None:
+        raise HTTPException(status_code=429, detail="Too many failed admin sign-ins; wait a minute and try again.",
+                            headers={"Retry-After": "60"})
+    if not result:
+        logger.warning("failed admin credential from %s (%s)", client_address(request), request.url.path)
+    return result
 
 
 def set_session(request: Request, **values: Any) -> None:

@@ -1,0 +1,53 @@
+"""The admin routes' credential checks: one limit on failed admin credentials (the sign-in form and
+``Authorization: Bearer`` alike), per client, with a cap on everyone together; browsers that signed in before keep
+their own allowance, so a guesser cannot lock the admin out (each regression of the security reviews says so in
+its docstring)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi.testclient import TestClient
+from portal_helpers import ADMIN, csrf_of
+
+from stableval.portal.web.common import LOGIN_RATE, LOGIN_RATE_ALL
+
+
+def _sign_in(client: TestClient, token: str) -> int:
+    csrf = csrf_of(client.get("/admin/login").text)
+    return client.post("/admin/login", data={"csrf": csrf, "token": token}, follow_redirects=False).status_code
+
+
+def test_bearer_guesses_share_the_sign_in_limit(portal: tuple[Any, Any]) -> None:
+    """Regression (issue 26, security review 3, F6): wrong ``Authorization: Bearer`` tokens were not limited at all
+    (hundreds of guesses a second), while the form allowed 10 a minute. Now both count against one limit of failed
+    admin credentials per client: past it, a Bearer token is refused unchecked (429), the right one too."""
+    app, _ = portal
+    guesser = TestClient(app, client=("203.0.113.7", 4000))
+    codes = [guesser.get("/admin/tracks/x/export", headers={"Authorization": f"Bearer guess-{i:04d}-xxxx"}
+                         ).status_code for i in range(LOGIN_RATE + 2)]
+    assert codes == [401] * LOGIN_RATE + [429, 429]
+    assert guesser.get("/admin", headers={"Authorization": f"Bearer {ADMIN}"}).status_code == 429
+    assert _sign_in(guesser, ADMIN) == 429  # the form shares the limit
+    other = TestClient(app, client=("203.0.113.8", 4000))  # another client is not limited by this one
+    assert other.get("/admin", headers={"Authorization": f"Bearer {ADMIN}"}).status_code == 200
+    assert other.get("/admin", headers={"Authorization": f"Bearer {ADMIN}"}).status_code == 200  # rights: free
+
+
+def test_a_guesser_cannot_lock_the_admin_out(portal: tuple[Any, Any]) -> None:
+    """Regression (issue 26, security review 3, F6): 10 wrong sign-ins a minute from the admin's address (a shared
+    proxy, an office NAT) locked the real admin out of the form. Now a browser that signed in before keeps its own
+    allowance, also when failures from every address together reach the global cap, which stops everyone else."""
+    app, _ = portal
+    admin = TestClient(app, client=("198.51.100.1", 4000))
+    assert _sign_in(admin, ADMIN) == 303
+    admin.post("/admin/logout", data={"csrf": csrf_of(admin.get("/admin").text)})
+    assert admin.get("/admin").status_code == 401
+    same_address = TestClient(app, client=("198.51.100.1", 4001))
+    assert [_sign_in(same_address, f"wrong-{i:04d}-token") for i in range(LOGIN_RATE + 1)][-2:] == [401, 429]
+    for number in range(LOGIN_RATE_ALL // LOGIN_RATE):  # failures from many addresses up to the global cap
+        crowd = TestClient(app, client=(f"192.0.2.{number + 1}", 4000))
+        assert {_sign_in(crowd, f"wrong-{i:04d}-token") for i in range(LOGIN_RATE)} <= {401, 429}
+    newcomer = TestClient(app, client=("192.0.2.250", 4000))
+    assert _sign_in(newcomer, f"wrong-{0:04d}-token") == 429  # the cap: refused unchecked
+    assert _sign_in(admin, ADMIN) == 303 and admin.get("/admin").status_code == 200
