@@ -195,3 +195,31 @@ def test_progress_counts_do_not_tell_gold_questions_apart(tmp_path: Path) -> Non
         assert during == before and counts() == (before[0] - 1, before[1] + 1), (kinds, before, during, counts())
     assert any(kinds) and not all(kinds)  # both kinds were claimed
     db.dispose()
+
+
+def test_a_subspecialty_matches_only_within_the_specialty(tmp_path: Path) -> None:
+    """Regression (issue 26, security review 3, F8): a question tagged with a subspecialty went first to any rater
+    of that (free-text) subspecialty, whatever their specialty: a cardiologist who typed "Breast cancer" got the
+    oncology question first, on a track that never offers another specialty's questions. Now a subspecialty
+    matches only within the question's specialty (or an untagged one)."""
+    db = Database(f"sqlite:///{tmp_path / 'p.db'}")
+    db.upgrade()
+    frame = pd.concat([questions_frame(1, specialty="oncology", subspecialty="breast cancer", prefix="onc"),
+                       questions_frame(1, specialty="cardiology", prefix="card"),
+                       questions_frame(1, subspecialty="breast cancer", prefix="any")], ignore_index=True)
+    seed_track(db, tmp_path, frame=frame, k=2, specialties="cardiology,oncology", fallback="specialty")
+    (cardiologist,) = _raters(db, 1, specialty="cardiology", subspecialty="breast cancer")
+    (oncologist,) = _raters(db, 1, specialty="oncology", subspecialty="breast cancer")
+
+    def offered(rater: int) -> list[str]:
+        items = []
+        while (claim := claim_next(db, rater, "main")).assignment_id is not None:
+            assert submit(db, rater, claim.assignment_id, _answer(db, claim.assignment_id)).status == "created"
+            with db.reading() as session:
+                items.append(session.scalar(select(Question.external_id).join(Assignment).where(
+                    Assignment.id == claim.assignment_id)))
+        return items
+
+    assert offered(cardiologist) == ["any0", "card0"]  # the untagged specialty's subspecialty, then cardiology
+    assert offered(oncologist) == ["any0", "onc0"]  # both match: the one closer to k first
+    db.dispose()

@@ -1,7 +1,8 @@
 """Who rates what: k confirmed ratings per item, never twice per rater, routing, leases, concurrency.
 
-Routing: a question tagged with a subspecialty goes first to raters of that subspecialty, one tagged with a
-specialty to raters of that specialty, an untagged question to everyone (the general pool; the track's fallback
+Routing: a question tagged with a subspecialty goes first to raters of that subspecialty within its specialty (a
+rater of another specialty never gets it by their subspecialty), one tagged with a specialty to raters of that
+specialty, an untagged question to everyone (the general pool; the track's fallback
 can narrow or widen this, below); a rater is offered subspecialty matches first, then specialty matches, then the
 general pool, and within each the items closest to completion. A claim is a lease (default 24 h): an open,
 unexpired lease reserves one of the item's k slots; an expired one no longer does, so abandoned items return to
@@ -126,8 +127,10 @@ def _routing(rater: Rater, track: Track) -> tuple[ColumnElement[bool], ColumnEle
 
 @lru_cache(maxsize=32)
 def _routing_shape(has_sub: bool, has_spec: bool, fallback: str) -> tuple[ColumnElement[bool], ColumnElement[int]]:
-    sub = and_(Question.subspecialty != "", Question.subspecialty == bindparam("subspecialty", type_=String))
-    spec = and_(Question.specialty != "", Question.specialty == bindparam("specialty", type_=String))
+    specialty = bindparam("specialty", type_=String)
+    sub = and_(Question.subspecialty != "", Question.subspecialty == bindparam("subspecialty", type_=String),
+               or_(Question.specialty == "", Question.specialty == specialty))  # only within the specialty
+    spec = and_(Question.specialty != "", Question.specialty == specialty)
     general = and_(Question.specialty == "", Question.subspecialty == "")
     if not has_sub:
         sub = and_(sub, False)  # type: ignore[arg-type]
