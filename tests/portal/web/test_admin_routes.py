@@ -51,3 +51,17 @@ def test_a_guesser_cannot_lock_the_admin_out(portal: tuple[Any, Any]) -> None:
     newcomer = TestClient(app, client=("192.0.2.250", 4000))
     assert _sign_in(newcomer, f"wrong-{0:04d}-token") == 429  # the cap: refused unchecked
     assert _sign_in(admin, ADMIN) == 303 and admin.get("/admin").status_code == 200
+
+
+def test_admin_sign_in_ends_the_rater_session(portal: tuple[Any, Any], tmp_path: Any) -> None:
+    """Regression (issue 26, security review 3, F16): a rater who signed in at ``/admin/login`` kept the rater role
+    beside the admin one (one cookie, both roles). Now a browser holds one role, both ways."""
+    from portal_helpers import invite_tokens, seed_track, start_rater
+
+    app, db = portal
+    seed_track(db, tmp_path)
+    client = TestClient(app)
+    start_rater(client, invite_tokens(db, 1)[0])
+    assert client.get("/progress").status_code == 200
+    assert _sign_in(client, ADMIN) == 303
+    assert client.get("/admin").status_code == 200 and client.get("/progress").status_code == 401

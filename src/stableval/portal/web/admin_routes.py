@@ -105,7 +105,7 @@ async def login(request: Request) -> Response:
     if not admin_credential(request, str(form.get("token") or "")):
         return page(request, "admin_login.html", status_code=401, error="That admin token is not right.")
     device = session_of(request).get("device")
-    set_session(request, admin=portal_of(request).admin_tag, sid=new_token(16),
+    set_session(request, admin=portal_of(request).admin_tag, sid=new_token(16), rater=None,  # one role per browser
                 device=device if isinstance(device, str) else new_token(12))
     return see_other("/admin")
 
