@@ -65,3 +65,23 @@ def test_admin_sign_in_ends_the_rater_session(portal: tuple[Any, Any], tmp_path:
     assert client.get("/progress").status_code == 200
     assert _sign_in(client, ADMIN) == 303
     assert client.get("/admin").status_code == 200 and client.get("/progress").status_code == 401
+
+
+def test_an_upload_with_an_unknown_or_long_suffix_is_refused(portal: tuple[Any, Any], tmp_path: Any) -> None:
+    """Regression (issue 26, security review 3, F12): the upload was written to a temporary file named with the
+    client's suffix, so a 300-character suffix answered 500 (file name too long). Now only the known suffixes are
+    accepted (422 otherwise, naming them), and the temporary file is named from the format."""
+    from stableval.portal.admin.manage import create_track
+
+    app, db = portal
+    create_track(db, "p", k=1)
+    admin = TestClient(app, raise_server_exceptions=False, headers={"Authorization": f"Bearer {ADMIN}"})
+    rows = b"id,prompt,model_a,answer_a,model_b,answer_b\nq1,P,A,a,B,b\n"
+    for name in ("q." + "c" * 300, "q.exe", "q"):
+        refused = admin.post("/admin/tracks/p/import", files={"file": (name, rows)})
+        assert refused.status_code == 422 and ".csv" in refused.text and ".parquet" in refused.text, name
+        refused = admin.post("/admin/invites", files={"file": (name, b"name\nx\n")})
+        assert refused.status_code == 422 and ".csv" in refused.text, name
+    assert admin.post("/admin/tracks/p/import", files={"file": ("Q.CSV", rows)}, follow_redirects=False
+                      ).status_code == 303
+    assert "/i/" in admin.post("/admin/invites", files={"file": ("people.csv", b"name\nx\n")}).text

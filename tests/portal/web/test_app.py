@@ -114,15 +114,15 @@ def test_nothing_active_reaches_any_page(portal: tuple[Any, Any], tmp_path: Path
     for step in ("pairwise", "rating"):
         assert _bad(client.get(f"/a/{assignment}/{step}").text) == []
     complete_one(client)
-    login = client.get("/admin/login")
+    bad_profile = client.post("/profile", data={"csrf": csrf_of(client.get("/profile").text), "name": ATTACKS[1],
+                                                "email": ATTACKS[3], "specialty": "x", "years": "1"})
+    assert bad_profile.status_code == 422 and _bad(bad_profile.text) == []
+    login = client.get("/admin/login")  # signing in as admin ends the rater session (one role per browser)
     admin = client.post("/admin/login", data={"csrf": csrf_of(login.text), "token": ADMIN})
     csrf = csrf_of(admin.text)  # signing in renews the session nonce, hence the CSRF token
     notes = client.post("/admin/invites", data={"csrf": csrf, "notes": ATTACKS[0]})
     assert notes.status_code == 200 and _bad(notes.text) == []
     assert _bad(client.get("/admin").text) == [] and _bad(client.get("/admin/tracks/main").text) == []
-    bad_profile = client.post("/profile", data={"csrf": csrf, "name": ATTACKS[1],
-                                                "email": ATTACKS[3], "specialty": "x", "years": "1"})
-    assert bad_profile.status_code == 422 and _bad(bad_profile.text) == []
 
 
 def test_email_and_lease_validation(portal: tuple[Any, Any], tmp_path: Path) -> None:

@@ -24,6 +24,7 @@ from stableval.portal.settings import MAX_K, MAX_LEASE_HOURS, SETTINGS, TrackSet
 from stableval.portal.store.db import Database
 from stableval.portal.store.models import Assignment, Question, Rater, RevokedSession, Track, utcnow
 from stableval.portal.store.security import hash_token, new_token
+from stableval.portal.tasks.records import without_controls
 from stableval.portal.tasks.registry import TASKS
 from stableval.portal.tasks.rules import DEFAULT_CRITERIA, validate_rules
 
@@ -208,7 +209,7 @@ def create_invites(db: Database, notes: Sequence[str], *, tracks: Sequence[str] 
     invites to those tracks (by name; None or empty: every track, see :mod:`stableval.portal.work.scope`)."""
     from stableval.portal.work.scope import track_ids
 
-    pending = [(str(note).strip()[:200], new_token()) for note in notes]
+    pending = [(without_controls(str(note)).strip()[:200], new_token()) for note in notes]
     with db.writing() as session:
         scope = track_ids(session, tracks)
         raters = [Rater(token_hash=hash_token(token), note=note, tracks=scope) for note, token in pending]

@@ -20,6 +20,7 @@ rate each answer 1-5, consistently with the choice (:mod:`stableval.portal.tasks
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
@@ -43,7 +44,7 @@ from stableval.portal.tasks.judgments import (
     export_judgments,
     gold_judgments,
 )
-from stableval.portal.tasks.records import MAX_TEXT
+from stableval.portal.tasks.records import MAX_TEXT, question_records
 from stableval.portal.tasks.rules import (
     CHOICE_LABELS,
     CHOICES,
@@ -85,6 +86,11 @@ def _rating(value: str) -> int | None:
     return None if value == "na" else int(value)
 
 
+def _cell_text(value: Any) -> str:
+    """A cell as text: a whole number read as a float without ``.0`` (as every task type reads cells)."""
+    return str(int(value)) if isinstance(value, float) and value.is_integer() else str(value)
+
+
 def _first(mask: np.ndarray) -> int:
     return int(np.flatnonzero(mask)[0]) + 1
 
@@ -107,18 +113,25 @@ class PairwiseTask(TaskType):
     def read_questions(self, path: Path, source: str, track: Track,
                        read_table: Callable[[Path, str], pd.DataFrame],
                        normalise: Callable[[Any], str]) -> list[dict[str, Any]]:
-        """The whole file at once, column by column (each message counts the rows in all)."""
-        table = read_table(path, source)
-        lower = {str(c).strip().lower(): c for c in table.columns}
-        missing = [name for name, required in QUESTION_COLUMNS.items() if required and name not in lower]
-        if missing:
-            raise InputError(f"missing column(s): {', '.join(missing)}", file=source,
-                             value=[str(c) for c in table.columns],
-                             allowed="columns " + ", ".join(QUESTION_COLUMNS) + " (the last four optional)")
-        frame = pd.DataFrame({name: (table[lower[name]].fillna("").astype(str) if name in lower else "")
-                              for name in QUESTION_COLUMNS}, index=table.index).reset_index(drop=True)
-        if len(frame) == 0:
+        """The whole file at once, column by column (each message counts the rows in all). The records are read
+        as every type reads them (:func:`~stableval.portal.tasks.records.question_records`: JSON Lines as JSON, a
+        column named twice or a control character refused); a cell must be text or a number."""
+        records = list(question_records(path, source, read_table))
+        if not records:
             raise InputError("no rows", file=source, allowed="one row per question")
+        columns = list(dict.fromkeys(key for _, record in records for key in record))
+        missing = [name for name, required in QUESTION_COLUMNS.items() if required and name not in columns]
+        if missing:
+            raise InputError(f"missing column(s): {', '.join(missing)}", file=source, value=columns,
+                             allowed="columns " + ", ".join(QUESTION_COLUMNS) + " (the last four optional)")
+        for row, record in records:
+            nested = next((name for name in QUESTION_COLUMNS if isinstance(record.get(name), dict | list)), None)
+            if nested is not None:
+                raise InputError("not text", file=source, row=row, column=nested,
+                                 value=json.dumps(record[nested])[:40], allowed="text (or a number)")
+        table = pd.DataFrame([record for _, record in records], columns=columns)
+        frame = pd.DataFrame({name: (table[name].fillna("").map(_cell_text) if name in columns else "")
+                              for name in QUESTION_COLUMNS}, index=table.index).reset_index(drop=True)
         for name, required in QUESTION_COLUMNS.items():
             if required:
                 frame[name] = frame[name].str.strip() if name in ("id", "model_a", "model_b") else frame[name]

@@ -17,6 +17,7 @@ from typing import Any
 from fastapi import APIRouter, HTTPException, Request
 from fastapi.responses import Response
 
+from stableval.data.files.formats import ALLOWED_FORMATS, FORMATS
 from stableval.errors import StableValError
 from stableval.portal.admin.export import EXPORT_FORMATS, EXPORT_KINDS, export_table, to_bytes
 from stableval.portal.admin.live_diagnostics import track_diagnostics
@@ -46,6 +47,7 @@ from stableval.portal.web.common import (
     see_other,
     session_of,
     set_session,
+    storable_form,
 )
 from stableval.portal.work.adaptive import track_quotas
 from stableval.portal.work.quality import OVERRIDES, set_override, track_quality
@@ -88,7 +90,7 @@ async def _admin_form(request: Request, *, files: bool = False) -> Any:
     _require_admin(request)
     if _bearer_admin(request):  # the valid bearer token itself: a script, no cookie to forge a request with
         check_body(request, files=files)
-        return await request.form()
+        return storable_form(await request.form())
     return await read_form(request, files=files)
 
 
@@ -265,15 +267,24 @@ async def import_file(request: Request, slug: str) -> Response:
     upload = form.get("file")
     if upload is None or not hasattr(upload, "read") or not upload.filename:
         raise HTTPException(status_code=422, detail="Choose a CSV, TSV, JSONL or Parquet file to import.")
-    suffix = Path(upload.filename).suffix.lower()
     with tempfile.TemporaryDirectory() as folder:
-        path = Path(folder) / f"upload{suffix}"
-        path.write_bytes(await upload.read())
+        path = await _saved_upload(upload, Path(folder))
         try:
             count = import_questions(portal_of(request).db, slug, path, source=Path(upload.filename).name)
         except StableValError as error:
             raise HTTPException(status_code=422, detail=f"Nothing imported: {error}") from None
     return see_other(f"/admin/tracks/{slug}?m=Imported+{count}+questions")
+
+
+async def _saved_upload(upload: Any, folder: Path) -> Path:
+    """The uploaded file written to ``folder`` under a name of the server's (``upload.csv``: the client's name
+    only gives the format, one of the known suffixes; 422 otherwise)."""
+    suffix = Path(upload.filename).suffix.lower()
+    if suffix not in FORMATS:
+        raise HTTPException(status_code=422, detail=f"Choose a file of a known format: {ALLOWED_FORMATS}.")
+    path = folder / f"upload{suffix}"
+    path.write_bytes(await upload.read())
+    return path
 
 
 @router.post("/items/{question_id}/{action}")
@@ -346,8 +357,7 @@ async def invites(request: Request) -> Response:
     upload = form.get("file")
     if upload is not None and hasattr(upload, "read") and upload.filename:
         with tempfile.TemporaryDirectory() as folder:
-            path = Path(folder) / f"invites{Path(upload.filename).suffix.lower()}"
-            path.write_bytes(await upload.read())
+            path = await _saved_upload(upload, Path(folder))
             try:
                 notes += read_invite_notes(path, source=Path(upload.filename).name)
             except StableValError as error:

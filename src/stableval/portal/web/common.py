@@ -23,10 +23,12 @@ from typing import Any
 from fastapi import HTTPException, Request
 from fastapi.responses import HTMLResponse, RedirectResponse
 from fastapi.templating import Jinja2Templates
+from starlette.datastructures import FormData
 
 from stableval.portal.store.db import Database
 from stableval.portal.store.models import Assignment, Question
 from stableval.portal.store.security import RateLimiter, Signer, same_secret
+from stableval.portal.tasks.records import without_controls
 from stableval.portal.work.access import session_access
 from stableval.portal.work.flow import Opened, open_assignment
 
@@ -50,6 +52,7 @@ __all__ = [
     "session_of",
     "set_session",
     "signed_in_rater",
+    "storable_form",
 ]
 
 logger = logging.getLogger("stableval.portal")
@@ -150,14 +153,23 @@ def check_body(request: Request, *, files: bool = False) -> None:
 
 async def read_form(request: Request, *, files: bool = False) -> Any:
     """The posted form, after checking its size and kind (:func:`check_body`) and its CSRF token against the
-    session (403 otherwise)."""
+    session (403 otherwise); its text without control characters (:func:`storable_form`)."""
     check_body(request, files=files)
-    form = await request.form()
+    form = storable_form(await request.form())
     nonce = session_of(request)["nonce"]
     if not portal_of(request).signer.check_csrf(nonce, str(form.get("csrf") or "")):
         raise HTTPException(status_code=403, detail="The form expired or did not come from this site. Go back, "
                                                     "reload the page and try again.")
     return form
+
+
+def storable_form(form: FormData) -> FormData:
+    """The form with every text field stripped of control characters (all but tab and line breaks:
+    :func:`~stableval.portal.tasks.records.without_controls`; PostgreSQL cannot store NUL), files as they are."""
+    if all(not isinstance(value, str) or value == without_controls(value) for _, value in form.multi_items()):
+        return form
+    return FormData([(name, without_controls(value) if isinstance(value, str) else value)
+                     for name, value in form.multi_items()])
 
 
 def page(request: Request, template: str, status_code: int = 200, **context: Any) -> HTMLResponse:
