@@ -38,6 +38,7 @@ from stableval.portal.store.db import Database
 from stableval.portal.store.models import Assignment, Question, Track
 from stableval.portal.tasks.base import MAX_REASON, RATING_COLUMNS, Export, Ratings, TaskType
 from stableval.portal.tasks.records import answer_text, common_columns, text_cell
+from stableval.portal.tasks.render import isolate
 from stableval.portal.tasks.rules import Violation
 from stableval.portal.tasks.summary import share, summary_table
 
@@ -82,7 +83,7 @@ class SingleTask(TaskType):
         return parse_scale(settings.scale), None
 
     def describe_track(self, track: Track) -> str:
-        return f"Scale: {', '.join(track.scale or [])}."
+        return f"Scale: {', '.join(isolate(level) for level in track.scale or [])}."
 
     def read_question(self, record: dict[str, Any], row: int, source: str, normalise: Callable[[Any], str]
                       ) -> dict[str, Any]:
