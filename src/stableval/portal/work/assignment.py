@@ -43,7 +43,7 @@ from stableval.portal.store.models import Assignment, Draft, Question, QuestionQ
 from stableval.portal.store.security import new_token
 from stableval.portal.tasks.registry import TASKS
 from stableval.portal.work.quality import gold_turn, is_paused
-from stableval.portal.work.scope import in_scope
+from stableval.portal.work.scope import in_scope, needs_new_specialty
 
 __all__ = ["Claim", "TrackProgress", "capacity", "claim_next", "counterbalance", "progress_for", "remaining_shown",
            "slots_taken"]
@@ -64,7 +64,8 @@ def counterbalance(rater_id: int, question_id: int) -> bool:
 @dataclass(frozen=True)
 class Claim:
     """Outcome of :func:`claim_next`: an assignment id (and its track's task type), or None with ``reason`` "none"
-    (nothing for this profile now), "paused" or "unknown-track"."""
+    (nothing for this profile now), "paused", "profile" (the rater's specialty is off the track's list: they choose
+    again) or "unknown-track"."""
 
     assignment_id: int | None
     reason: str = ""
@@ -294,6 +295,8 @@ def _plan_claim(session: Session, rater_id: int, slug: str, now: datetime) -> _P
     rater = session.get(Rater, rater_id)
     if track is None or rater is None or not in_scope(rater.tracks, track.id) or rater.disabled_at is not None:
         return None
+    if track.specialties and rater.specialty not in track.specialties:
+        return None  # the locked claim checks the rater's specialty against the lists of their tracks
     if track.gold_rate > 0 or track.qualification > 0 or session.scalar(_own_open_count(), {
             "track_id": track.id, "rater_id": rater_id}) or is_paused(session, track, rater_id):
         return None
@@ -380,6 +383,8 @@ def _claim_locked(db: Database, rater_id: int, slug: str, now: datetime) -> Clai
                 assignment.expires_at = now + lease  # came back in time: renew
                 return Claim(assignment.id, task=track.task_type)
             assignment.status = "released"  # its slot went to someone else meanwhile
+        if needs_new_specialty(session, rater, track):
+            return Claim(None, "profile")
         if is_paused(session, track, rater_id):
             return Claim(None, "paused")
         gold, qualifying = _gold_now(session, rater, track)
