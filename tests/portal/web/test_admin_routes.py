@@ -85,3 +85,22 @@ def test_an_upload_with_an_unknown_or_long_suffix_is_refused(portal: tuple[Any, 
     assert admin.post("/admin/tracks/p/import", files={"file": ("Q.CSV", rows)}, follow_redirects=False
                       ).status_code == 303
     assert "/i/" in admin.post("/admin/invites", files={"file": ("people.csv", b"name\nx\n")}).text
+
+
+def test_a_status_notice_is_never_text_from_the_address(portal: tuple[Any, Any], tmp_path: Any) -> None:
+    """Regression (issue 26, security review 3, F18): ``?m=`` on the admin pages was shown as the page's status
+    notice, so a link could put any sentence ("Your session expired: sign in again at https://evil.example/") in
+    the portal's own notice box. Now ``m`` names one of the portal's notices (with a number at most)."""
+    from portal_helpers import seed_track
+
+    app, db = portal
+    seed_track(db, tmp_path)
+    admin = TestClient(app, headers={"Authorization": f"Bearer {ADMIN}"})
+    spoof = "Your session expired: sign in again at https://evil.example/"
+    for page in ("/admin", "/admin/tracks/main", "/admin/tracks/main/routing", "/admin/proposals"):
+        shown = admin.get(page, params={"m": spoof})
+        assert shown.status_code == 200 and "evil.example" not in shown.text and 'class="notice"' not in shown.text
+    assert "Track created" in admin.get("/admin", params={"m": "track-created"}).text
+    imported = admin.get("/admin/tracks/main", params={"m": "imported", "n": "7"})
+    assert "Imported 7 questions" in imported.text
+    assert 'class="notice"' not in admin.get("/admin/tracks/main", params={"m": "imported", "n": "7 (evil)"}).text

@@ -57,6 +57,30 @@ router = APIRouter(prefix="/admin")
 MEDIA = {"csv": "text/csv; charset=utf-8", "jsonl": "application/x-ndjson", "parquet": "application/vnd.apache.parquet"}
 
 
+#: The status notices an admin page shows after an action, by the key its address carries (``?m=imported&n=3``):
+#: never text from the address itself.
+NOTICES = {"track-created": "Track created", "routing-saved": "Routing saved", "imported": "Imported {n} questions",
+           "qc-allow": "Quality control: rater-{n} allow", "qc-pause": "Quality control: rater-{n} pause",
+           "qc-auto": "Quality control: rater-{n} auto", "proposal-accept": "Proposal {n} accepted",
+           "proposal-reject": "Proposal {n} rejected", "revoke-invite": "Invite link revoked (rater-{n})",
+           "end-sessions": "Signed out everywhere (rater-{n})", "disable": "Rater disabled (rater-{n})",
+           "enable": "Rater enabled (rater-{n})"}
+
+
+def _notice(request: Request) -> str | None:
+    """The page's status notice: the one :data:`NOTICES` names by ``m``, with the number ``n`` (or None)."""
+    text = NOTICES.get(request.query_params.get("m", ""))
+    number = request.query_params.get("n", "")
+    if text is None or ("{n}" in text and not (number.isascii() and number.isdigit() and len(number) <= 12)):
+        return None
+    return text.format(n=number)
+
+
+def _done(url: str, key: str, number: int | None = None) -> Response:
+    """Redirect to ``url`` with the notice ``key`` of :data:`NOTICES`."""
+    return see_other(f"{url}?m={key}" + ("" if number is None else f"&n={number}"))
+
+
 def _bearer_admin(request: Request) -> bool:
     """Whether the request carries ``Authorization: Bearer <the admin token>`` (any other header: no); a Bearer
     token is checked within the limits on failed admin credentials (:func:`admin_credential`), once per request."""
@@ -127,7 +151,7 @@ def index(request: Request) -> Response:
     _require_admin(request)
     overview = admin_overview(portal_of(request).db)
     return page(request, "admin_index.html", rows=overview.tracks, raters=overview.raters,
-                message=request.query_params.get("m"), **_form_context())
+                message=_notice(request), **_form_context())
 
 
 @router.get("/new-track")
@@ -165,7 +189,7 @@ async def new_track(request: Request) -> Response:
     if errors:
         return page(request, "admin_track_new.html", status_code=422, values=values,
                     errors=[(e.field, e.message) for e in errors], **_form_context())
-    return see_other("/admin?m=Track+created")
+    return _done("/admin", "track-created")
 
 
 @router.get("/tracks/{slug}")
@@ -175,7 +199,7 @@ def track_page(request: Request, slug: str) -> Response:
     if detail is None:
         raise HTTPException(status_code=404, detail="No such track.")
     return page(request, "admin_track.html", track=detail.track, items=detail.questions, flagged=detail.flagged,
-                kinds=EXPORT_KINDS, formats=EXPORT_FORMATS, message=request.query_params.get("m"),
+                kinds=EXPORT_KINDS, formats=EXPORT_FORMATS, message=_notice(request),
                 quality=track_quality(portal_of(request).db, slug),
                 diagnostics=track_diagnostics(portal_of(request).db, slug),
                 quotas=track_quotas(portal_of(request).db, slug), **_task_track_context(request, detail.track))
@@ -203,7 +227,7 @@ def _routing_page(request: Request, slug: str, *, status_code: int = 200, values
     except StableValError:
         raise HTTPException(status_code=404, detail="No such track.") from None
     return page(request, "admin_track_routing.html", status_code=status_code, routing=routing, values=values,
-                errors=errors or [], message=request.query_params.get("m"))
+                errors=errors or [], message=_notice(request))
 
 
 @router.get("/tracks/{slug}/routing")
@@ -232,7 +256,7 @@ async def change_routing(request: Request, slug: str) -> Response:
         problem = field_error(error, "fallback" if error.column == "fallback" else "specialties")
         return _routing_page(request, slug, status_code=422, values=values,
                              errors=[(problem.field, problem.message)])
-    return see_other(f"/admin/tracks/{slug}/routing?m=Routing+saved")
+    return _done(f"/admin/tracks/{slug}/routing", "routing-saved")
 
 
 @router.post("/tracks/{slug}/quality/{rater_id}/{state}")
@@ -245,7 +269,7 @@ async def quality_override(request: Request, slug: str, rater_id: int, state: st
         set_override(portal_of(request).db, slug, rater_id, state)
     except StableValError as error:
         raise HTTPException(status_code=404, detail=str(error)) from None
-    return see_other(f"/admin/tracks/{slug}?m=Quality+control:+rater-{rater_id}+{state}")
+    return _done(f"/admin/tracks/{slug}", f"qc-{state}", rater_id)
 
 
 @router.get("/tracks/{slug}/results")
@@ -273,7 +297,7 @@ async def import_file(request: Request, slug: str) -> Response:
             count = import_questions(portal_of(request).db, slug, path, source=Path(upload.filename).name)
         except StableValError as error:
             raise HTTPException(status_code=422, detail=f"Nothing imported: {error}") from None
-    return see_other(f"/admin/tracks/{slug}?m=Imported+{count}+questions")
+    return _done(f"/admin/tracks/{slug}", "imported", count)
 
 
 async def _saved_upload(upload: Any, folder: Path) -> Path:
@@ -306,7 +330,7 @@ def proposals_page(request: Request) -> Response:
     db = portal_of(request).db
     return page(request, "admin_proposals.html", pending=list_proposals(db, status="pending"),
                 decided=[p for p in list_proposals(db, status=None) if p.status != "pending"][-50:],
-                message=request.query_params.get("m"))
+                message=_notice(request))
 
 
 @router.post("/proposals/{proposal_id}/{decision}")
@@ -319,11 +343,11 @@ async def proposal_decision(request: Request, proposal_id: int, decision: str) -
         decide(portal_of(request).db, proposal_id, accept=decision == "accept", reason=str(form.get("reason") or ""))
     except StableValError as error:
         raise HTTPException(status_code=422, detail=f"Not decided: {error}") from None
-    return see_other(f"/admin/proposals?m=Proposal+{proposal_id}+{decision}ed")
+    return _done("/admin/proposals", f"proposal-{decision}", proposal_id)
 
 
-RATER_ACTIONS = {"revoke-invite": "Invite link revoked", "end-sessions": "Signed out everywhere",
-                 "disable": "Rater disabled", "enable": "Rater enabled", "new-invite": ""}
+#: What the admin may do to a rater (each but new-invite ends with its notice of :data:`NOTICES`).
+RATER_ACTIONS = ("revoke-invite", "end-sessions", "disable", "enable", "new-invite")
 
 
 @router.post("/raters/{rater_id}/{action}")
@@ -347,7 +371,7 @@ async def rater_action(request: Request, rater_id: int, action: str) -> Response
             set_rater_disabled(db, rater_id, action == "disable")
     except StableValError as error:
         raise HTTPException(status_code=404, detail=str(error)) from None
-    return see_other(f"/admin?m={RATER_ACTIONS[action].replace(' ', '+')}+(rater-{rater_id})")
+    return _done("/admin", action, rater_id)
 
 
 @router.post("/invites")
