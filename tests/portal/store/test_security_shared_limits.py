@@ -78,7 +78,7 @@ def test_serve_with_workers_gives_every_worker_one_limits_file(tmp_path: Path,
     def run(app: object, **kwargs: object) -> None:
         settings = json.loads(os.environ[WORKER_SETTINGS])
         seen.append(settings)
-        assert Path(settings["rate_limit_file"]).parent.is_dir()  # exists while the workers run
+        assert Path(settings["rate_limit_file"]).parent.is_dir()  # its folder exists while the workers run
 
     monkeypatch.setattr(uvicorn, "run", run)
     monkeypatch.delenv(WORKER_SETTINGS, raising=False)
@@ -87,7 +87,7 @@ def test_serve_with_workers_gives_every_worker_one_limits_file(tmp_path: Path,
                                           "--admin-token", "x" * 16])
     assert result.exit_code == 0, result.output
     [settings] = seen
-    assert not Path(settings["rate_limit_file"]).parent.exists()  # removed when the server stops
+    assert not Path(settings["rate_limit_file"]).exists()  # removed when the server stops (beside the database)
 
 
 def test_worker_apps_share_the_sign_in_limit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

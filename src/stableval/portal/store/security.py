@@ -104,7 +104,8 @@ class RateLimiter:
 
     With ``shared`` (a file path) the events are kept in that SQLite file instead, so every server process of one
     ``stableval serve --workers N`` counts against the same limit (``name`` tells the limiters sharing the file
-    apart); in memory, each process would allow ``limit`` on its own.
+    apart; the keys are stored hashed, so the file holds no client address); in memory, each process would allow
+    ``limit`` on its own.
 
     >>> limiter = RateLimiter(limit=2, window=60)
     >>> [limiter.allow("1.2.3.4", now=t) for t in (0, 1, 2, 61.5)]
@@ -175,6 +176,7 @@ class RateLimiter:
             return False
 
     def _attempt_shared(self, key: str, check: Callable[[], bool], trusted: bool, now: float) -> bool | None:
+        key = self._stored(key)
         with closing(self._connect()) as connection:
             connection.execute("BEGIN IMMEDIATE")  # one process at a time counts, checks and records
             connection.execute("DELETE FROM rate_events WHERE limiter = ? AND at <= ?", (self.name, now - self.window))
@@ -191,6 +193,11 @@ class RateLimiter:
             connection.execute("COMMIT")
             return result
 
+    @staticmethod
+    def _stored(key: str) -> str:
+        """A key as the shared file keeps it: hashed (the file outlives a request; client addresses stay out)."""
+        return hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+
     def _connect(self) -> sqlite3.Connection:
         """A connection to the shared file in autocommit mode (transactions are begun explicitly); events need not
         survive a crash, so nothing is synced to disk."""
@@ -200,6 +207,7 @@ class RateLimiter:
         return connection
 
     def _allow_shared(self, key: str, now: float) -> bool:
+        key = self._stored(key)
         with closing(self._connect()) as connection:
             connection.execute("BEGIN IMMEDIATE")  # one process at a time counts and records
             connection.execute("DELETE FROM rate_events WHERE limiter = ? AND at <= ?", (self.name, now - self.window))
