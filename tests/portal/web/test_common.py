@@ -15,6 +15,7 @@ from portal_helpers import (
     pairwise_form,
     row_count,
     seed_track,
+    start_rater,
     submit_form,
 )
 from sqlalchemy import select
@@ -49,3 +50,42 @@ def test_control_characters_in_typed_text_never_reach_the_database(portal: tuple
     assert row_count(db, Judgment) == 5
     assert client.post(f"/a/{assignment}/draft", data={**pairwise_form(csrf_of(confirm.text)), "step": "pairwise",
                                                        "flag_reason": "\x00"}).status_code == 409  # done: refused
+
+
+def _cookie(app: Any, **session: Any) -> dict[str, str]:
+    from stableval.portal.web.common import COOKIE
+
+    return {COOKIE: app.state.portal.signer.dumps({"nonce": "n" * 32, **session})}
+
+
+def test_sessions_expire_on_the_server(portal: tuple[Any, Any], tmp_path: Path) -> None:
+    """Regression (issue 26, security review 3, F21): sessions never expired on the server (90-day cookies; an admin
+    session's issue time was never checked), so a copied admin cookie stayed valid for 90 days. Now an admin
+    session ends 12 hours after sign-in, and a rater session after 30 days without use (each use renews it at
+    most once a day, keeping its CSRF token)."""
+    import time
+
+    from stableval.portal.web.common import ADMIN_SESSION_HOURS, RATER_IDLE_DAYS
+
+    app, db = portal
+    seed_track(db, tmp_path)
+    now = int(time.time() * 1000)
+    hour, day = 3600 * 1000, 24 * 3600 * 1000
+    tag = app.state.portal.admin_tag
+    fresh = TestClient(app, cookies=_cookie(app, admin=tag, sid="s" * 22, iat=now - (ADMIN_SESSION_HOURS - 1) * hour))
+    assert fresh.get("/admin").status_code == 200
+    stale = TestClient(app, cookies=_cookie(app, admin=tag, sid="s" * 22, iat=now - (ADMIN_SESSION_HOURS + 1) * hour))
+    assert stale.get("/admin").status_code == 401
+    client = TestClient(app)
+    start_rater(client, invite_tokens(db, 1)[0])
+    with db.reading() as session:
+        rater = session.scalars(select(Rater.id)).one()
+    idle = TestClient(app, cookies=_cookie(app, rater=rater, iat=now - (RATER_IDLE_DAYS + 1) * day))
+    assert idle.get("/progress").status_code == 401 and "expired" in idle.get("/progress").text
+    used = TestClient(app, cookies=_cookie(app, rater=rater, iat=now - 2 * day))
+    page = used.get("/progress")
+    assert page.status_code == 200 and "set-cookie" in page.headers  # renewed
+    value = page.headers["set-cookie"].split("stableval_session=", 1)[1].split(";", 1)[0].strip('"')
+    renewed = app.state.portal.signer.loads(value)
+    assert renewed["nonce"] == "n" * 32 and renewed["iat"] >= now  # same CSRF token, new time
+    assert "set-cookie" not in used.get("/progress").headers  # at most once a day

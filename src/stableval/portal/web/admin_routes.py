@@ -11,6 +11,7 @@ everyone (:func:`~stableval.portal.web.common.admin_credential`).
 from __future__ import annotations
 
 import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +40,7 @@ from stableval.portal.store.answers import task_of
 from stableval.portal.store.security import new_token
 from stableval.portal.tasks.registry import TASKS
 from stableval.portal.web.common import (
+    ADMIN_SESSION_HOURS,
     admin_credential,
     check_body,
     page,
@@ -93,11 +95,15 @@ def _bearer_admin(request: Request) -> bool:
 
 
 def _session_admin(request: Request) -> bool:
-    """Whether the session was signed in with the current admin token and has not been signed out."""
+    """Whether the session was signed in with the current admin token, at most :data:`ADMIN_SESSION_HOURS` ago, and
+    has not been signed out."""
     portal = portal_of(request)
     session = session_of(request)
     if session.get("admin") != portal.admin_tag or not isinstance(session.get("sid"), str):
         return False
+    issued = session.get("iat")
+    if not isinstance(issued, int) or time.time() * 1000 - issued > ADMIN_SESSION_HOURS * 3600 * 1000:
+        return False  # signed in too long ago: sign in again
     return not session_revoked(portal.db, session["sid"])
 
 

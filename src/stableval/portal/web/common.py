@@ -33,12 +33,14 @@ from stableval.portal.work.access import session_access
 from stableval.portal.work.flow import Opened, open_assignment
 
 __all__ = [
+    "ADMIN_SESSION_HOURS",
     "COOKIE",
     "LOGIN_RATE",
     "LOGIN_RATE_ALL",
     "MAX_FORM_BYTES",
     "MAX_UPLOAD_BYTES",
     "NOT_YOURS",
+    "RATER_IDLE_DAYS",
     "Portal",
     "admin_credential",
     "check_body",
@@ -65,6 +67,12 @@ LOGIN_RATE = 10
 #: ... and from every client together per minute (browsers that signed in before are exempt): past it, everyone
 #: else's admin credentials are refused unchecked until the minute is over.
 LOGIN_RATE_ALL = 100
+#: An admin session ends this many hours after its sign-in (its ``iat``), whatever its use.
+ADMIN_SESSION_HOURS = 12
+#: A rater session ends after this many days without use; each use renews it (at most once a day).
+RATER_IDLE_DAYS = 30
+#: How old a rater session's ``iat`` may get before a request renews it (ms): a day.
+_RENEW_MS = 24 * 3600 * 1000
 #: Largest body of a plain form post (bytes); larger ones are refused (413) before they are read.
 MAX_FORM_BYTES = 1024 * 1024
 #: Largest body of an admin file upload (question import, invite list), bytes.
@@ -200,13 +208,21 @@ def signed_in_rater(request: Request) -> int:
     if not isinstance(rater, int):
         raise HTTPException(status_code=401, detail="Open the invite link you were sent to start.")
     issued = session.get("iat")
-    access = session_access(portal_of(request).db, rater, issued if isinstance(issued, int) else 0)
+    issued = issued if isinstance(issued, int) else 0
+    age = int(time.time() * 1000) - issued
+    if age > RATER_IDLE_DAYS * 24 * 3600 * 1000:
+        raise HTTPException(status_code=401, detail="Your session expired (unused for a long time). Open the invite "
+                                                    "link you were sent to sign in again.")
+    access = session_access(portal_of(request).db, rater, issued)
     if access == "disabled":
         raise HTTPException(status_code=403, detail="Your access to this study has ended. Contact the study team "
                                                     "if you think this is a mistake.")
     if access != "ok":
         raise HTTPException(status_code=401, detail="You were signed out. Open the invite link you were sent to "
                                                     "sign in again.")
+    if age > _RENEW_MS:  # in use: renewed (same nonce, so the CSRF token of an open page still holds)
+        request.state.session = {**session, "iat": int(time.time() * 1000)}
+        request.state.session_changed = True
     return rater
 
 
