@@ -14,7 +14,7 @@ from sqlalchemy import func, select
 from stableval.portal.admin.manage import create_invites, set_retired
 from stableval.portal.store.db import Database
 from stableval.portal.store.models import Assignment, Question, Rater, Submission, utcnow
-from stableval.portal.work.assignment import claim_next, progress_for
+from stableval.portal.work.assignment import Claim, claim_next, progress_for
 from stableval.portal.work.flow import empty_draft, save_draft, submit
 
 
@@ -222,4 +222,25 @@ def test_a_subspecialty_matches_only_within_the_specialty(tmp_path: Path) -> Non
 
     assert offered(cardiologist) == ["any0", "card0"]  # the untagged specialty's subspecialty, then cardiology
     assert offered(oncologist) == ["any0", "onc0"]  # both match: the one closer to k first
+    db.dispose()
+
+
+def test_gold_questions_never_outlast_the_regular_ones(tmp_path: Path) -> None:
+    """Regression (issue 26, F2, found by the portal fuzz test): once no regular question was left for a rater
+    (their page said "0 remaining", no button), a crafted "Next question" still gave them a gold question, which
+    it could then only be. Now a claim gives a gold question only while a regular one is left for the rater."""
+    db = Database(f"sqlite:///{tmp_path / 'p.db'}")
+    db.upgrade()
+    frame = questions_frame(3)
+    frame["gold"] = ["a", "b", ""]
+    seed_track(db, tmp_path, frame=frame, k=1, gold_rate=1.0)
+    first, second = _raters(db, 2)
+    claim = claim_next(db, first, "main")  # gold (rate 1), while q2 is still there
+    assert claim.assignment_id is not None
+    assert submit(db, first, claim.assignment_id, _answer(db, claim.assignment_id)).status == "created"
+    while (claim := claim_next(db, second, "main")).assignment_id is not None:  # the other rater takes q2 (k = 1)
+        assert submit(db, second, claim.assignment_id, _answer(db, claim.assignment_id)).status == "created"
+    with db.reading() as session:
+        assert [line.remaining for line in progress_for(session, session.get(Rater, first))] == [0]
+    assert claim_next(db, first, "main") == Claim(None, "none")  # a gold question is left, but not offered
     db.dispose()

@@ -99,6 +99,8 @@ def test_planted_bad_raters_are_paused_and_good_ones_are_not(db_url: str, tmp_pa
     assert any("gold" in note for note in rows.notes)
 
     bad_rater = bad[0]
+    with db.writing() as session:  # more ratings per question: regular work is left for the bad raters (a gold
+        session.scalars(select(Track)).one().k = 4  # question is offered only beside regular work, issue 26)
     set_override(db, "main", bad_rater, "allow")
     assert _answer_one(db, bad_rater, "main", honest=False) not in (None, "paused")  # the admin let them go on
     set_override(db, "main", bad_rater, "auto")

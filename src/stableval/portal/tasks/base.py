@@ -124,8 +124,9 @@ class TaskType:
         ratings_help: what the live diagnostics fit, in words (the admin's track page).
         draft_fields: draft fields of its own beside the shared ones, with their empty values.
         results_title: what its results page shows (the admin's link to it).
-        example_settings: the type's own track settings of a working example (with :meth:`example_question` and
-            :meth:`example_answer`: the registry's tests run every type through the portal with them).
+        example_settings: the type's own track settings of a working example (with :meth:`example_question`,
+            :meth:`example_answer` and :meth:`example_gold`: the registry's and the fuzz tests run every type through
+            the portal with them).
     """
 
     name: str
@@ -176,6 +177,10 @@ class TaskType:
     # ------------------------------------------------------------------------------------------ a working example
     def example_question(self, number: int) -> dict[str, Any]:
         """Question ``number`` of an example question file (one JSON Lines record)."""
+        raise NotImplementedError
+
+    def example_gold(self, number: int) -> Any:
+        """The ``gold`` cell that makes example question ``number`` a gold question (a valid known answer)."""
         raise NotImplementedError
 
     def example_answer(self, track: Track, question: Question, step: str) -> dict[str, str]:

@@ -155,6 +155,10 @@ class DdxTask(TaskType):
     def example_question(self, number: int) -> dict[str, Any]:
         return {"id": f"case{number}", "prompt": f"Itchy rash on the arm, case {number}."}
 
+    def example_gold(self, number: int) -> Any:
+        conditions = list(self.example_settings["conditions"])
+        return conditions[number % len(conditions)]
+
     def example_answer(self, track: Track, question: Question, step: str) -> dict[str, str]:
         conditions = _conditions(track)
         return {"condition-0": conditions[question.id % (len(conditions) - 1)], "condition-1": conditions[-1],

@@ -125,6 +125,9 @@ class McqTask(TaskType):
         return {"id": str(number + 1), "prompt": f"Case {number}: best next step?",
                 "options": {"A": "Aspirin", "B": "Beta blocker", "C": "CT scan"}, "answer_idx": "ABC"[number % 3]}
 
+    def example_gold(self, number: int) -> Any:
+        return "ABC"[(number + 1) % 3]  # not always the key: a gold answer may correct it
+
     def example_answer(self, track: Track, question: Question, step: str) -> dict[str, str]:
         if step == "blind":
             return {"blind": "ABC"[question.id % 3], "missing": "no"}

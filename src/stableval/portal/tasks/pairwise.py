@@ -103,6 +103,9 @@ class PairwiseTask(TaskType):
         return {"id": f"q{number}", "prompt": f"Question {number}?", "model_a": "model-x",
                 "answer_a": f"Answer **{number}** of x.", "model_b": "model-y", "answer_b": f"Answer {number} of y."}
 
+    def example_gold(self, number: int) -> Any:
+        return ("a", "b", "tie")[number % 3]
+
     def example_answer(self, track: Track, question: Question, step: str) -> dict[str, str]:
         keys = [c["key"] for c in track.criteria]
         if step == "pairwise":

@@ -98,6 +98,9 @@ class RankDocumentsTask(TaskType):
                           *({"id": f"d{j}", "text": f"Document {j}", "kind": "document", "grade": 2 - j}
                             for j in range(3))]}
 
+    def example_gold(self, number: int) -> Any:
+        return [f"d{number % 3}", "ans"]
+
     def example_answer(self, track: Track, question: Question, step: str) -> dict[str, str]:
         return {}  # the order first shown is a complete answer
 

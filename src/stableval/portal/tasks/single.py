@@ -75,6 +75,9 @@ class SingleTask(TaskType):
         return {"id": f"s{number}", "prompt": f"Question {number}?", "model": ("model-x", "model-y")[number % 2],
                 "answer": f"Answer **{number}**."}
 
+    def example_gold(self, number: int) -> Any:
+        return DEFAULT_SCALE[number % len(DEFAULT_SCALE)]  # that level on every criterion
+
     def example_answer(self, track: Track, question: Question, step: str) -> dict[str, str]:
         scale = list(track.scale or [])
         return {f"level-{c['key']}": scale[question.id % len(scale)] for c in track.criteria}

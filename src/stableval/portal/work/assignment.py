@@ -17,7 +17,8 @@ take the last slot together. A retired question is never offered, and an open le
 
 Quality control (:mod:`stableval.portal.work.quality`): gold questions are outside k (each rater may get each once);
 a claim is a gold one by the track's ``gold_rate`` (or always, while the rater is still in the qualification
-set), and a rater paused by quality control gets no new question (``Claim(None, "paused")``).
+set), but only while a regular question is left for the rater (so a claim never gives away that it can only be a
+gold one), and a rater paused by quality control gets no new question (``Claim(None, "paused")``).
 
 Scope (:mod:`stableval.portal.work.scope`): a rater invited for some tracks gets no question of another; the track's
 ``fallback`` says whether the general pool (untagged questions) and then any question of the track come after the
@@ -388,12 +389,15 @@ def _claim_locked(db: Database, rater_id: int, slug: str, now: datetime) -> Clai
         if is_paused(session, track, rater_id):
             return Claim(None, "paused")
         gold, qualifying = _gold_now(session, rater, track)
+        bound = _bound(rater, track, now)
         if gold:
+            regular = _candidate(bool(rater.subspecialty), bool(rater.specialty), track.fallback or "general", True)
+            if session.scalar(regular, bound) is None:  # a gold question never outlasts the regular ones: with
+                return Claim(None, "none")             # none left, it would be the only thing a claim could give
             gold_id = _claim_gold(session, rater, track, now)
             if gold_id is not None or qualifying:
                 return Claim(gold_id, "" if gold_id is not None else "none", task=track.task_type)
         skipped: list[int] = []
-        bound = _bound(rater, track, now)
         for _attempt in range(50):
             query = _candidate(bool(rater.subspecialty), bool(rater.specialty), track.fallback or "general",
                                db.is_sqlite)
