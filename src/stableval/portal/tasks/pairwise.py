@@ -185,8 +185,8 @@ class PairwiseTask(TaskType):
                              allowed="empty (not a gold question), a, b, tie or neither (about model_a / model_b)")
         frame["specialty"] = frame["specialty"].map(normalise)
         frame["subspecialty"] = frame["subspecialty"].map(normalise)
-        records = frame.rename(columns={"id": "external_id"}).to_dict("records")
-        return [{str(k): v for k, v in r.items()} for r in records]
+        rows = frame.rename(columns={"id": "external_id"}).to_dict("records")
+        return [{str(k): v for k, v in r.items()} for r in rows]
 
     # ------------------------------------------------------------------------------------------ gold questions
     def gold_text(self, track: Track, question: Question) -> str:
