@@ -87,7 +87,14 @@ def _rating(value: str) -> int | None:
 
 
 def _cell_text(value: Any) -> str:
-    """A cell as text: a whole number read as a float without ``.0`` (as every task type reads cells)."""
+    """A cell as text: empty for a missing one, a whole number read as a float without ``.0`` (as every task type
+    reads cells).
+
+    >>> [_cell_text(v) for v in (None, float("nan"), 3.0, 2.5, "x")]
+    ['', '', '3', '2.5', 'x']
+    """
+    if value is None or (isinstance(value, float) and value != value):
+        return ""
     return str(int(value)) if isinstance(value, float) and value.is_integer() else str(value)
 
 
@@ -133,7 +140,7 @@ class PairwiseTask(TaskType):
                 raise InputError("not text", file=source, row=row, column=nested,
                                  value=json.dumps(record[nested])[:40], allowed="text (or a number)")
         table = pd.DataFrame([record for _, record in records], columns=columns)
-        frame = pd.DataFrame({name: (table[name].fillna("").map(_cell_text) if name in columns else "")
+        frame = pd.DataFrame({name: (table[name].map(_cell_text) if name in columns else "")
                               for name in QUESTION_COLUMNS}, index=table.index).reset_index(drop=True)
         for name, required in QUESTION_COLUMNS.items():
             if required:
