@@ -133,8 +133,8 @@ def answer(task: str, behaviour: str, question: Question, rng: np.random.Generat
     if task == "single":
         return {"levels": dict(given)}
     if task == "mcq":
-        return {"blind": [given], "blind_none": False, "missing": "no", "verdict": "correct", "seen": [],
-                "reason": ""}
+        return {"blind": [given], "blind_none": False, "missing": "no", "blind_final": True, "verdict": "correct",
+                "seen": [], "reason": ""}  # blind_final: step 1's Next was pressed before the key (as the pages do)
     if task == "ddx":
         return {"slots": [{"name": given, "tie": False}]}
     return {"order": list(given), "shown": list(ITEMS)}

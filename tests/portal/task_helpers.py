@@ -101,3 +101,14 @@ def submit_confirm(client: TestClient, assignment: int, confirm_html: str) -> An
     return client.post(f"/a/{assignment}/submit", data={"csrf": csrf_of(confirm_html),
                                                          "form_token": form_token_of(confirm_html),
                                                          "digest": digest.group(1)})
+
+
+def rank_fields(db: Database, assignment: int) -> dict[str, str]:
+    """Item id -> the name of its number box on the rank page (``rank-t<k>``, k its place in the order first shown:
+    the page names no item id); the draft of the first view has that order."""
+    from stableval.portal.store.models import Draft
+
+    with db.reading() as session:
+        draft = session.get(Draft, assignment)
+        shown = list((draft.data.get("task") or {}).get("shown") or []) if draft is not None else []
+    return {item: f"rank-t{place}" for place, item in enumerate(shown)}

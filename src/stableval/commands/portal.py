@@ -216,9 +216,11 @@ def invites(
         created = create_invites(db, notes, tracks=tracks)
     import pandas as pd
 
+    from stableval.portal.admin.export import defuse_formulas
+
     frame = pd.DataFrame({"rater": [f"rater-{i.rater_id}" for i in created], "note": [i.note for i in created],
                           "link": [i.link(base_url) for i in created]})
-    text = frame.to_csv(index=False)
+    text = defuse_formulas(frame).to_csv(index=False)  # the notes come from a file: safe to open in a spreadsheet
     if output is None:
         sys.stdout.write(text)
     else:
@@ -435,6 +437,7 @@ def quality(
 
     frame = pd.DataFrame({"rater": [f"rater-{r.id}" for r, _ in rows], "name": [r.name for r, _ in rows],
                           "gold_questions": [q.gold_answered for _, q in rows],
+                          "gold_flagged": [q.flagged_gold for _, q in rows],
                           "gold_judgments": [q.judgments for _, q in rows], "correct": [q.correct for _, q in rows],
                           "accuracy": [q.accuracy for _, q in rows], "status": [q.status for _, q in rows]})
     from stableval.portal.admin.export import defuse_formulas

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+from pathlib import Path
 from typing import Annotated, Any
 
 import typer
@@ -17,6 +18,7 @@ __all__ = [
     "WORKER_HEALTHCHECK_SECONDS",
     "WORKER_SETTINGS",
     "access_log_config",
+    "rate_limit_file",
     "refuse_shared_sqlite",
     "register",
     "serve",
@@ -135,20 +137,46 @@ def serve(
         uvicorn.run(app, **common)
         return
     # several processes: each builds its app from these settings (the schema is already upgraded, above); the
-    # invite and sign-in rate limits live in one file for all of them (else each process allowed its own limit)
-    import shutil
-    import tempfile
-
-    shared = tempfile.mkdtemp(prefix="stableval-serve-")
+    # invite and sign-in rate limits live in one file for all of them (else each process allowed its own limit),
+    # one per database, emptied at start (a killed server's file is not left to pile up) and removed at the end
+    shared = rate_limit_file(database_url)
+    _remove_limits(shared)
     os.environ.update({WORKER_SETTINGS: json.dumps({
         "database_url": database_url, "admin_token": admin_token, "secure_cookies": secure_cookies,
-        "invite_rate": invite_rate, "rate_limit_file": os.path.join(shared, "rate-limits.sqlite")})})
+        "invite_rate": invite_rate, "rate_limit_file": str(shared)})})
     app.state.portal.db.dispose()
     try:
         uvicorn.run("stableval.commands.serve:worker_app", factory=True, workers=workers,
                     timeout_worker_healthcheck=WORKER_HEALTHCHECK_SECONDS, **common)
     finally:
-        shutil.rmtree(shared, ignore_errors=True)
+        _remove_limits(shared)
+
+
+def rate_limit_file(database_url: str) -> Path:
+    """Where ``stableval serve --workers N`` keeps the rate limits its workers share: beside a SQLite database file
+    (``portal.db.rate-limits``), else in the system's temporary folder under a name made from a hash of the URL
+    (never the URL: it may hold a password). One place per database, so a server killed before it could remove
+    the file leaves no new one behind: the next start empties it.
+
+    >>> rate_limit_file("sqlite:///data/portal.db").as_posix()
+    'data/portal.db.rate-limits'
+    """
+    import hashlib
+    import tempfile
+
+    from stableval.portal.store.db import sqlite_file
+
+    found = sqlite_file(database_url)
+    if found is not None:
+        return Path(f"{found}.rate-limits")
+    digest = hashlib.sha256(database_url.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+    return Path(tempfile.gettempdir()) / f"stableval-serve-{digest}.rate-limits"
+
+
+def _remove_limits(path: Path) -> None:
+    """The shared rate-limit file and SQLite's companions of it, gone."""
+    for leftover in (path, Path(f"{path}-journal"), Path(f"{path}-wal"), Path(f"{path}-shm")):
+        leftover.unlink(missing_ok=True)
 
 
 #: How long a busy worker may take to answer uvicorn's health check before it is killed and restarted (uvicorn's

@@ -31,7 +31,8 @@ from typing import Any
 from stableval._options import Option
 from stableval.errors import InputError
 
-__all__ = ["DEFAULT_TASK", "FALLBACKS", "GROUPS", "MAX_CONDITIONS", "MAX_K", "MAX_LEASE_HOURS", "SETTINGS",
+__all__ = ["DEFAULT_TASK", "FALLBACKS", "GROUPS", "MAX_CONDITIONS", "MAX_CRITERIA", "MAX_K", "MAX_LEASE_HOURS",
+           "MAX_TITLE", "SETTINGS",
            "TrackSettings", "setting_problems", "settings_table", "track_settings"]
 
 #: Largest k, flag limit and gold-question counts a track may have.
@@ -40,6 +41,10 @@ MAX_K = 1000
 MAX_LEASE_HOURS = 24 * 366
 #: Largest "up to N conditions" of a ddx track.
 MAX_CONDITIONS = 20
+#: Longest track title (characters).
+MAX_TITLE = 200
+#: Most criteria of a track (each a radio group on every page).
+MAX_CRITERIA = 20
 #: Routing fallbacks, narrowest first (see :mod:`stableval.portal.work.scope`).
 FALLBACKS = ("specialty", "general", "any")
 #: The task type of a track created without ``--task``.
@@ -62,19 +67,19 @@ class TrackSettings:
     (:data:`SETTINGS`) for what it does and what it allows."""
 
     title: str | None = field(default=None, metadata=_about(str, "Title shown to raters (default: the track's "
-                                                             "name).", label="Title"))
+                                                             f"name; at most {MAX_TITLE} characters).", label="Title"))
     task: str = field(default=DEFAULT_TASK, metadata=_about(
         str, "What raters do: one of the registered task types (see 'Task types'); fixed once the track exists.",
         label="Task type"))
     criteria: Sequence[str] | None = field(default=None, metadata=_about(
-        str, "Comma-separated criteria (default: problem resolution, helpfulness, scientific consensus, accuracy, "
-        "completeness).", parse=_names, label="Criteria"))
+        str, f"Comma-separated criteria, at most {MAX_CRITERIA} of at most 64 characters (default: problem "
+        "resolution, helpfulness, scientific consensus, accuracy, completeness).", parse=_names, label="Criteria"))
     scale: str | Sequence[str] | None = field(default=None, metadata=_about(
         str, "Single-answer tracks: the ordered levels, worst first, e.g. incorrect,partial,correct (default "
         "1,2,3,4,5).", label="Scale"))
     conditions: Path | Sequence[str] | None = field(default=None, metadata=_about(
-        Path, "Differential-diagnosis (ddx) tracks: the condition list, one name per line (a text file; the form "
-        "also takes it typed).", label="Condition list"))
+        Path, "Differential-diagnosis (ddx) tracks: the condition list, 2 to 500 names, one per line (a text file; "
+        "the form also takes it typed).", label="Condition list"))
     max_conditions: int = field(default=5, metadata=_about(
         int, "Ddx tracks: most conditions per answer.", ge=1, le=MAX_CONDITIONS, label="Most conditions per answer"))
     k: int = field(default=3, metadata=_about(int, "Confirmed ratings needed per question.", ge=1, le=MAX_K,

@@ -55,3 +55,43 @@ def test_worker_app_uses_the_parent_settings(tmp_path: Path, monkeypatch: pytest
     assert portal.admin_token == "worker-admin-token" and portal.secure_cookies and portal.db.url == url
     assert TestClient(app).get("/admin", headers={"Authorization": "Bearer worker-admin-token"}).status_code == 200
     portal.db.dispose()
+
+
+def test_the_shared_limits_file_is_one_per_database_and_cleared_at_start(tmp_path: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """Regression (issue 26, security review 3, F20): ``serve --workers N`` kept its rate-limit file in a new
+    folder of the system's temporary folder and removed it only on a clean exit, so every ``kill -9`` left one
+    behind, holding the last minute's client addresses. Now the file has one place per database (beside a SQLite
+    file), a file left by a crash is cleared when the server starts, and it holds hashed keys, not addresses."""
+    import sqlite3
+
+    import uvicorn
+
+    from stableval.commands.serve import rate_limit_file
+    from stableval.portal.store.security import RateLimiter
+
+    url = f"sqlite:///{tmp_path / 'p.db'}"
+    path = rate_limit_file(url)
+    assert path == tmp_path / "p.db.rate-limits"
+    other = rate_limit_file("postgresql+psycopg://u:p@127.0.0.1:5432/portal")
+    assert other == rate_limit_file("postgresql+psycopg://u:p@127.0.0.1:5432/portal") != path
+    assert "p@127" not in other.name  # no credential in the name
+    crashed = RateLimiter(limit=5, window=600.0, shared=path, name="invite")
+    crashed.allow("203.0.113.77")  # what a killed server left behind
+    seen: list[int] = []
+
+    def run(app: object, **kwargs: object) -> None:
+        limiter = RateLimiter(limit=5, window=600.0, shared=path, name="invite")
+        limiter.allow("198.51.100.5")
+        with sqlite3.connect(path) as connection:
+            keys = [key for (key,) in connection.execute("SELECT key FROM rate_events")]
+        seen.append(len(keys))
+        assert not any("203.0.113" in key or "198.51.100" in key for key in keys)  # hashed
+
+    monkeypatch.setattr(uvicorn, "run", run)
+    monkeypatch.delenv(WORKER_SETTINGS, raising=False)
+    result = CliRunner().invoke(cli_app, ["serve", "--workers", "2", "--database-url", url,
+                                          "--admin-token", "x" * 16])
+    assert result.exit_code == 0, result.output
+    assert json.loads(os.environ[WORKER_SETTINGS])["rate_limit_file"] == str(path)
+    assert seen == [1] and not path.exists()  # the crashed run's event was cleared; the file removed at the end

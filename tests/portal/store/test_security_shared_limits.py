@@ -30,6 +30,19 @@ def test_limiters_on_one_file_share_the_limit(tmp_path: Path) -> None:
     assert second.allow("10.0.0.1", now=60.5) is True  # the first event left the window
 
 
+def test_failed_credentials_on_one_file_share_both_limits(tmp_path: Path) -> None:
+    """Issue 26 (security review 3, F6): the admin-credential limiter counts failures only, per client and for
+    everyone together (trusted clients exempt from the latter), in the same shared file as the other limits."""
+    path = tmp_path / "limits.sqlite"
+    first, second = (RateLimiter(limit=2, window=60.0, total=3, shared=path, name="login") for _ in range(2))
+    assert [first.attempt("a", lambda: False, now=0.0), second.attempt("a", lambda: True, now=0.0)] == [False, True]
+    assert second.attempt("a", lambda: False, now=1.0) is False and first.attempt("a", lambda: True, now=1.0) is None
+    assert first.attempt("b", lambda: False, now=2.0) is False  # the third failure of all: the cap is reached
+    assert second.attempt("c", lambda: True, now=2.0) is None  # refused unchecked
+    assert second.attempt("device:x", lambda: True, trusted=True, now=2.0) is True
+    assert first.attempt("c", lambda: True, now=61.0) is True  # the window moved on
+
+
 def test_in_memory_limiters_do_not_share() -> None:
     """What each worker process had before: its own count."""
     first, second = RateLimiter(limit=1, window=60.0), RateLimiter(limit=1, window=60.0)
@@ -65,7 +78,7 @@ def test_serve_with_workers_gives_every_worker_one_limits_file(tmp_path: Path,
     def run(app: object, **kwargs: object) -> None:
         settings = json.loads(os.environ[WORKER_SETTINGS])
         seen.append(settings)
-        assert Path(settings["rate_limit_file"]).parent.is_dir()  # exists while the workers run
+        assert Path(settings["rate_limit_file"]).parent.is_dir()  # its folder exists while the workers run
 
     monkeypatch.setattr(uvicorn, "run", run)
     monkeypatch.delenv(WORKER_SETTINGS, raising=False)
@@ -74,7 +87,7 @@ def test_serve_with_workers_gives_every_worker_one_limits_file(tmp_path: Path,
                                           "--admin-token", "x" * 16])
     assert result.exit_code == 0, result.output
     [settings] = seen
-    assert not Path(settings["rate_limit_file"]).parent.exists()  # removed when the server stops
+    assert not Path(settings["rate_limit_file"]).exists()  # removed when the server stops (beside the database)
 
 
 def test_worker_apps_share_the_sign_in_limit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -165,3 +165,91 @@ def test_mcq_export_feeds_stableval_medqa(tmp_path: Path) -> None:
     assert 0 < exclusions["missing_info"]["share"] < 0.1
     assert np.isclose(exclusions["missing_info"]["share"] * 3 * 200 % 1, 0)  # whole questions per draw
     app.state.portal.db.dispose()
+
+
+KEY_SHOWN = ("The key is <strong>", "(key)")
+
+
+def _shows_key(response: Any) -> bool:
+    return any(mark in response.text for mark in KEY_SHOWN)
+
+
+def _gold_mcq(db: Any, tmp_path: Path) -> None:
+    """Track 't': a gold mcq question whose key and gold answer are C (the first claim), and a regular one."""
+    create_track(db, "t", task="mcq", qualification=1, qc_min_gold=1)
+    options = {"A": "a", "B": "b", "C": "c"}
+    path = tmp_path / "gold.jsonl"
+    path.write_text(json.dumps({"id": "m1", "prompt": "Which?", "options": options, "answer_idx": "C", "gold": "C"})
+                    + "\n" + json.dumps({"id": "m2", "prompt": "And?", "options": options, "answer_idx": "A"}) + "\n")
+    import_questions(db, "t", path)
+
+
+def test_the_key_never_comes_before_the_blind_answer(portal: tuple[Any, Any], tmp_path: Path) -> None:
+    """Regression (issue 26, security review 3, F1, high): a flagged blind step led to the confirm page, whose
+    "Go back and change" opened step 2 with the key; step 2 posted first showed the key in its 422 page; and a
+    flagged (then unflagged) blind post changed the blind answer after the key was shown, which the gold check then
+    counted as a blind answer. Now no page shows the key before the blind answer is final (locked by step 1's
+    Next), whatever the flag, and the locked blind answer never changes."""
+    from fastapi.testclient import TestClient
+
+    from stableval.portal.work.flow import open_assignment
+    from stableval.portal.work.quality import track_quality
+
+    app, db = portal
+    _gold_mcq(db, tmp_path)
+    client = TestClient(app)
+    start_rater(client, invite_tokens(db, 1)[0])
+    assignment, first = claim_task(client)
+    assert assignment and not _shows_key(first)
+    csrf = csrf_of(first.text)
+    # path 1: flag on step 1, Next -> the confirm page; its "Go back and change" must lead to step 1
+    flagged = client.post(f"/a/{assignment}/task/blind", data={**_blind(first.text, "B"), "flag": "on",
+                                                               "flag_reason": "unclear"})
+    assert str(flagged.url).endswith("/task/confirm") and not _shows_key(flagged)
+    back = re.search(r'href="([^"]+)">Go back and change', flagged.text)
+    assert back and back.group(1).endswith("/task/blind")
+    for response in (client.get(back.group(1)), client.get(f"/a/{assignment}/task/seen")):
+        assert not _shows_key(response) and str(response.url).endswith("/task/blind")
+    # path 2: step 2 posted before step 1 is final: no 422 page with the key, no redirect loop
+    early = client.post(f"/a/{assignment}/task/seen", data={"csrf": csrf, "action": "next"})
+    assert not _shows_key(early) and str(early.url).endswith("/task/blind")
+    assert client.get(f"/a/{assignment}/task/blind").status_code == 200
+    # the honest path: unflag, answer B blind, Next: now the key is shown
+    seen = client.post(f"/a/{assignment}/task/blind", data=_blind(first.text, "B"))
+    assert str(seen.url).endswith("/task/seen") and _shows_key(seen)
+    # path 3: after the key, a flagged step-1 post (and an unflagged one) cannot change the blind answer
+    for form in ({**_blind(first.text, "C"), "flag": "on", "flag_reason": "x"}, _blind(first.text, "C")):
+        client.post(f"/a/{assignment}/task/blind", data=form)
+        assert open_assignment(db, assignment, 1).draft["task"]["blind"] == ["B"]  # type: ignore[union-attr]
+    client.post(f"/a/{assignment}/task/draft", data={**_blind(first.text, "C"), "step": "blind", "rev": "99"})
+    assert open_assignment(db, assignment, 1).draft["task"]["blind"] == ["B"]  # type: ignore[union-attr]
+    confirm = client.post(f"/a/{assignment}/task/seen", data=_seen(seen.text, "correct"))
+    assert submit_confirm(client, assignment, confirm.text).status_code == 200
+    ((_, quality),) = track_quality(db, "t")
+    assert (quality.judgments, quality.correct) == (1, 0)  # B, given blind: wrong; never the key's C
+
+
+def test_step_two_first_leaves_no_redirect_loop(portal: tuple[Any, Any], tmp_path: Path) -> None:
+    """Regression (issue 26, security review 3, F9): step 2 posted before step 1 marked it opened, and from then on
+    step 1 redirected to step 2 and step 2 back to step 1 ("too many redirects"). Now step 1 stays reachable."""
+    app, db = portal
+    client = task_rater(app, db, tmp_path, "mcq", n=1)
+    assignment, first = claim_task(client)
+    client.post(f"/a/{assignment}/task/seen", data={"csrf": csrf_of(first.text), "action": "next"})
+    blind = client.get(f"/a/{assignment}/task/blind", follow_redirects=False)
+    assert blind.status_code == 200 and "Step 1 of 2" in blind.text
+    assert client.get(f"/a/{assignment}/task/seen", follow_redirects=False).headers["location"].endswith("/blind")
+
+
+def test_opening_step_two_by_a_link_does_not_finalise_the_blind_answer(portal: tuple[Any, Any], tmp_path: Path
+                                                                       ) -> None:
+    """Regression (issue 26, security review 3, F10): the first GET of step 2 made a saved blind draft final (a
+    state change on GET, reachable by any link). Now only step 1's Next does: the later step-1 post counts."""
+    app, db = portal
+    client = task_rater(app, db, tmp_path, "mcq", n=1)
+    assignment, first = claim_task(client)
+    client.post(f"/a/{assignment}/task/blind", data={**_blind(first.text, "B"), "action": "save"})
+    opened = client.get(f"/a/{assignment}/task/seen")
+    assert str(opened.url).endswith("/task/blind") and not _shows_key(opened)
+    seen = client.post(f"/a/{assignment}/task/blind", data=_blind(first.text, "C"))
+    assert str(seen.url).endswith("/task/seen") and "You answered C." in seen.text

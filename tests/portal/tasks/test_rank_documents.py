@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 from portal_helpers import ADMIN, csrf_of, invite_tokens, start_rater
 from scipy.stats import kendalltau, spearmanr
-from task_helpers import claim_task, submit_confirm, task_rater, write_rank
+from task_helpers import claim_task, rank_fields, submit_confirm, task_rater, write_rank
 from typer.testing import CliRunner
 
 from stableval.cli import app as cli_app
@@ -26,15 +26,17 @@ from stableval.portal.web.app import create_app
 runner = CliRunner()
 
 
-def _shown(html: str) -> list[str]:
-    """Item ids in the order the page shows them (from the number boxes' names)."""
-    return re.findall(r'name="rank-([^"]+)" value="\d+"', html)
+def _shown(html: str, fields: dict[str, str]) -> list[str]:
+    """Item ids in the order the page shows them (from the number boxes' names; ``fields``: item id -> name,
+    :func:`task_helpers.rank_fields`)."""
+    item_of = {name: item for item, name in fields.items()}
+    return [item_of[name] for name in re.findall(r'name="(rank-[^"]+)" value="\d+"', html)]
 
 
-def _numbers(html: str, order: list[str]) -> dict[str, str]:
+def _numbers(html: str, order: list[str], fields: dict[str, str]) -> dict[str, str]:
     """The form with number boxes that put the items in ``order``."""
-    return {"csrf": csrf_of(html), "flag_reason": "", **{f"rank-{item}": str(order.index(item) + 1)
-                                                         for item in _shown(html)}}
+    return {"csrf": csrf_of(html), "flag_reason": "", **{fields[item]: str(order.index(item) + 1)
+                                                         for item in _shown(html, fields)}}
 
 
 @pytest.mark.parametrize(("change", "problem", "column"), [
@@ -66,7 +68,8 @@ def test_rank_flow_buttons_numbers_and_recorded_order(portal: tuple[Any, Any], t
     client = task_rater(app, db, tmp_path, "rank-documents", n=1)
     assignment, first = claim_task(client)
     assert str(first.url).endswith("/task/rank")
-    shown = _shown(first.text)
+    fields = rank_fields(db, assignment)
+    shown = _shown(first.text, fields)
     from sqlalchemy import select
 
     from stableval.portal.store.models import Assignment
@@ -79,17 +82,20 @@ def test_rank_flow_buttons_numbers_and_recorded_order(portal: tuple[Any, Any], t
     assert client.get(f"/a/{assignment}/task/rank").text.count('class="rank-item"') == 4  # same order on reload
     # the last item moves up by one with its button; its button keeps the focus on the next page
     last = shown[-1]
-    moved = client.post(f"/a/{assignment}/task/rank", data={**_numbers(first.text, shown), "action": f"up:{last}"})
+    key = fields[last].removeprefix("rank-")  # what the page calls the item
+    moved = client.post(f"/a/{assignment}/task/rank", data={**_numbers(first.text, shown, fields),
+                                                            "action": f"up:{key}"})
     expected = [*shown[:2], last, shown[2]]
-    assert _shown(moved.text) == expected
-    assert re.search(rf'value="up:{last}"[^>]*autofocus', moved.text)
+    assert _shown(moved.text, fields) == expected
+    assert re.search(rf'value="up:{key}"[^>]*autofocus', moved.text)
     # the number boxes: a repeated number is refused with the error summary, nothing moves
-    bad = {**_numbers(moved.text, expected), f"rank-{expected[0]}": "2", "action": "next"}
+    bad = {**_numbers(moved.text, expected, fields), fields[expected[0]]: "2", "action": "next"}
     refused = client.post(f"/a/{assignment}/task/rank", data=bad)
     assert refused.status_code == 422 and "must be 1 to 4, each used once" in refused.text
-    assert 'href="#rank-0"' in refused.text and _shown(refused.text) == expected
+    assert 'href="#rank-0"' in refused.text and _shown(refused.text, fields) == expected
     best = ["d2", "ans", "d0", "d1"]
-    confirm = client.post(f"/a/{assignment}/task/rank", data={**_numbers(refused.text, best), "action": "next"})
+    confirm = client.post(f"/a/{assignment}/task/rank", data={**_numbers(refused.text, best, fields),
+                                                              "action": "next"})
     assert confirm.status_code == 200 and "Check and submit" in confirm.text
     assert submit_confirm(client, assignment, confirm.text).status_code == 200
     assert submit_confirm(client, assignment, confirm.text).status_code == 200  # a second submit stores nothing
@@ -124,8 +130,8 @@ def test_rank_export_feeds_nrp_agree(tmp_path: Path) -> None:
             assert assignment and qid
             order = [f"{qid[1]}-{item}" for item in expert[qid[1]]]
             order = order if number == 0 else list(reversed(order))
-            confirm = client.post(f"/a/{assignment}/task/rank", data={**_numbers(page.text, order),
-                                                                      "action": "next"})
+            confirm = client.post(f"/a/{assignment}/task/rank", data={**_numbers(page.text, order, rank_fields(
+                db, assignment)), "action": "next"})
             assert confirm.status_code == 200, re.findall(r'field-error[^<]*<span[^<]*</span>([^<]*)', confirm.text)
             assert submit_confirm(client, assignment, confirm.text).status_code == 200
     both = runner.invoke(cli_app, ["portal", "export", "t", "-o", str(tmp_path / "all.csv"), "--database-url", url])
@@ -172,3 +178,26 @@ def test_admin_upload_reads_the_tracks_task_type(tmp_path: Path) -> None:
     assert refused.status_code == 422 and "mine.jsonl, row 1" in refused.text and "unknown kind" in refused.text
     assert str(tmp_path) not in refused.text  # the uploaded name, never the server's copy
     app.state.portal.db.dispose()
+
+
+def test_the_page_never_names_an_item(portal: tuple[Any, Any], tmp_path: Path) -> None:
+    """Regression (issue 26, security review 3, F15): the rank form named its fields and buttons by item id
+    (``name="rank-q7-ans"``), so with ids like the docs' example the generated answer was identifiable in the page
+    source although the page does not mark it. Now they are named by the item's place in the order first shown
+    (random per rater), and the server maps them back."""
+    app, db = portal
+    client = task_rater(app, db, tmp_path, "rank-documents", n=1)
+    assignment, first = claim_task(client)
+    assert not re.search(r"\b(ans|d0|d1|d2)\b", re.sub(r"<[^>]*class=\"md[^\"]*\"[^>]*>.*?</div>", "",
+                                                         first.text, flags=re.S))
+    fields = rank_fields(db, assignment)
+    moved = client.post(f"/a/{assignment}/task/rank", data={"csrf": csrf_of(first.text), "flag_reason": "",
+                                                            "action": f"up:{fields['ans'][5:]}"})
+    assert moved.status_code == 200 and not re.search(r'(name|value)="[^"]*\b(ans|d\d)\b', moved.text)
+    order = ["d2", "ans", "d0", "d1"]
+    confirm = client.post(f"/a/{assignment}/task/rank", data={"csrf": csrf_of(moved.text), "flag_reason": "",
+                                                              "action": "next", **{fields[item]: str(place)
+                                                              for place, item in enumerate(order, start=1)}})
+    assert "Check and submit" in confirm.text
+    assert submit_confirm(client, assignment, confirm.text).status_code == 200
+    assert export_task(db, "t").frame["item"].tolist() == order

@@ -40,7 +40,8 @@ def _rank_page(page: Any, live: LiveServer, token: str) -> None:
 
 
 def _order(page: Any) -> list[str]:
-    """Item ids in the order on screen, from the number boxes' names (rank-<item id>)."""
+    """The items in the order on screen, as the page names them (the number boxes' names: rank-t<k>, k the
+    item's place in the order first shown; the page never names an item id)."""
     return list(page.evaluate("[...document.querySelectorAll('li.rank-item input.rank-number')]"
                               ".map(e => e.name.slice(5))"))
 
@@ -84,7 +85,9 @@ def test_drag_a_text_to_the_top_and_submit(browser: Any, server: tuple[LiveServe
             stored = [s.payload for s in session.scalars(select(Submission))]
     finally:
         db.dispose()
-    assert len(stored) == 1 and stored[0] and stored[0]["order"] == dragged and stored[0]["shown"] == shown
+    assert len(stored) == 1 and stored[0] and [f"t{k}" for k in range(4)] == shown  # first shown: t0 ... t3
+    item = dict(zip(shown, stored[0]["shown"], strict=True))
+    assert stored[0]["order"] == [item[key] for key in dragged]
 
 
 def test_without_javascript_the_buttons_still_work(browser: Any, server: tuple[LiveServer, list[str], str]) -> None:

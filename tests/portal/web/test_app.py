@@ -114,15 +114,15 @@ def test_nothing_active_reaches_any_page(portal: tuple[Any, Any], tmp_path: Path
     for step in ("pairwise", "rating"):
         assert _bad(client.get(f"/a/{assignment}/{step}").text) == []
     complete_one(client)
-    login = client.get("/admin/login")
+    bad_profile = client.post("/profile", data={"csrf": csrf_of(client.get("/profile").text), "name": ATTACKS[1],
+                                                "email": ATTACKS[3], "specialty": "x", "years": "1"})
+    assert bad_profile.status_code == 422 and _bad(bad_profile.text) == []
+    login = client.get("/admin/login")  # signing in as admin ends the rater session (one role per browser)
     admin = client.post("/admin/login", data={"csrf": csrf_of(login.text), "token": ADMIN})
     csrf = csrf_of(admin.text)  # signing in renews the session nonce, hence the CSRF token
     notes = client.post("/admin/invites", data={"csrf": csrf, "notes": ATTACKS[0]})
     assert notes.status_code == 200 and _bad(notes.text) == []
     assert _bad(client.get("/admin").text) == [] and _bad(client.get("/admin/tracks/main").text) == []
-    bad_profile = client.post("/profile", data={"csrf": csrf, "name": ATTACKS[1],
-                                                "email": ATTACKS[3], "specialty": "x", "years": "1"})
-    assert bad_profile.status_code == 422 and _bad(bad_profile.text) == []
 
 
 def test_email_and_lease_validation(portal: tuple[Any, Any], tmp_path: Path) -> None:
@@ -381,3 +381,44 @@ def test_another_invite_link_asks_before_switching(portal: tuple[Any, Any], tmp_
     admin = _admin(app)
     admin.get(f"/i/{first}")
     assert admin.get("/admin").status_code == 401  # a browser holds one role: the rater link ends the admin one
+
+
+def _post_chunked(app: Any, path: str, chunks: int, chunk: bytes = b"&f=" + b"a" * 65533,
+                  content_type: bytes = b"application/x-www-form-urlencoded") -> tuple[int, int]:
+    """POST a body of ``chunks`` chunks without a Content-Length (Transfer-Encoding: chunked) straight to the ASGI
+    app; returns (status, chunks the app read)."""
+    import asyncio
+
+    read, status = [0], [0]
+
+    async def receive() -> dict[str, Any]:
+        if read[0] >= chunks:
+            return {"type": "http.disconnect"}
+        read[0] += 1
+        return {"type": "http.request", "body": chunk,
+                "more_body": read[0] < chunks}
+
+    async def send(message: dict[str, Any]) -> None:
+        if message["type"] == "http.response.start":
+            status[0] = message["status"]
+
+    scope = {"type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": "POST", "scheme": "http",
+             "path": path, "raw_path": path.encode(), "query_string": b"", "root_path": "",
+             "headers": [(b"host", b"testserver"), (b"content-type", content_type),
+                         (b"transfer-encoding", b"chunked")], "client": ("127.0.0.1", 5000),
+             "server": ("testserver", 80)}
+    asyncio.run(app(scope, receive, send))
+    return status[0], read[0]
+
+
+def test_chunked_bodies_are_capped_while_they_are_read(portal: tuple[Any, Any], tmp_path: Path) -> None:
+    """Regression (issue 26, security review 3, F5): a body without Content-Length (chunked) passed the size check
+    and was parsed whole (~1 GB of form fields per anonymous request). Now every body is counted as it arrives and
+    refused (413) past the route's limit, chunked or not: the app stops reading right after 1 MB (16 chunks of
+    64 KiB)."""
+    app, db = portal
+    token = invite_tokens(db, 1)[0]
+    for path in ("/admin/logout", "/admin/login", f"/i/{token}"):
+        status, read = _post_chunked(app, path, chunks=1000)  # 64 MB
+        assert (status, read) == (413, 17), path
+    assert _post_chunked(app, "/admin/logout", chunks=15) == (403, 15)  # under 1 MB: read, then the CSRF check

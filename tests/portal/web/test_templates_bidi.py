@@ -165,3 +165,58 @@ def test_the_checker_sees_a_leak() -> None:
            f"<title>{FSI}{evil('Z')}{PDI}</title>", "X", "Y", "Z")
     with pytest.raises(AssertionError, match="not isolated"):
         _check(f"<title>{evil('Z')}</title>", "Z")
+
+
+def test_scale_levels_and_quoted_values_are_isolated(tmp_path: Path) -> None:
+    """Regression (issue 26, security review 3, F14): a single track's level names were bare in the rater's hint
+    (every single-answer page and its error page), the admin track page's "Scale:" line and the results table's
+    header; and the error messages quoting a typed ddx condition or typed rank numbers were bare, in the error
+    summary and beside the field. Now each is isolated (and the quoted value inside its message too)."""
+    app = create_app(f"sqlite:///{tmp_path / 'p.db'}", admin_token=ADMIN)
+    db = app.state.portal.db
+    create_track(db, "sg", title="Single", task="single", scale=f"low,{evil('LEVEL')}", criteria=["accuracy"])
+    pd.DataFrame({"id": ["s1"], "prompt": ["P"], "model": ["M"], "answer": ["a"]}).to_csv(tmp_path / "s.csv",
+                                                                                           index=False)
+    import_questions(db, "sg", tmp_path / "s.csv")
+    create_track(db, "ddx", title="DDx", task="ddx", conditions=["Eczema", "Psoriasis"])
+    pd.DataFrame({"id": ["c1"], "prompt": ["Rash?"]}).to_csv(tmp_path / "ddx.csv", index=False)
+    import_questions(db, "ddx", tmp_path / "ddx.csv")
+    create_track(db, "rank", title="Rank", task="rank-documents")
+    (tmp_path / "rank.jsonl").write_text(json.dumps({"id": "r1", "prompt": "Treat?", "items": [
+        {"id": "ans", "text": "Answer", "kind": "answer"}, {"id": "d1", "text": "Document", "kind": "document"}]})
+        + "\n")
+    import_questions(db, "rank", tmp_path / "rank.jsonl")
+    (invite,) = create_invites(db, ["r"])
+    rater = TestClient(app)
+    page = rater.get(f"/i/{invite.token}")
+    rater.post("/profile", data={"csrf": csrf_of(page.text), "name": "R", "email": "r@example.org",
+                                 "specialty": "x", "years": "4"})
+    number, first = claim_task(rater, "sg")
+    _check(first.text, "LEVEL")
+    refused = rater.post(f"/a/{number}/task/single", data={"csrf": csrf_of(first.text), "action": "next",
+                                                           "flag_reason": ""})
+    assert refused.status_code == 422
+    _check(refused.text, "LEVEL")
+    level = evil("LEVEL").strip()
+    confirm = rater.post(f"/a/{number}/task/single", data={"csrf": csrf_of(first.text), "action": "next",
+                                                           "flag_reason": "", "level-accuracy": level})
+    digest = re.search(r'name="digest" value="([^"]+)"', confirm.text)
+    assert digest, confirm.text[-2000:]
+    rater.post(f"/a/{number}/submit", data={"csrf": csrf_of(confirm.text), "digest": digest[1], "form_token":
+                                            re.search(r'name="form_token" value="([^"]+)"', confirm.text)[1]})
+    number, first = claim_task(rater, "ddx")
+    typed = rater.post(f"/a/{number}/task/ddx", data={"csrf": csrf_of(first.text), "action": "next",
+                                                      "flag_reason": "", "condition-0": evil("TYPED")})
+    assert typed.status_code == 422 and "is not in the study" in typed.text
+    _check(typed.text, "TYPED")
+    number, first = claim_task(rater, "rank")
+    fields = re.findall(r'name="(rank-[^"]+)"', first.text)
+    numbers = rater.post(f"/a/{number}/task/rank", data={"csrf": csrf_of(first.text), "action": "save",
+                                                         "flag_reason": "", fields[0]: evil("NUMBER"),
+                                                         fields[1]: "1"})
+    assert numbers.status_code == 422 and "The rank numbers" in numbers.text
+    _check(numbers.text, "NUMBER")
+    admin = TestClient(app, headers={"Authorization": f"Bearer {ADMIN}"})
+    _check(admin.get("/admin/tracks/sg").text, "LEVEL")
+    _check(admin.get("/admin/tracks/sg/results").text, "LEVEL")
+    db.dispose()

@@ -14,7 +14,7 @@ from sqlalchemy import func, select
 from stableval.portal.admin.manage import create_invites, set_retired
 from stableval.portal.store.db import Database
 from stableval.portal.store.models import Assignment, Question, Rater, Submission, utcnow
-from stableval.portal.work.assignment import claim_next, progress_for
+from stableval.portal.work.assignment import Claim, claim_next, progress_for
 from stableval.portal.work.flow import empty_draft, save_draft, submit
 
 
@@ -162,4 +162,85 @@ def test_many_threads_claim_and_submit_at_once(db_url: str, tmp_path: Path) -> N
     per_item = pd.Series([i for _, i in stored]).value_counts()
     assert len(per_item) == n_items and (per_item == k).all()  # no item exceeds k, all filled
     assert len(set(stored)) == len(stored)
+    db.dispose()
+
+
+def test_progress_counts_do_not_tell_gold_questions_apart(tmp_path: Path) -> None:
+    """Regression (issue 26, security review 3, F2): "remaining" went up by one while a gold question was held and
+    did not go down after it was submitted, so a rater could tell the attention checks apart. Now every claim
+    leaves the counts as they were and every submission lowers "remaining" and raises "done" by one, gold or
+    not."""
+    db = Database(f"sqlite:///{tmp_path / 'p.db'}")
+    db.upgrade()
+    frame = questions_frame(12)
+    frame["gold"] = ["a", "b"] + [""] * 10
+    seed_track(db, tmp_path, frame=frame, gold_rate=0.5)
+    (rater,) = _raters(db, 1)
+
+    def counts() -> tuple[int, int]:
+        with db.reading() as session:
+            (line,) = progress_for(session, session.get(Rater, rater))
+        return line.remaining, line.submitted
+
+    kinds = []
+    for _ in range(6):
+        before = counts()
+        claim = claim_next(db, rater, "main")
+        assert claim.assignment_id is not None
+        during = counts()
+        assert submit(db, rater, claim.assignment_id, _answer(db, claim.assignment_id)).status == "created"
+        with db.reading() as session:
+            kinds.append(bool(session.scalar(select(Question.gold).join(Assignment).where(
+                Assignment.id == claim.assignment_id))))
+        assert during == before and counts() == (before[0] - 1, before[1] + 1), (kinds, before, during, counts())
+    assert any(kinds) and not all(kinds)  # both kinds were claimed
+    db.dispose()
+
+
+def test_a_subspecialty_matches_only_within_the_specialty(tmp_path: Path) -> None:
+    """Regression (issue 26, security review 3, F8): a question tagged with a subspecialty went first to any rater
+    of that (free-text) subspecialty, whatever their specialty: a cardiologist who typed "Breast cancer" got the
+    oncology question first, on a track that never offers another specialty's questions. Now a subspecialty
+    matches only within the question's specialty (or an untagged one)."""
+    db = Database(f"sqlite:///{tmp_path / 'p.db'}")
+    db.upgrade()
+    frame = pd.concat([questions_frame(1, specialty="oncology", subspecialty="breast cancer", prefix="onc"),
+                       questions_frame(1, specialty="cardiology", prefix="card"),
+                       questions_frame(1, subspecialty="breast cancer", prefix="any")], ignore_index=True)
+    seed_track(db, tmp_path, frame=frame, k=2, specialties="cardiology,oncology", fallback="specialty")
+    (cardiologist,) = _raters(db, 1, specialty="cardiology", subspecialty="breast cancer")
+    (oncologist,) = _raters(db, 1, specialty="oncology", subspecialty="breast cancer")
+
+    def offered(rater: int) -> list[str]:
+        items = []
+        while (claim := claim_next(db, rater, "main")).assignment_id is not None:
+            assert submit(db, rater, claim.assignment_id, _answer(db, claim.assignment_id)).status == "created"
+            with db.reading() as session:
+                items.append(session.scalar(select(Question.external_id).join(Assignment).where(
+                    Assignment.id == claim.assignment_id)))
+        return items
+
+    assert offered(cardiologist) == ["any0", "card0"]  # the untagged specialty's subspecialty, then cardiology
+    assert offered(oncologist) == ["any0", "onc0"]  # both match: the one closer to k first
+    db.dispose()
+
+
+def test_gold_questions_never_outlast_the_regular_ones(tmp_path: Path) -> None:
+    """Regression (issue 26, F2, found by the portal fuzz test): once no regular question was left for a rater
+    (their page said "0 remaining", no button), a crafted "Next question" still gave them a gold question, which
+    it could then only be. Now a claim gives a gold question only while a regular one is left for the rater."""
+    db = Database(f"sqlite:///{tmp_path / 'p.db'}")
+    db.upgrade()
+    frame = questions_frame(3)
+    frame["gold"] = ["a", "b", ""]
+    seed_track(db, tmp_path, frame=frame, k=1, gold_rate=1.0)
+    first, second = _raters(db, 2)
+    claim = claim_next(db, first, "main")  # gold (rate 1), while q2 is still there
+    assert claim.assignment_id is not None
+    assert submit(db, first, claim.assignment_id, _answer(db, claim.assignment_id)).status == "created"
+    while (claim := claim_next(db, second, "main")).assignment_id is not None:  # the other rater takes q2 (k = 1)
+        assert submit(db, second, claim.assignment_id, _answer(db, claim.assignment_id)).status == "created"
+    with db.reading() as session:
+        assert [line.remaining for line in progress_for(session, session.get(Rater, first))] == [0]
+    assert claim_next(db, first, "main") == Claim(None, "none")  # a gold question is left, but not offered
     db.dispose()

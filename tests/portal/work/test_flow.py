@@ -259,3 +259,65 @@ def _answer(db: Database, assignment_id: int) -> str:
         save_draft(session, assignment_id, draft)
         token: str = session.get(Assignment, assignment_id).form_token
     return token
+
+
+def test_a_released_lease_never_comes_back(portal: tuple[Any, Any], tmp_path: Path) -> None:
+    """Regression (issue 26, security review 3, F4): a lease released by Disable (or by a submit refused for a
+    retired question) came back after Enable (or Restore): the old confirm form was accepted, and the rater holding
+    the current lease was refused. Now the current holder wins, always: a released lease's confirm page and its
+    submit are refused (410), and nothing of it is stored."""
+    from fastapi.testclient import TestClient
+    from portal_helpers import invite_tokens, start_rater
+
+    from stableval.portal.admin.manage import set_rater_disabled
+
+    app, db = portal
+    seed_track(db, tmp_path, frame=questions_frame(1), k=1)
+    for how in ("disable", "retire"):
+        if how == "retire":  # a second question, same story through Retire -> Restore
+            seed_track(db, tmp_path, slug="second", frame=questions_frame(1), k=1)
+        x_token, y_token = invite_tokens(db, 2)
+        x, y = TestClient(app), TestClient(app)
+        start_rater(x, x_token)
+        start_rater(y, y_token)
+        slug = "main" if how == "disable" else "second"
+        held, html = claim(x, slug)
+        assert held
+        old_confirm = fill_steps(x, held, html)
+        x_id = _rater_of(db, held)
+        if how == "disable":
+            set_rater_disabled(db, x_id, True)
+        else:
+            question = _question_of(db, held)
+            set_retired(db, question, True)
+            assert x.post(f"/a/{held}/submit", data=submit_form(old_confirm.text)).status_code == 410
+            set_retired(db, question, False)
+        taken, html_y = claim(y, slug)
+        assert taken and taken != held
+        y_confirm = fill_steps(y, taken, html_y, "b", "2", "4")
+        if how == "disable":
+            set_rater_disabled(db, x_id, False)
+            _sign_in_again(x, x_token)
+        assert x.get(f"/a/{held}/confirm").status_code == 410
+        late = x.post(f"/a/{held}/submit", data={**submit_form(old_confirm.text),
+                                                  "csrf": csrf_of(x.get("/profile").text)})
+        assert late.status_code == 410, (how, late.status_code)
+        assert y.post(f"/a/{taken}/submit", data=submit_form(y_confirm.text)).status_code == 200
+        with db.reading() as session:
+            assert session.scalars(select(Submission.rater_id).join(Assignment).where(
+                Assignment.id.in_([held, taken]))).all() == [_rater_of(db, taken)], how
+
+
+def _rater_of(db: Database, assignment_id: int) -> int:
+    with db.reading() as session:
+        return int(session.get(Assignment, assignment_id).rater_id)
+
+
+def _question_of(db: Database, assignment_id: int) -> int:
+    with db.reading() as session:
+        return int(session.get(Assignment, assignment_id).question_id)
+
+
+def _sign_in_again(client: Any, token: str) -> None:
+    """Sign in again with the invite link (the profile is kept)."""
+    assert client.get(f"/i/{token}").status_code == 200

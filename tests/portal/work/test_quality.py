@@ -18,6 +18,7 @@ from stableval.portal.admin.manage import create_track, import_questions
 from stableval.portal.store.db import Database
 from stableval.portal.store.models import Assignment, Question, Track
 from stableval.portal.tasks.judgments import gold_matches
+from stableval.portal.web.app import create_app
 from stableval.portal.work.assignment import claim_next
 from stableval.portal.work.flow import empty_draft, save_draft, submit
 from stableval.portal.work.quality import rater_quality, set_override, track_quality
@@ -98,6 +99,8 @@ def test_planted_bad_raters_are_paused_and_good_ones_are_not(db_url: str, tmp_pa
     assert any("gold" in note for note in rows.notes)
 
     bad_rater = bad[0]
+    with db.writing() as session:  # more ratings per question: regular work is left for the bad raters (a gold
+        session.scalars(select(Track)).one().k = 4  # question is offered only beside regular work, issue 26)
     set_override(db, "main", bad_rater, "allow")
     assert _answer_one(db, bad_rater, "main", honest=False) not in (None, "paused")  # the admin let them go on
     set_override(db, "main", bad_rater, "auto")
@@ -176,11 +179,43 @@ def test_cli_lists_accuracy_and_sets_decisions(tmp_path: Path) -> None:
     assert listed.exit_code == 0, listed.output
     table = pd.read_csv(io.StringIO(listed.stdout))
     assert table.to_dict("records")[0] | {"name": ""} == {
-        "rater": f"rater-{bad}", "name": "", "gold_questions": 3, "gold_judgments": 15, "correct": 0,
-        "accuracy": 0.0, "status": "paused (below threshold)"}
+        "rater": f"rater-{bad}", "name": "", "gold_questions": 3, "gold_flagged": 0, "gold_judgments": 15,
+        "correct": 0, "accuracy": 0.0, "status": "paused (below threshold)"}
     allowed = runner.invoke(cli, ["portal", "quality", "main", "--rater", f"rater-{bad}", "--set", "allow",
                                   "--database-url", url])
     assert allowed.exit_code == 0 and claim_next(db, bad, "main").assignment_id is not None
     usage = runner.invoke(cli, ["portal", "quality", "main", "--rater", "1", "--database-url", url])
     assert usage.exit_code == 2
     db.dispose()
+
+
+def test_flagging_every_gold_question_does_not_pass_quality_control(tmp_path: Path) -> None:
+    """Regression (issue 26, security review 3, F3): flagged gold questions were never judged but counted toward
+    the qualification set, so a rater who flagged all three passed it with no gold answer, was never paused and
+    was absent from the QC table. Now a flagged gold question counts as answered with every gold judgment wrong:
+    the flagger is paused after the qualification set and listed, with their flagged gold questions."""
+    url = f"sqlite:///{tmp_path / 'p.db'}"
+    db = Database(url)
+    db.upgrade()
+    seed_track(db, tmp_path, frame=_frame(5, ["a", "a", "a"]), qualification=3)
+    flagger, honest = profiled_raters(db, 2)
+    for _ in range(3):
+        claim = claim_next(db, flagger, "main")
+        assert claim.assignment_id is not None
+        draft = {**empty_draft(), "flag": True, "flag_reason": "unclear"}
+        with db.writing() as session:
+            save_draft(session, claim.assignment_id, draft)
+            token = session.get(Assignment, claim.assignment_id).form_token
+        assert submit(db, flagger, claim.assignment_id, token).status == "created"
+    assert _answer_one(db, flagger, "main", honest=True) == "paused"
+    assert _work(db, honest, "main", honest=True)[:3] == ["g0", "g1", "g2"]
+    standing = {rater.id: q for rater, q in track_quality(db, "main")}
+    assert (standing[flagger].gold_answered, standing[flagger].flagged_gold, standing[flagger].correct,
+            standing[flagger].judgments, standing[flagger].paused) == (3, 3, 0, 15, True)
+    assert (standing[honest].flagged_gold, standing[honest].accuracy, standing[honest].paused) == (0, 1.0, False)
+    db.dispose()
+    app = create_app(url, admin_token=ADMIN)
+    page = TestClient(app).get("/admin/tracks/main", headers={"Authorization": f"Bearer {ADMIN}"}).text
+    table = page.split("<h2>Quality control</h2>")[1].split("</table>")[0]
+    assert "Gold flagged" in table and f"rater-{flagger}" in table and "<td>3</td>" in table
+    app.state.portal.db.dispose()

@@ -14,8 +14,10 @@ from stableval.portal.store.db import Database
 from stableval.portal.work.quality import rater_quality
 
 
-def _gold_form(task: str, html: str, gold: object, right: bool) -> tuple[str, dict[str, object]]:
-    """The first step's form of a gold question answered through the pages (right or wrong)."""
+def _gold_form(task: str, html: str, gold: object, right: bool, fields: dict[str, str]
+               ) -> tuple[str, dict[str, object]]:
+    """The first step's form of a gold question answered through the pages (right or wrong); ``fields``: a
+    rank-documents page's number boxes by item id (:func:`task_helpers.rank_fields`)."""
     import re
 
     from portal_helpers import csrf_of
@@ -28,10 +30,11 @@ def _gold_form(task: str, html: str, gold: object, right: bool) -> tuple[str, di
         return "blind", {**base, "blind": [gold if right else "A"], "missing": "no"}
     if task == "ddx":
         return "ddx", {**base, "condition-0": CONDITIONS[gold] if right else CONDITIONS[0]}  # type: ignore[index]
-    shown = re.findall(r'name="rank-([^"]+)" value="\d+"', html)
+    item_of = {name: item for item, name in fields.items()}
+    shown = [item_of[name] for name in re.findall(r'name="(rank-[^"]+)" value="\d+"', html)]
     best = gold[0] if right else "ans"  # type: ignore[index]
     order = [best] + [item for item in shown if item != best]
-    return "rank", {**base, **{f"rank-{item}": str(order.index(item) + 1) for item in shown}}
+    return "rank", {**base, **{fields[item]: str(order.index(item) + 1) for item in shown}}
 
 
 @pytest.mark.parametrize("task", TASKS)
@@ -40,7 +43,7 @@ def test_gold_questions_through_the_pages(portal: tuple[object, Database], tmp_p
     judged per task type, and a rater who gets it wrong is paused (403 on the next claim)."""
     from fastapi.testclient import TestClient
     from portal_helpers import csrf_of, invite_tokens, start_rater
-    from task_helpers import claim_task, submit_confirm
+    from task_helpers import claim_task, rank_fields, submit_confirm
 
     app, db = portal
     seed(db, tmp_path, task, regular=2, gold=2, k=2, qualification=2, qc_min_gold=2, qc_threshold=0.7)
@@ -53,7 +56,7 @@ def test_gold_questions_through_the_pages(portal: tuple[object, Database], tmp_p
             assignment, first = claim_task(client)
             assert assignment, first.text
             assert "gold" not in first.text.lower()
-            step, form = _gold_form(task, first.text, stored[number], right)
+            step, form = _gold_form(task, first.text, stored[number], right, rank_fields(db, assignment))
             answer = client.post(f"/a/{assignment}/task/{step}", data=form)
             assert answer.status_code == 200, answer.text
             if task == "mcq":  # then the key: judged on the blind answer whatever the verdict

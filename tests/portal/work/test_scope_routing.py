@@ -1,6 +1,6 @@
 """Editing a track's routing after creation — its specialty list and fallback — from Python, the command line
-(``stableval portal routing``) and the admin's routing page; a list that would strand questions, proposals or
-raters is refused."""
+(``stableval portal routing``) and the admin's routing page; a list that would strand questions is refused, and
+raters off a new list choose again."""
 
 from __future__ import annotations
 
@@ -19,8 +19,9 @@ from stableval.cli import app as cli_app
 from stableval.errors import InputError
 from stableval.portal.admin.manage import create_track
 from stableval.portal.store.db import Database
-from stableval.portal.store.models import Assignment, Question, Track
-from stableval.portal.work.assignment import claim_next
+from stableval.portal.store.models import Assignment, Question, Rater, Track
+from stableval.portal.web.app import create_app
+from stableval.portal.work.assignment import Claim, claim_next
 from stableval.portal.work.question_queue import propose
 from stableval.portal.work.scope import routing_of, set_routing
 
@@ -78,20 +79,52 @@ def test_list_may_grow_or_go_but_not_strand_questions(db: Database, tmp_path: Pa
         set_routing(db, "nope", specialties=None, fallback="any")
 
 
-def test_raters_who_worked_in_the_track_and_pending_proposals_keep_their_specialty(db: Database,
-                                                                                   tmp_path: Path) -> None:
-    seed_track(db, tmp_path, frame=questions_frame(2))  # untagged questions only
+def test_raters_and_proposals_off_a_new_list_do_not_block_it(db: Database, tmp_path: Path) -> None:
+    """Regression (issue 26, security review 3, F17): a list leaving out a specialty typed by a rater who worked in
+    the track, or by a pending proposal, was refused, so one rater's "Cardiologist" (the very variant a list
+    exists to remove), or a proposal with the specialty "my own", kept the admin from introducing a list. Now only
+    the track's questions hold a specialty (they would be stranded); a rater whose specialty is off the lists of
+    their tracks is asked to choose again at their next claim (their open question stays theirs), and a pending
+    proposal's specialty is checked when it is imported. (Until this change both were refused: a rater's and a
+    proposal's specialty counted as in use.)"""
+    seed_track(db, tmp_path, frame=pd.concat([questions_frame(2), questions_frame(1, specialty="cardiology",
+                                                                                  prefix="c")], ignore_index=True))
     create_track(db, "other")
     idle, worker = profiled_raters(db, 2)  # both cardiologists
-    assert _claimed(db, worker) == "q0"
-    with pytest.raises(InputError, match=r"'cardiology' is still used in track 'main': 1 rater \(rater-2\)"):
-        set_routing(db, "main", specialties="oncology", fallback="general")
-    assert set_routing(db, "other", specialties="oncology", fallback="general").specialties == ["oncology"]
-    proposal = propose(db, idle, "other", prompt="A new question?", specialty="oncology")
-    with pytest.raises(InputError, match=rf"'oncology' is still used in track 'other': 1 pending proposal "
-                                         rf"\(proposal {proposal}\)"):
-        set_routing(db, "other", specialties="neurology", fallback="general")
-    assert routing_of(db, "other").in_use == {"oncology": f"1 pending proposal (proposal {proposal})"}
+    with db.writing() as session:
+        session.execute(update(Rater).where(Rater.id == worker).values(specialty="cardiologist"))
+    held = claim_next(db, worker, "main").assignment_id
+    assert held is not None
+    assert routing_of(db, "main").in_use == {"cardiologist": "1 rater (rater-2)", "cardiology": "1 question (c0)"}
+    assert set_routing(db, "main", specialties="cardiology", fallback="general").specialties == ["cardiology"]
+    assert claim_next(db, worker, "main").assignment_id == held  # the open question stays theirs
+    with db.writing() as session:
+        session.get_one(Assignment, held).status = "done"
+    assert claim_next(db, worker, "main") == Claim(None, "profile")  # then: choose again from the list
+    with db.writing() as session:
+        session.execute(update(Rater).where(Rater.id == worker).values(specialty="cardiology"))
+    assert claim_next(db, worker, "main").assignment_id not in (None, held)
+    proposal = propose(db, idle, "other", prompt="A new question?", specialty="my own")
+    assert routing_of(db, "other").in_use == {"my own": f"1 pending proposal (proposal {proposal})"}
+    assert set_routing(db, "other", specialties="neurology", fallback="general").specialties == ["neurology"]
+    with pytest.raises(InputError, match=r"'cardiology' is still used in track 'main': 1 question \(c0\)"):
+        set_routing(db, "main", specialties="oncology", fallback="general")  # questions still hold theirs
+
+
+def test_a_rater_off_the_list_is_asked_to_choose_again(db: Database, tmp_path: Path) -> None:
+    """Issue 26 (security review 3, F17): the claim of a rater whose specialty is off the lists of their tracks
+    leads to the profile form, which says why and offers the list."""
+    seed_track(db, tmp_path, frame=questions_frame(2))
+    app = create_app(db.url, admin_token=ADMIN, migrate=False)
+    from portal_helpers import invite_tokens, start_rater
+
+    client = TestClient(app)
+    start_rater(client, invite_tokens(db, 1)[0], specialty="Cardiologist")
+    set_routing(db, "main", specialties="cardiology", fallback="general")
+    asked = client.post("/tracks/main/next", data={"csrf": csrf_of(client.get("/progress").text)})
+    assert str(asked.url).endswith("/profile?choose=1") and "choose your specialty from it" in asked.text
+    assert '<option value="cardiology"' in asked.text
+    app.state.portal.db.dispose()
 
 
 def test_a_new_fallback_applies_from_the_next_claim(db: Database, tmp_path: Path) -> None:

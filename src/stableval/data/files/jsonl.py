@@ -166,7 +166,7 @@ def iter_jsonl(path: str | os.PathLike[str], *, allowed: str = "one JSON object 
         text = Path(path).read_text(encoding="utf-8-sig")
     except UnicodeDecodeError as exc:
         raise InputError(f"file is not UTF-8 text ({exc.reason})", file=source, allowed="UTF-8 JSON Lines") from exc
-    for line_no, line in enumerate(text.splitlines(), start=1):
+    for line_no, line in enumerate(text.split("\n"), start=1):  # not splitlines(): U+2028 etc. are text in JSON
         if not line.strip():
             continue
         try:

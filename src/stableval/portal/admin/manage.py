@@ -20,10 +20,20 @@ import pandas as pd
 from sqlalchemy import select
 
 from stableval.errors import InputError
-from stableval.portal.settings import MAX_K, MAX_LEASE_HOURS, SETTINGS, TrackSettings, setting_problems, track_settings
+from stableval.portal.settings import (
+    MAX_CRITERIA,
+    MAX_K,
+    MAX_LEASE_HOURS,
+    MAX_TITLE,
+    SETTINGS,
+    TrackSettings,
+    setting_problems,
+    track_settings,
+)
 from stableval.portal.store.db import Database
 from stableval.portal.store.models import Assignment, Question, Rater, RevokedSession, Track, utcnow
 from stableval.portal.store.security import hash_token, new_token
+from stableval.portal.tasks.records import without_controls
 from stableval.portal.tasks.registry import TASKS
 from stableval.portal.tasks.rules import DEFAULT_CRITERIA, validate_rules
 
@@ -45,10 +55,16 @@ def _criteria(criteria: Sequence[str] | None) -> list[dict[str, str]]:
     """``["accuracy", "Bedside manner"]`` -> [{"key": "accuracy", "label": "Accuracy"}, ...]."""
     if not criteria:
         return [dict(c) for c in DEFAULT_CRITERIA]
+    if len(criteria) > MAX_CRITERIA:
+        raise InputError("too many criteria", column="criteria", value=len(criteria),
+                         allowed=f"at most {MAX_CRITERIA} criteria (each is a question on every page)")
     out = []
     for label in criteria:
         label = " ".join(str(label).split())
         key = re.sub(r"[^a-z0-9]+", "_", label.casefold()).strip("_")
+        if len(key) > 64 or len(label) > 100:
+            raise InputError("criterion too long", column="criteria", value=label[:40],
+                             allowed="at most 64 letters, digits and separators (100 characters in all)")
         if not _KEY.match(key):
             raise InputError("criterion needs letters or digits", column="criteria", value=label,
                              allowed="names such as 'accuracy' or 'Bedside manner'")
@@ -113,6 +129,10 @@ def track_problems(slug: str, settings: TrackSettings | None = None, **changes: 
     if not _SLUG.match(slug):
         problems.append(InputError("bad track name", column="slug", value=slug, allowed="1-64 lower-case letters, "
                                    "digits, '-' or '_', starting with a letter or digit"))
+    title = without_controls(str(chosen.title or "")).strip()
+    if len(title) > MAX_TITLE:
+        problems.append(InputError("title too long", column="title", value=title[:40] + "…",
+                                   allowed=f"at most {MAX_TITLE} characters"))
     bounds = setting_problems(chosen)
     problems += bounds
     k, max_k = chosen.k, chosen.max_k
@@ -132,7 +152,7 @@ def track_problems(slug: str, settings: TrackSettings | None = None, **changes: 
     stored = {name: _typed(SETTINGS[name].kind, getattr(chosen, name)) for name in SETTINGS if name not in _READ_HERE}
     others = {name: value for name, value in stored.items()  # kept with the track's options when not the default
               if name not in columns and value != SETTINGS[name].default}
-    return Track(slug=slug, title=(chosen.title or "").strip() or slug, task_type=chosen.task, criteria=track_criteria,
+    return Track(slug=slug, title=title or slug, task_type=chosen.task, criteria=track_criteria,
                  rules=track_rules, scale=task_scale, task_options={**(options or {}), **others} or None,
                  lease_seconds=round(chosen.lease_hours * 3600), specialties=specialty_list, fallback=chosen.fallback,
                  **{name: value for name, value in stored.items() if name in columns}), []
@@ -208,7 +228,7 @@ def create_invites(db: Database, notes: Sequence[str], *, tracks: Sequence[str] 
     invites to those tracks (by name; None or empty: every track, see :mod:`stableval.portal.work.scope`)."""
     from stableval.portal.work.scope import track_ids
 
-    pending = [(str(note).strip()[:200], new_token()) for note in notes]
+    pending = [(without_controls(str(note)).strip()[:200], new_token()) for note in notes]
     with db.writing() as session:
         scope = track_ids(session, tracks)
         raters = [Rater(token_hash=hash_token(token), note=note, tracks=scope) for note, token in pending]

@@ -30,6 +30,7 @@ import sqlite3
 import threading
 import time
 from collections import deque
+from collections.abc import Callable
 from contextlib import closing
 from pathlib import Path
 from typing import Any
@@ -97,22 +98,34 @@ class Signer:
 class RateLimiter:
     """At most ``limit`` events per ``window`` seconds per key (thread-safe, in memory).
 
+    :meth:`allow` counts every attempt (invite links); :meth:`attempt` checks a credential and counts only the
+    failures, and with ``total`` also caps the failures of all keys together, except for ``trusted`` keys (a
+    browser that signed in before), so a guesser can neither guess fast nor lock such a key out.
+
     With ``shared`` (a file path) the events are kept in that SQLite file instead, so every server process of one
     ``stableval serve --workers N`` counts against the same limit (``name`` tells the limiters sharing the file
-    apart); in memory, each process would allow ``limit`` on its own.
+    apart; the keys are stored hashed, so the file holds no client address); in memory, each process would allow
+    ``limit`` on its own.
 
     >>> limiter = RateLimiter(limit=2, window=60)
     >>> [limiter.allow("1.2.3.4", now=t) for t in (0, 1, 2, 61.5)]
     [True, True, False, True]
+    >>> guesses = RateLimiter(limit=2, window=60, total=3)
+    >>> [guesses.attempt(key, lambda: False, now=0) for key in ("a", "a", "a", "b", "c")]
+    [False, False, None, False, None]
+    >>> guesses.attempt("a", lambda: True, now=1), guesses.attempt("d", lambda: True, trusted=True, now=1)
+    (None, True)
     """
 
-    def __init__(self, limit: int = 20, window: float = 60.0, *, shared: str | Path | None = None,
-                 name: str = "") -> None:
+    def __init__(self, limit: int = 20, window: float = 60.0, *, total: int | None = None,
+                 shared: str | Path | None = None, name: str = "") -> None:
         self.limit = limit
         self.window = window
+        self.total = total
         self.shared = None if shared is None else str(shared)
         self.name = name
         self._events: dict[str, deque[float]] = {}
+        self._all: deque[float] = deque()
         self._lock = threading.Lock()
         if self.shared is not None:
             with closing(self._connect()) as connection:
@@ -131,10 +144,59 @@ class RateLimiter:
             if len(events) >= self.limit:
                 return False
             events.append(now)
-            if len(self._events) > 10_000:  # forget idle clients
-                for idle in [k for k, v in self._events.items() if not v]:
-                    del self._events[idle]
+            self._forget_idle()
             return True
+
+    def _forget_idle(self) -> None:
+        """Drop the keys without events once there are many (the caller holds the lock)."""
+        if len(self._events) > 10_000:
+            for idle in [k for k, v in self._events.items() if not v]:
+                del self._events[idle]
+
+    def attempt(self, key: str, check: Callable[[], bool], *, trusted: bool = False, now: float | None = None
+                ) -> bool | None:
+        """Run a credential ``check`` within the limits: None (refused, not checked) when ``key`` had ``limit``
+        failures in the window or, unless ``trusted``, every key together had ``total``; else the check's result,
+        a failure being counted. The check runs under the limiter's lock, so parallel guesses cannot overrun it."""
+        if self.shared is not None:
+            return self._attempt_shared(key, check, trusted, time.time() if now is None else now)
+        now = time.monotonic() if now is None else now
+        with self._lock:
+            events = self._events.setdefault(key, deque())
+            for queue in (events, self._all):
+                while queue and queue[0] <= now - self.window:
+                    queue.popleft()
+            if len(events) >= self.limit or (not trusted and self.total is not None and len(self._all) >= self.total):
+                return None
+            if check():
+                return True
+            events.append(now)
+            self._all.append(now)
+            self._forget_idle()
+            return False
+
+    def _attempt_shared(self, key: str, check: Callable[[], bool], trusted: bool, now: float) -> bool | None:
+        key = self._stored(key)
+        with closing(self._connect()) as connection:
+            connection.execute("BEGIN IMMEDIATE")  # one process at a time counts, checks and records
+            connection.execute("DELETE FROM rate_events WHERE limiter = ? AND at <= ?", (self.name, now - self.window))
+            (mine,) = connection.execute("SELECT count(*) FROM rate_events WHERE limiter = ? AND key = ?",
+                                         (self.name, key)).fetchone()
+            (everyone,) = connection.execute("SELECT count(*) FROM rate_events WHERE limiter = ?",
+                                             (self.name,)).fetchone()
+            result: bool | None = None
+            if mine < self.limit and (trusted or self.total is None or everyone < self.total):
+                result = bool(check())
+                if not result:
+                    connection.execute("INSERT INTO rate_events (limiter, key, at) VALUES (?, ?, ?)",
+                                        (self.name, key, now))
+            connection.execute("COMMIT")
+            return result
+
+    @staticmethod
+    def _stored(key: str) -> str:
+        """A key as the shared file keeps it: hashed (the file outlives a request; client addresses stay out)."""
+        return hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
     def _connect(self) -> sqlite3.Connection:
         """A connection to the shared file in autocommit mode (transactions are begun explicitly); events need not
@@ -145,6 +207,7 @@ class RateLimiter:
         return connection
 
     def _allow_shared(self, key: str, now: float) -> bool:
+        key = self._stored(key)
         with closing(self._connect()) as connection:
             connection.execute("BEGIN IMMEDIATE")  # one process at a time counts and records
             connection.execute("DELETE FROM rate_events WHERE limiter = ? AND at <= ?", (self.name, now - self.window))

@@ -124,8 +124,9 @@ class TaskType:
         ratings_help: what the live diagnostics fit, in words (the admin's track page).
         draft_fields: draft fields of its own beside the shared ones, with their empty values.
         results_title: what its results page shows (the admin's link to it).
-        example_settings: the type's own track settings of a working example (with :meth:`example_question` and
-            :meth:`example_answer`: the registry's tests run every type through the portal with them).
+        example_settings: the type's own track settings of a working example (with :meth:`example_question`,
+            :meth:`example_answer` and :meth:`example_gold`: the registry's and the fuzz tests run every type through
+            the portal with them).
     """
 
     name: str
@@ -176,6 +177,10 @@ class TaskType:
     # ------------------------------------------------------------------------------------------ a working example
     def example_question(self, number: int) -> dict[str, Any]:
         """Question ``number`` of an example question file (one JSON Lines record)."""
+        raise NotImplementedError
+
+    def example_gold(self, number: int) -> Any:
+        """The ``gold`` cell that makes example question ``number`` a gold question (a valid known answer)."""
         raise NotImplementedError
 
     def example_answer(self, track: Track, question: Question, step: str) -> dict[str, str]:
@@ -242,6 +247,11 @@ class TaskType:
     def score_gold(self, gold: Any, answer: dict[str, Any], criteria: list[str]) -> tuple[int, int]:
         """(gold judgments, correct ones) of one confirmed answer (``Submission.payload``) to a gold question."""
         raise ValueError(f"no gold answers for {self.name!r}")
+
+    def gold_judgments(self, gold: Any, criteria: list[str]) -> int:
+        """The gold judgments one answer to this gold question gives (a flagged gold question counts as that many,
+        all wrong)."""
+        return self.score_gold(gold, {}, criteria)[0]
 
     def describe_gold(self, gold: Any, track: Track) -> str:
         """The known answer as the admin's question table shows it."""

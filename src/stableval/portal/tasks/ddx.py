@@ -40,8 +40,8 @@ from stableval.portal.tasks.records import common_columns
 from stableval.portal.tasks.rules import Violation
 from stableval.portal.tasks.summary import summary_table
 
-__all__ = ["MAX_CONDITIONS", "TASK", "DdxTask", "cases_path", "conditions_path", "ddx_groups", "ddx_json",
-           "parse_conditions", "read_conditions"]
+__all__ = ["MAX_CONDITIONS", "MAX_CONDITION_NAMES", "TASK", "DdxTask", "cases_path", "conditions_path", "ddx_groups",
+           "ddx_json", "parse_conditions", "read_conditions"]
 
 
 
@@ -56,6 +56,10 @@ def read_conditions(path: str | Path) -> list[str]:
     except UnicodeDecodeError as error:
         raise InputError(f"file is not UTF-8 text ({error.reason})", file=source) from None
     return parse_conditions(text, source)
+
+
+#: Most conditions of a ddx track's list (each page offers them all).
+MAX_CONDITION_NAMES = 500
 
 
 def parse_conditions(text: str, source: str) -> list[str]:
@@ -76,6 +80,9 @@ def parse_conditions(text: str, source: str) -> list[str]:
         seen[name.casefold()] = row
     if len(names) < 2:
         raise InputError("too few conditions", file=source, value=len(names), allowed="at least 2 conditions")
+    if len(names) > MAX_CONDITION_NAMES:  # every ddx page lists them all
+        raise InputError("too many conditions", file=source, column="conditions", value=len(names),
+                         allowed=f"at most {MAX_CONDITION_NAMES} conditions")
     return names
 
 
@@ -148,6 +155,10 @@ class DdxTask(TaskType):
     def example_question(self, number: int) -> dict[str, Any]:
         return {"id": f"case{number}", "prompt": f"Itchy rash on the arm, case {number}."}
 
+    def example_gold(self, number: int) -> Any:
+        conditions = list(self.example_settings["conditions"])
+        return conditions[number % len(conditions)]
+
     def example_answer(self, track: Track, question: Question, step: str) -> dict[str, str]:
         conditions = _conditions(track)
         return {"condition-0": conditions[question.id % (len(conditions) - 1)], "condition-1": conditions[-1],
@@ -159,6 +170,8 @@ class DdxTask(TaskType):
         conditions, max_conditions = settings.conditions, settings.max_conditions
         if isinstance(conditions, Path):
             conditions = read_conditions(conditions)
+        elif conditions:  # names given from Python: the checks of a file
+            conditions = parse_conditions("\n".join(str(name) for name in conditions), "conditions")
         if not conditions:
             raise InputError("a ddx track needs its condition list", column="conditions",
                              allowed="--conditions FILE (one condition per line)")

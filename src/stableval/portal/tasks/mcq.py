@@ -5,9 +5,11 @@
   ...}``): 2 to 4 options lettered A-D in order (the letters ``stableval medqa`` reads), the key in ``answer_idx``.
 * **Steps**: ``blind`` (the options without the key: the option(s) the rater thinks correct, or none; whether
   information is missing) then ``seen`` (the key shown: correct, another option, several options, information
-  missing; a reason). Once ``seen`` was opened the blind answer is final.
-* **Draft**: ``{"blind": [letters], "blind_none": bool, "missing": "no"|"minor"|"important", "verdict":
-  "correct"|"another"|"several"|"missing", "seen": [letters], "reason": text}``.
+  missing; a reason). Step 1's *Next* (complete, not flagged) makes the blind answer final (``blind_final``):
+  no page shows the key before (not step 2, nor its error page, nor the confirm page; a flagged question goes back
+  to step 1), and no post changes the blind answer after, flagged or not.
+* **Draft**: ``{"blind": [letters], "blind_none": bool, "missing": "no"|"minor"|"important", "blind_final": bool,
+  "verdict": "correct"|"another"|"several"|"missing", "seen": [letters], "reason": text}``.
 * **Gold**: the correct option letter; one judgment, on the **blind** answer: correct when the rater ticked
   exactly that option.
 * **Export**: the columns of Relabeled MedQA's ``medqa_relabelling.csv`` (``qid, worker_id, answer_idx,
@@ -89,8 +91,30 @@ def _letters(question: Question) -> list[str]:
 
 
 def _blind_locked(draft: dict[str, Any]) -> bool:
-    """The key was shown (the seen step opened): the blind answer is final."""
-    return "seen" in draft["opened"] or "seen" in draft["time_ms"]
+    """The blind answer is final: step 1's *Next* (unflagged, complete) led to the key. (A draft saved before
+    that mark existed is final once the key step was opened.)"""
+    return bool((draft.get("task") or {}).get("blind_final")) or "seen" in draft["opened"] or \
+        "seen" in draft["time_ms"]
+
+
+def _blind_problems(task: dict[str, Any]) -> list[Violation]:
+    """What the blind answer lacks (the flag aside)."""
+    out = []
+    if task.get("blind_none") and task.get("blind"):
+        out.append(Violation("blind", "blind-A", "You ticked options and also “no option answers the question”; "
+                                                 "untick one."))
+    elif not task.get("blind") and not task.get("blind_none"):
+        out.append(Violation("blind", "blind-A", "Choose the option(s) you think are correct, or tick “no option "
+                                                 "answers the question”."))
+    if task.get("missing") not in MCQ_MISSING:
+        out.append(Violation("missing", "missing", "Say whether information is missing from the question."))
+    return out
+
+
+def _key_shown(draft: dict[str, Any]) -> bool:
+    """Whether the key may be shown: the blind answer is final and complete (the only state in which step 2,
+    its error page or an unflagged confirm page is ever rendered)."""
+    return _blind_locked(draft) and not _blind_problems(draft.get("task") or {})
 
 
 @dataclass(frozen=True)
@@ -100,6 +124,9 @@ class McqTask(TaskType):
     def example_question(self, number: int) -> dict[str, Any]:
         return {"id": str(number + 1), "prompt": f"Case {number}: best next step?",
                 "options": {"A": "Aspirin", "B": "Beta blocker", "C": "CT scan"}, "answer_idx": "ABC"[number % 3]}
+
+    def example_gold(self, number: int) -> Any:
+        return "ABC"[(number + 1) % 3]  # not always the key: a gold answer may correct it
 
     def example_answer(self, track: Track, question: Question, step: str) -> dict[str, str]:
         if step == "blind":
@@ -163,14 +190,21 @@ class McqTask(TaskType):
         return 1, int(list(answer.get("blind") or []) == [gold])
 
     def redirect(self, draft: dict[str, Any], step: str) -> str | None:
-        return "seen" if step == "blind" and _blind_locked(draft) and not draft["flag"] else None
+        """Step 1 once its answer is final (whatever the flag), step 2 until then: the key is never shown (nor its
+        error page) before the blind answer is final, and the blind answer never changes after."""
+        if step == "blind" and _key_shown(draft):
+            return "seen"
+        return "blind" if step == "seen" and not _key_shown(draft) else None
 
     def accepts_autosave(self, draft: dict[str, Any], step: str) -> bool:
-        return super().accepts_autosave(draft, step) and not (step == "blind" and _blind_locked(draft))
+        return super().accepts_autosave(draft, step) and (
+            not _blind_locked(draft) if step == "blind" else _key_shown(draft))
 
     def merge_step(self, task: dict[str, Any], draft: dict[str, Any], form: Any, track: Track, question: Question,
                    step: str, action: str) -> dict[str, Any]:
         letters = _letters(question)
+        if step == "blind" and _blind_locked(draft):
+            return task  # final: a late post (flagged or not) changes nothing
         if step == "blind":
             task["blind"] = [v for v in letters if v in form.getlist("blind")]
             task["blind_none"] = form.get("blind_none") == "on"
@@ -186,17 +220,15 @@ class McqTask(TaskType):
 
     def step_problems(self, task: dict[str, Any], draft: dict[str, Any], track: Track, question: Question,
                       step: str) -> list[Violation]:
-        out = []
-        if task.get("blind_none") and task.get("blind"):
-            out.append(Violation("blind", "blind-A", "You ticked options and also “no option answers the question”; "
-                                                     "untick one."))
-        elif not task.get("blind") and not task.get("blind_none"):
-            out.append(Violation("blind", "blind-A", "Choose the option(s) you think are correct, or tick “no option "
-                                                     "answers the question”."))
-        if task.get("missing") not in MCQ_MISSING:
-            out.append(Violation("missing", "missing", "Say whether information is missing from the question."))
+        out = _blind_problems(task)
+        if out and _blind_locked(draft):  # only a draft saved before the blind answer was marked final
+            return [Violation("blind", "blind-A", "The key was shown before your answer to step 1 was complete, so "
+                                                  "this question can only be flagged: tick “does not make sense” "
+                                                  "and say why.")]
         if step == "blind" or out:
             return out
+        if not _blind_locked(draft):
+            return [Violation("blind", "blind-A", "Answer step 1 and press “Next: see the key” first.")]
         verdict, seen, key = task.get("verdict"), task.get("seen") or [], (question.payload or {}).get("key")
         if verdict not in MCQ_VERDICTS:
             out.append(Violation("verdict", "verdict", "Say whether the key is correct."))
@@ -218,9 +250,16 @@ class McqTask(TaskType):
     def context(self, assignment: Assignment, question: Question, track: Track, draft: dict[str, Any], step: str,
                 query: Any = None) -> dict[str, Any]:
         payload = question.payload or {}
+        shown = step in ("seen", "confirm") and _key_shown(draft)
         return {**super().context(assignment, question, track, draft, step, query),
                 "options": payload.get("options", {}), "verdicts": MCQ_VERDICTS, "missing_choices": MCQ_MISSING,
-                "key": payload.get("key") if step in ("seen", "confirm") else None}
+                "key": payload.get("key") if shown else None,
+                "back_url": self.step_url(assignment.id, "seen" if _key_shown(draft) else "blind")}
+
+    def after_next(self, draft: dict[str, Any], step: str, now: Any) -> None:
+        """Step 1 completed unflagged: its answer is final, and step 2 shows the key."""
+        if step == "blind" and not draft["flag"]:
+            draft["task"] = {**(draft.get("task") or {}), "blind_final": True}
 
     def answer(self, task: dict[str, Any], track: Track, question: Question) -> dict[str, Any]:
         return {"options_shown": _letters(question), "key": (question.payload or {}).get("key"),

@@ -20,6 +20,7 @@ rate each answer 1-5, consistently with the choice (:mod:`stableval.portal.tasks
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
@@ -43,7 +44,7 @@ from stableval.portal.tasks.judgments import (
     export_judgments,
     gold_judgments,
 )
-from stableval.portal.tasks.records import MAX_TEXT
+from stableval.portal.tasks.records import MAX_TEXT, question_records
 from stableval.portal.tasks.rules import (
     CHOICE_LABELS,
     CHOICES,
@@ -85,6 +86,18 @@ def _rating(value: str) -> int | None:
     return None if value == "na" else int(value)
 
 
+def _cell_text(value: Any) -> str:
+    """A cell as text: empty for a missing one, a whole number read as a float without ``.0`` (as every task type
+    reads cells).
+
+    >>> [_cell_text(v) for v in (None, float("nan"), 3.0, 2.5, "x")]
+    ['', '', '3', '2.5', 'x']
+    """
+    if value is None or (isinstance(value, float) and value != value):
+        return ""
+    return str(int(value)) if isinstance(value, float) and value.is_integer() else str(value)
+
+
 def _first(mask: np.ndarray) -> int:
     return int(np.flatnonzero(mask)[0]) + 1
 
@@ -97,6 +110,9 @@ class PairwiseTask(TaskType):
         return {"id": f"q{number}", "prompt": f"Question {number}?", "model_a": "model-x",
                 "answer_a": f"Answer **{number}** of x.", "model_b": "model-y", "answer_b": f"Answer {number} of y."}
 
+    def example_gold(self, number: int) -> Any:
+        return ("a", "b", "tie")[number % 3]
+
     def example_answer(self, track: Track, question: Question, step: str) -> dict[str, str]:
         keys = [c["key"] for c in track.criteria]
         if step == "pairwise":
@@ -107,18 +123,25 @@ class PairwiseTask(TaskType):
     def read_questions(self, path: Path, source: str, track: Track,
                        read_table: Callable[[Path, str], pd.DataFrame],
                        normalise: Callable[[Any], str]) -> list[dict[str, Any]]:
-        """The whole file at once, column by column (each message counts the rows in all)."""
-        table = read_table(path, source)
-        lower = {str(c).strip().lower(): c for c in table.columns}
-        missing = [name for name, required in QUESTION_COLUMNS.items() if required and name not in lower]
-        if missing:
-            raise InputError(f"missing column(s): {', '.join(missing)}", file=source,
-                             value=[str(c) for c in table.columns],
-                             allowed="columns " + ", ".join(QUESTION_COLUMNS) + " (the last four optional)")
-        frame = pd.DataFrame({name: (table[lower[name]].fillna("").astype(str) if name in lower else "")
-                              for name in QUESTION_COLUMNS}, index=table.index).reset_index(drop=True)
-        if len(frame) == 0:
+        """The whole file at once, column by column (each message counts the rows in all). The records are read
+        as every type reads them (:func:`~stableval.portal.tasks.records.question_records`: JSON Lines as JSON, a
+        column named twice or a control character refused); a cell must be text or a number."""
+        records = list(question_records(path, source, read_table))
+        if not records:
             raise InputError("no rows", file=source, allowed="one row per question")
+        columns = list(dict.fromkeys(key for _, record in records for key in record))
+        missing = [name for name, required in QUESTION_COLUMNS.items() if required and name not in columns]
+        if missing:
+            raise InputError(f"missing column(s): {', '.join(missing)}", file=source, value=columns,
+                             allowed="columns " + ", ".join(QUESTION_COLUMNS) + " (the last four optional)")
+        for row, record in records:
+            nested = next((name for name in QUESTION_COLUMNS if isinstance(record.get(name), dict | list)), None)
+            if nested is not None:
+                raise InputError("not text", file=source, row=row, column=nested,
+                                 value=json.dumps(record[nested])[:40], allowed="text (or a number)")
+        table = pd.DataFrame([record for _, record in records], columns=columns)
+        frame = pd.DataFrame({name: (table[name].map(_cell_text) if name in columns else "")
+                              for name in QUESTION_COLUMNS}, index=table.index).reset_index(drop=True)
         for name, required in QUESTION_COLUMNS.items():
             if required:
                 frame[name] = frame[name].str.strip() if name in ("id", "model_a", "model_b") else frame[name]
@@ -169,8 +192,8 @@ class PairwiseTask(TaskType):
                              allowed="empty (not a gold question), a, b, tie or neither (about model_a / model_b)")
         frame["specialty"] = frame["specialty"].map(normalise)
         frame["subspecialty"] = frame["subspecialty"].map(normalise)
-        records = frame.rename(columns={"id": "external_id"}).to_dict("records")
-        return [{str(k): v for k, v in r.items()} for r in records]
+        rows = frame.rename(columns={"id": "external_id"}).to_dict("records")
+        return [{str(k): v for k, v in r.items()} for r in rows]
 
     # ------------------------------------------------------------------------------------------ gold questions
     def gold_text(self, track: Track, question: Question) -> str:
@@ -178,6 +201,9 @@ class PairwiseTask(TaskType):
 
     def gold_rows(self, session: Session, track: Track, rater_ids: list[int] | None) -> GoldRows:
         return gold_judgments(session, track, rater_ids)
+
+    def gold_judgments(self, gold: Any, criteria: list[str]) -> int:
+        return len(criteria)  # one per criterion
 
     # ------------------------------------------------------------------------------------------ the rater's form
     def claim_draft(self, now_iso: str) -> dict[str, Any] | None:

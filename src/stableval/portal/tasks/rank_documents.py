@@ -5,7 +5,8 @@
   may be agent transcripts.
 * **Draft**: ``{"order": [item ids, best first], "shown": [item ids as first shown]}``; the order first shown is
   randomised per rater and question (:func:`shown_order`). An item moves with its up/down buttons
-  (``up:<item>``, ``down:<item>``) or its place number.
+  (``up:t<k>``, ``down:t<k>``) or its place number (``rank-t<k>``): the page names an item by ``k``, its place in
+  the order first shown, never by its id (ids such as ``q7-ans`` would tell the generated answer apart).
 * **Gold**: the known order, item ids best first (comma-separated or a JSON list; a prefix is enough). The first id
   is the planted best item; one judgment: correct when the rater ranks it first. (Top-1 rather than a Kendall-tau
   threshold: an attention check should have one unambiguous answer, and the order of the other items is often a
@@ -65,6 +66,16 @@ def _items(question: Question) -> list[str]:
     return [item["id"] for item in (question.payload or {}).get("items", [])]
 
 
+def _keys(task: dict[str, Any], items: list[str]) -> dict[str, str]:
+    """Item id -> what the page calls it: ``t<k>``, ``k`` its place in the order first shown (random per rater).
+
+    >>> _keys({"shown": ["d1", "ans"]}, ["ans", "d1"])
+    {'d1': 't0', 'ans': 't1'}
+    """
+    shown = [i for i in task.get("shown") or [] if i in items]
+    return {item: f"t{place}" for place, item in enumerate(shown if sorted(shown) == sorted(items) else items)}
+
+
 def _rank_matrix(questions: list[Any], answers: list[Any]) -> np.ndarray:
     """Answers × item slots: the rank (1 = best) of each item of the question, in the question's item order;
     NaN past the question's items."""
@@ -86,6 +97,9 @@ class RankDocumentsTask(TaskType):
                 "items": [{"id": "ans", "text": "Generated **answer**", "kind": "answer", "model": "model-x"},
                           *({"id": f"d{j}", "text": f"Document {j}", "kind": "document", "grade": 2 - j}
                             for j in range(3))]}
+
+    def example_gold(self, number: int) -> Any:
+        return [f"d{number % 3}", "ans"]
 
     def example_answer(self, track: Track, question: Question, step: str) -> dict[str, str]:
         return {}  # the order first shown is a complete answer
@@ -177,10 +191,11 @@ class RankDocumentsTask(TaskType):
     def merge_step(self, task: dict[str, Any], draft: dict[str, Any], form: Any, track: Track, question: Question,
                    step: str, action: str) -> dict[str, Any]:
         items = _items(question)
+        keys = _keys(task, items)
         order = [i for i in task.get("order") or [] if i in items]
         if sorted(order) != sorted(items):
             order = list(task.get("shown") or items)
-        typed = [str(form.get(f"rank-{i}") or "").strip() for i in order]
+        typed = [str(form.get(f"rank-{keys[i]}") or "").strip() for i in order]
         task.pop("rank_error", None)
         if any(typed):
             numbers = [int(t) if t.isascii() and t.isdigit() and len(t) < 4 else -1 for t in typed]
@@ -188,7 +203,8 @@ class RankDocumentsTask(TaskType):
                 order = [item for _, item in sorted(zip(numbers, order, strict=True))]
             elif typed != [str(n) for n in range(1, len(order) + 1)]:
                 task["rank_error"] = ", ".join(t or "(empty)" for t in typed)
-        verb, _, item = action.partition(":")
+        verb, _, key = action.partition(":")
+        item = next((i for i, k in keys.items() if k == key), "")
         if verb in ("up", "down") and item in order and "rank_error" not in task:
             at = order.index(item)
             to = at - 1 if verb == "up" else at + 1
@@ -215,8 +231,9 @@ class RankDocumentsTask(TaskType):
         query = query or {}
         items = {item["id"]: item for item in (question.payload or {}).get("items", [])}
         task = draft.get("task") or {}
+        keys = _keys(task, list(items))
         return {**super().context(assignment, question, track, draft, step, query),
-                "items": [items[i] for i in task.get("order") or [] if i in items],
+                "items": [{**items[i], "key": keys[i]} for i in task.get("order") or [] if i in items],
                 "moved": (query.get("moved", ""), query.get("way", ""))}
 
     def answer(self, task: dict[str, Any], track: Track, question: Question) -> dict[str, Any]:

@@ -23,11 +23,38 @@ import pandas as pd
 from stableval.errors import InputError
 from stableval.portal.tasks.transcripts import transcript_problem
 
-__all__ = ["GOLD_MARK", "MAX_TEXT", "answer_text", "blank", "common_columns", "maybe_json", "question_records",
-           "text_cell"]
+__all__ = ["CONTROLS", "GOLD_MARK", "MAX_TEXT", "answer_text", "blank", "common_columns", "control_in", "maybe_json",
+           "question_records", "text_cell", "without_controls"]
 
 #: Longest prompt, answer or item text accepted at import (characters): longer text makes pages slow to load.
 MAX_TEXT = 100_000
+#: Control characters no stored text keeps (every one of U+0000-U+001F but tab, line feed and carriage return, and
+#: DEL): PostgreSQL cannot store NUL, and none of them shows as text. Typed text loses them
+#: (:func:`without_controls`); a question file holding one is refused, naming the row and column.
+CONTROLS = dict.fromkeys([*range(0x09), 0x0B, 0x0C, *range(0x0E, 0x20), 0x7F])
+
+
+def without_controls(text: str) -> str:
+    """``text`` without :data:`CONTROLS` (a NUL, a bell, an escape).
+
+    >>> without_controls("Dr\x00 A\tB\r\nC\x1b")
+    'Dr A\tB\r\nC'
+    """
+    return text.translate(CONTROLS)
+
+
+def control_in(value: Any) -> str | None:
+    """The first text in ``value`` (text, or JSON of lists and objects) that holds one of :data:`CONTROLS`, else
+    None."""
+    if isinstance(value, str):
+        return value if value != value.translate(CONTROLS) else None
+    if isinstance(value, dict):
+        value = [*value.keys(), *value.values()]
+    if isinstance(value, list | tuple):
+        return next((found for item in value if (found := control_in(item)) is not None), None)
+    return None
+
+
 #: ``Question.gold`` of a gold question whose known answer is in ``payload["gold"]`` (the answer may be longer
 #: than the ``gold`` column's 16 characters).
 GOLD_MARK = "task"
@@ -45,7 +72,8 @@ def question_records(path: Path, source: str, read_table: Callable[[Path, str], 
                 if not isinstance(value, dict):
                     raise InputError("not a JSON object", file=source, row=row, value=type(value).__name__,
                                      allowed="one JSON object per question")
-                yield row, {str(k).strip().lower(): v for k, v in value.items()}
+                yield row, _storable({key: value[name] for name, key in _keys(value, row, source).items()}, row,
+                                     source)
         except InputError as error:
             if error.file == source:
                 raise
@@ -54,10 +82,35 @@ def question_records(path: Path, source: str, read_table: Callable[[Path, str], 
                              has_value=error.has_value) from None
         return
     frame = read_table(path, source)
-    frame.columns = [str(c).strip().lower() for c in frame.columns]
+    frame.columns = list(_keys(dict.fromkeys(frame.columns), 1, source).values())
     for row, record in enumerate(frame.to_dict("records"), start=1):
-        yield row, {str(k): ("" if v is None or (isinstance(v, float) and math.isnan(v)) else v)
-                    for k, v in record.items()}
+        yield row, _storable({str(k): ("" if v is None or (isinstance(v, float) and math.isnan(v)) else v)
+                              for k, v in record.items()}, row, source)
+
+
+def _keys(record: dict[Any, Any], row: int, source: str) -> dict[Any, str]:
+    """Each column name -> its key (stripped, lower case); two names with one key are refused, naming both."""
+    keys: dict[Any, str] = {}
+    for name in record:
+        key = str(name).strip().lower()
+        if key in keys.values():
+            first = next(other for other, known in keys.items() if known == key)
+            raise InputError("column named twice (case and spaces aside)", file=source, row=row, column=str(name),
+                             value=f"{first!s} and {name!s}", allowed=f"one column {key!r}")
+        keys[name] = key
+    return keys
+
+
+def _storable(record: dict[str, Any], row: int, source: str) -> dict[str, Any]:
+    """The record, unless a cell holds a control character (:data:`CONTROLS`): then an error naming it."""
+    for column, value in record.items():
+        found = control_in(column) or control_in(value)
+        if found is not None:
+            code = next(ord(c) for c in found if ord(c) in CONTROLS)
+            raise InputError(f"control character U+{code:04X} in the text", file=source, row=row, column=column,
+                             value=found.translate(CONTROLS)[:40],
+                             allowed="text without control characters (tab and line breaks are fine)")
+    return record
 
 
 def text_cell(record: dict[str, Any], column: str, row: int, source: str, *, required: bool, width: int = MAX_TEXT,

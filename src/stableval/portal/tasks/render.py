@@ -25,12 +25,22 @@ from typing import Any
 
 from markupsafe import Markup, escape
 
-__all__ = ["defang", "escape_text", "markdown_to_html", "radio_options"]
+__all__ = ["defang", "escape_text", "isolate", "markdown_to_html", "radio_options"]
 
 _TAGS = {"p", "br", "hr", "strong", "em", "code", "pre", "blockquote", "ul", "ol", "li", "a", "h1", "h2", "h3",
          "h4", "h5", "h6", "table", "thead", "tbody", "tr", "th", "td", "del", "s"}
 _DEFANG = re.compile(r"(javascript|vbscript|data)(:)|(\bon[a-z]+)(=)", re.IGNORECASE)
 _ATTRIBUTES = {"a": {"href", "title"}, "ol": {"start"}, "th": {"style"}, "td": {"style"}}
+
+
+def isolate(text: str) -> str:
+    """``text`` between the Unicode isolates FSI and PDI, for a value quoted in a message: right-to-left text or an
+    override inside it cannot reorder the rest of the message.
+
+    >>> isolate("abc") == "\u2068abc\u2069"
+    True
+    """
+    return f"\u2068{text}\u2069"
 
 
 @lru_cache(maxsize=1)

@@ -38,6 +38,7 @@ from stableval.portal.store.db import Database
 from stableval.portal.store.models import Assignment, Question, Track
 from stableval.portal.tasks.base import MAX_REASON, RATING_COLUMNS, Export, Ratings, TaskType
 from stableval.portal.tasks.records import answer_text, common_columns, text_cell
+from stableval.portal.tasks.render import isolate
 from stableval.portal.tasks.rules import Violation
 from stableval.portal.tasks.summary import share, summary_table
 
@@ -74,6 +75,9 @@ class SingleTask(TaskType):
         return {"id": f"s{number}", "prompt": f"Question {number}?", "model": ("model-x", "model-y")[number % 2],
                 "answer": f"Answer **{number}**."}
 
+    def example_gold(self, number: int) -> Any:
+        return DEFAULT_SCALE[number % len(DEFAULT_SCALE)]  # that level on every criterion
+
     def example_answer(self, track: Track, question: Question, step: str) -> dict[str, str]:
         scale = list(track.scale or [])
         return {f"level-{c['key']}": scale[question.id % len(scale)] for c in track.criteria}
@@ -82,7 +86,7 @@ class SingleTask(TaskType):
         return parse_scale(settings.scale), None
 
     def describe_track(self, track: Track) -> str:
-        return f"Scale: {', '.join(track.scale or [])}."
+        return f"Scale: {', '.join(isolate(level) for level in track.scale or [])}."
 
     def read_question(self, record: dict[str, Any], row: int, source: str, normalise: Callable[[Any], str]
                       ) -> dict[str, Any]:

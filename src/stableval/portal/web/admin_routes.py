@@ -4,18 +4,21 @@ live results.
 Every route here requires the admin credential: a session signed in at ``/admin/login`` with the current admin
 token (a session signed in with an older token, or ended by signing out, no longer counts), or an
 ``Authorization: Bearer <token>`` header (for scripts; only such a request skips the CSRF check). Anything else
-gets 401. Sign-in attempts are rate limited per client address.
+gets 401. Failed admin credentials, by the form or a Bearer token, count against one limit per client and one for
+everyone (:func:`~stableval.portal.web.common.admin_credential`).
 """
 
 from __future__ import annotations
 
 import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
 from fastapi import APIRouter, HTTPException, Request
 from fastapi.responses import Response
 
+from stableval.data.files.formats import ALLOWED_FORMATS, FORMATS
 from stableval.errors import StableValError
 from stableval.portal.admin.export import EXPORT_FORMATS, EXPORT_KINDS, export_table, to_bytes
 from stableval.portal.admin.live_diagnostics import track_diagnostics
@@ -34,17 +37,19 @@ from stableval.portal.admin.manage import (
 )
 from stableval.portal.admin.progress import admin_overview, track_detail
 from stableval.portal.store.answers import task_of
-from stableval.portal.store.security import new_token, same_secret
+from stableval.portal.store.security import new_token
 from stableval.portal.tasks.registry import TASKS
 from stableval.portal.web.common import (
+    ADMIN_SESSION_HOURS,
+    admin_credential,
     check_body,
-    client_address,
     page,
     portal_of,
     read_form,
     see_other,
     session_of,
     set_session,
+    storable_form,
 )
 from stableval.portal.work.adaptive import track_quotas
 from stableval.portal.work.quality import OVERRIDES, set_override, track_quality
@@ -54,18 +59,51 @@ router = APIRouter(prefix="/admin")
 MEDIA = {"csv": "text/csv; charset=utf-8", "jsonl": "application/x-ndjson", "parquet": "application/vnd.apache.parquet"}
 
 
+#: The status notices an admin page shows after an action, by the key its address carries (``?m=imported&n=3``):
+#: never text from the address itself.
+NOTICES = {"track-created": "Track created", "routing-saved": "Routing saved", "imported": "Imported {n} questions",
+           "qc-allow": "Quality control: rater-{n} allow", "qc-pause": "Quality control: rater-{n} pause",
+           "qc-auto": "Quality control: rater-{n} auto", "proposal-accept": "Proposal {n} accepted",
+           "proposal-reject": "Proposal {n} rejected", "revoke-invite": "Invite link revoked (rater-{n})",
+           "end-sessions": "Signed out everywhere (rater-{n})", "disable": "Rater disabled (rater-{n})",
+           "enable": "Rater enabled (rater-{n})"}
+
+
+def _notice(request: Request) -> str | None:
+    """The page's status notice: the one :data:`NOTICES` names by ``m``, with the number ``n`` (or None)."""
+    text = NOTICES.get(request.query_params.get("m", ""))
+    number = request.query_params.get("n", "")
+    if text is None or ("{n}" in text and not (number.isascii() and number.isdigit() and len(number) <= 12)):
+        return None
+    return text.format(n=number)
+
+
+def _done(url: str, key: str, number: int | None = None) -> Response:
+    """Redirect to ``url`` with the notice ``key`` of :data:`NOTICES`."""
+    return see_other(f"{url}?m={key}" + ("" if number is None else f"&n={number}"))
+
+
 def _bearer_admin(request: Request) -> bool:
-    """Whether the request carries ``Authorization: Bearer <the admin token>`` (any other header: no)."""
-    header = request.headers.get("authorization", "")
-    return header[:7].lower() == "bearer " and same_secret(header[7:].strip(), portal_of(request).admin_token)
+    """Whether the request carries ``Authorization: Bearer <the admin token>`` (any other header: no); a Bearer
+    token is checked within the limits on failed admin credentials (:func:`admin_credential`), once per request."""
+    found = getattr(request.state, "bearer_admin", None)
+    if found is None:
+        header = request.headers.get("authorization", "")
+        found = header[:7].lower() == "bearer " and admin_credential(request, header[7:].strip())
+        request.state.bearer_admin = found
+    return bool(found)
 
 
 def _session_admin(request: Request) -> bool:
-    """Whether the session was signed in with the current admin token and has not been signed out."""
+    """Whether the session was signed in with the current admin token, at most :data:`ADMIN_SESSION_HOURS` ago, and
+    has not been signed out."""
     portal = portal_of(request)
     session = session_of(request)
     if session.get("admin") != portal.admin_tag or not isinstance(session.get("sid"), str):
         return False
+    issued = session.get("iat")
+    if not isinstance(issued, int) or time.time() * 1000 - issued > ADMIN_SESSION_HOURS * 3600 * 1000:
+        return False  # signed in too long ago: sign in again
     return not session_revoked(portal.db, session["sid"])
 
 
@@ -82,7 +120,7 @@ async def _admin_form(request: Request, *, files: bool = False) -> Any:
     _require_admin(request)
     if _bearer_admin(request):  # the valid bearer token itself: a script, no cookie to forge a request with
         check_body(request, files=files)
-        return await request.form()
+        return storable_form(await request.form())
     return await read_form(request, files=files)
 
 
@@ -93,14 +131,14 @@ def login_page(request: Request) -> Response:
 
 @router.post("/login")
 async def login(request: Request) -> Response:
-    portal = portal_of(request)
-    if not portal.login_limiter.allow(client_address(request)):
-        raise HTTPException(status_code=429, detail="Too many sign-in attempts; wait a minute and try again.",
-                            headers={"Retry-After": "60"})
+    """Sign in with the admin token (within the limits on failed admin credentials: :func:`admin_credential`). The
+    session then names this browser (``device``): its later sign-ins have an allowance of their own."""
     form = await read_form(request)
-    if not same_secret(str(form.get("token") or ""), portal.admin_token):
+    if not admin_credential(request, str(form.get("token") or "")):
         return page(request, "admin_login.html", status_code=401, error="That admin token is not right.")
-    set_session(request, admin=portal.admin_tag, sid=new_token(16))
+    device = session_of(request).get("device")
+    set_session(request, admin=portal_of(request).admin_tag, sid=new_token(16), rater=None,  # one role per browser
+                device=device if isinstance(device, str) else new_token(12))
     return see_other("/admin")
 
 
@@ -119,7 +157,7 @@ def index(request: Request) -> Response:
     _require_admin(request)
     overview = admin_overview(portal_of(request).db)
     return page(request, "admin_index.html", rows=overview.tracks, raters=overview.raters,
-                message=request.query_params.get("m"), **_form_context())
+                message=_notice(request), **_form_context())
 
 
 @router.get("/new-track")
@@ -157,7 +195,7 @@ async def new_track(request: Request) -> Response:
     if errors:
         return page(request, "admin_track_new.html", status_code=422, values=values,
                     errors=[(e.field, e.message) for e in errors], **_form_context())
-    return see_other("/admin?m=Track+created")
+    return _done("/admin", "track-created")
 
 
 @router.get("/tracks/{slug}")
@@ -167,7 +205,7 @@ def track_page(request: Request, slug: str) -> Response:
     if detail is None:
         raise HTTPException(status_code=404, detail="No such track.")
     return page(request, "admin_track.html", track=detail.track, items=detail.questions, flagged=detail.flagged,
-                kinds=EXPORT_KINDS, formats=EXPORT_FORMATS, message=request.query_params.get("m"),
+                kinds=EXPORT_KINDS, formats=EXPORT_FORMATS, message=_notice(request),
                 quality=track_quality(portal_of(request).db, slug),
                 diagnostics=track_diagnostics(portal_of(request).db, slug),
                 quotas=track_quotas(portal_of(request).db, slug), **_task_track_context(request, detail.track))
@@ -195,7 +233,7 @@ def _routing_page(request: Request, slug: str, *, status_code: int = 200, values
     except StableValError:
         raise HTTPException(status_code=404, detail="No such track.") from None
     return page(request, "admin_track_routing.html", status_code=status_code, routing=routing, values=values,
-                errors=errors or [], message=request.query_params.get("m"))
+                errors=errors or [], message=_notice(request))
 
 
 @router.get("/tracks/{slug}/routing")
@@ -224,7 +262,7 @@ async def change_routing(request: Request, slug: str) -> Response:
         problem = field_error(error, "fallback" if error.column == "fallback" else "specialties")
         return _routing_page(request, slug, status_code=422, values=values,
                              errors=[(problem.field, problem.message)])
-    return see_other(f"/admin/tracks/{slug}/routing?m=Routing+saved")
+    return _done(f"/admin/tracks/{slug}/routing", "routing-saved")
 
 
 @router.post("/tracks/{slug}/quality/{rater_id}/{state}")
@@ -237,7 +275,7 @@ async def quality_override(request: Request, slug: str, rater_id: int, state: st
         set_override(portal_of(request).db, slug, rater_id, state)
     except StableValError as error:
         raise HTTPException(status_code=404, detail=str(error)) from None
-    return see_other(f"/admin/tracks/{slug}?m=Quality+control:+rater-{rater_id}+{state}")
+    return _done(f"/admin/tracks/{slug}", f"qc-{state}", rater_id)
 
 
 @router.get("/tracks/{slug}/results")
@@ -259,15 +297,24 @@ async def import_file(request: Request, slug: str) -> Response:
     upload = form.get("file")
     if upload is None or not hasattr(upload, "read") or not upload.filename:
         raise HTTPException(status_code=422, detail="Choose a CSV, TSV, JSONL or Parquet file to import.")
-    suffix = Path(upload.filename).suffix.lower()
     with tempfile.TemporaryDirectory() as folder:
-        path = Path(folder) / f"upload{suffix}"
-        path.write_bytes(await upload.read())
+        path = await _saved_upload(upload, Path(folder))
         try:
             count = import_questions(portal_of(request).db, slug, path, source=Path(upload.filename).name)
         except StableValError as error:
             raise HTTPException(status_code=422, detail=f"Nothing imported: {error}") from None
-    return see_other(f"/admin/tracks/{slug}?m=Imported+{count}+questions")
+    return _done(f"/admin/tracks/{slug}", "imported", count)
+
+
+async def _saved_upload(upload: Any, folder: Path) -> Path:
+    """The uploaded file written to ``folder`` under a name of the server's (``upload.csv``: the client's name
+    only gives the format, one of the known suffixes; 422 otherwise)."""
+    suffix = Path(upload.filename).suffix.lower()
+    if suffix not in FORMATS:
+        raise HTTPException(status_code=422, detail=f"Choose a file of a known format: {ALLOWED_FORMATS}.")
+    path = folder / f"upload{suffix}"
+    path.write_bytes(await upload.read())
+    return path
 
 
 @router.post("/items/{question_id}/{action}")
@@ -289,7 +336,7 @@ def proposals_page(request: Request) -> Response:
     db = portal_of(request).db
     return page(request, "admin_proposals.html", pending=list_proposals(db, status="pending"),
                 decided=[p for p in list_proposals(db, status=None) if p.status != "pending"][-50:],
-                message=request.query_params.get("m"))
+                message=_notice(request))
 
 
 @router.post("/proposals/{proposal_id}/{decision}")
@@ -302,11 +349,11 @@ async def proposal_decision(request: Request, proposal_id: int, decision: str) -
         decide(portal_of(request).db, proposal_id, accept=decision == "accept", reason=str(form.get("reason") or ""))
     except StableValError as error:
         raise HTTPException(status_code=422, detail=f"Not decided: {error}") from None
-    return see_other(f"/admin/proposals?m=Proposal+{proposal_id}+{decision}ed")
+    return _done("/admin/proposals", f"proposal-{decision}", proposal_id)
 
 
-RATER_ACTIONS = {"revoke-invite": "Invite link revoked", "end-sessions": "Signed out everywhere",
-                 "disable": "Rater disabled", "enable": "Rater enabled", "new-invite": ""}
+#: What the admin may do to a rater (each but new-invite ends with its notice of :data:`NOTICES`).
+RATER_ACTIONS = ("revoke-invite", "end-sessions", "disable", "enable", "new-invite")
 
 
 @router.post("/raters/{rater_id}/{action}")
@@ -330,7 +377,7 @@ async def rater_action(request: Request, rater_id: int, action: str) -> Response
             set_rater_disabled(db, rater_id, action == "disable")
     except StableValError as error:
         raise HTTPException(status_code=404, detail=str(error)) from None
-    return see_other(f"/admin?m={RATER_ACTIONS[action].replace(' ', '+')}+(rater-{rater_id})")
+    return _done("/admin", action, rater_id)
 
 
 @router.post("/invites")
@@ -340,8 +387,7 @@ async def invites(request: Request) -> Response:
     upload = form.get("file")
     if upload is not None and hasattr(upload, "read") and upload.filename:
         with tempfile.TemporaryDirectory() as folder:
-            path = Path(folder) / f"invites{Path(upload.filename).suffix.lower()}"
-            path.write_bytes(await upload.read())
+            path = await _saved_upload(upload, Path(folder))
             try:
                 notes += read_invite_notes(path, source=Path(upload.filename).name)
             except StableValError as error:

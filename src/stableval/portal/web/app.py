@@ -34,7 +34,16 @@ from stableval.portal.store.security import RateLimiter, Signer
 from stableval.portal.tasks.render import escape_text, markdown_to_html, radio_options
 from stableval.portal.tasks.transcripts import answer_to_html
 from stableval.portal.web.admin_routes import router as admin_router
-from stableval.portal.web.common import COOKIE, LOGIN_RATE, Portal, page, portal_of, read_form
+from stableval.portal.web.common import (
+    COOKIE,
+    LOGIN_RATE,
+    LOGIN_RATE_ALL,
+    MAX_FORM_BYTES,
+    Portal,
+    page,
+    portal_of,
+    read_form,
+)
 from stableval.portal.web.rater_routes import router as rater_router
 from stableval.portal.web.step_routes import router as step_router
 
@@ -53,7 +62,10 @@ SECURITY_HEADERS = (
 
 class SignedSession:
     """ASGI middleware: the signed session cookie into ``request.state.session`` (a new session with a fresh nonce
-    when the cookie is missing or forged), the cookie re-sent when the session changed, and the security headers.
+    when the cookie is missing or forged), the cookie re-sent when the session changed, the security headers, and
+    the body counted as it arrives: past the route's limit (``state["body_limit"]``, set by
+    :func:`~stableval.portal.web.common.check_body`; else :data:`~stableval.portal.web.common.MAX_FORM_BYTES`) the
+    read is refused with 413, whether the client sent a ``Content-Length`` or a chunked body.
 
     A plain ASGI wrapper rather than Starlette's ``BaseHTTPMiddleware``, which runs every request through an extra
     task and memory streams (about a third of a millisecond of CPU per request).
@@ -86,7 +98,20 @@ class SignedSession:
                 message = {**message, "headers": headers}
             await send(message)
 
-        await self.app(scope, receive, send_with_session)
+        received = 0
+
+        async def receive_limited() -> Message:
+            nonlocal received
+            message = await receive()
+            if message["type"] == "http.request":
+                received += len(message.get("body", b""))
+                limit = state.get("body_limit", MAX_FORM_BYTES)
+                if received > limit:
+                    raise HTTPException(status_code=413, detail=f"The form is too large (more than {limit:,} "
+                                                                "bytes).")
+            return message
+
+        await self.app(scope, receive_limited, send_with_session)
 
     def _cookie(self, session: dict[str, Any]) -> bytes:
         carrier = Response()
@@ -116,7 +141,8 @@ def create_app(database_url: str, admin_token: str, *, migrate: bool = True, sec
     templates.env.auto_reload = False  # compiled templates are kept: no file checks on every page
     portal = Portal(db=db, signer=Signer(db.secret()), admin_token=admin_token, templates=templates,
                     invite_limiter=RateLimiter(limit=invite_rate, window=60.0, shared=rate_limit_file, name="invite"),
-                    login_limiter=RateLimiter(limit=LOGIN_RATE, window=60.0, shared=rate_limit_file, name="login"),
+                    login_limiter=RateLimiter(limit=LOGIN_RATE, window=60.0, total=LOGIN_RATE_ALL,
+                                              shared=rate_limit_file, name="login"),
                     secure_cookies=secure_cookies)
 
     @asynccontextmanager

@@ -85,7 +85,8 @@ async def invite_switch(request: Request, token: str) -> Response:
 def profile_form(request: Request) -> Response:
     rater = find_rater(portal_of(request).db, signed_in_rater(request))
     choices = specialty_choices(portal_of(request).db, signed_in_rater(request))
-    return page(request, "profile.html", rater=rater, values=None, errors=[], choices=choices)
+    return page(request, "profile.html", rater=rater, values=None, errors=[], choices=choices,
+                choose=bool(request.query_params.get("choose")))
 
 
 @router.post("/profile")
@@ -172,6 +173,8 @@ async def next_question(request: Request, slug: str) -> Response:
     if claim.assignment_id is None:
         if claim.reason == "unknown-track":
             raise HTTPException(status_code=404, detail="No such track.")
+        if claim.reason == "profile":  # a specialty list came in: choose from it
+            return see_other("/profile?choose=1")
         if claim.reason == "paused":
             raise HTTPException(status_code=403, detail="Your work in this track is paused for a quality review. "
                                                         "Thank you for your answers so far; the study team will "

@@ -28,12 +28,12 @@ from stableval.portal.store.models import Question, utcnow
 from stableval.portal.tasks.base import TaskType
 from stableval.portal.tasks.registry import TASKS
 from stableval.portal.web.common import (
+    NOT_YOURS,
     load_assignment,
     page,
     portal_of,
     read_form,
     refuse_closed,
-    refuse_retired,
     see_other,
     signed_in_rater,
 )
@@ -101,6 +101,8 @@ async def submit_post(request: Request, assignment_id: int) -> Response:
     if result.status == "retired":
         raise HTTPException(status_code=410, detail="The study team withdrew this question; your answers to it "
                                                     "are not needed. Go to your progress page for the next one.")
+    if result.status == "released":
+        raise HTTPException(status_code=410, detail=NOT_YOURS)
     if result.status == "full":
         raise HTTPException(status_code=409, detail="This question already has all the ratings it needs (your "
                                                     "time on it had run out). Thank you — go to your progress page "
@@ -144,12 +146,12 @@ def _confirm_page(request: Request, assignment_id: int, path: str) -> Response:
     changed = bool(request.query_params.get("changed"))
     if path != task.step_path:
         return see_other(task.step_url(assignment_id, "confirm") + ("?changed=1" if changed else ""))
-    if assignment.status == "done":
-        return see_other("/progress?saved=1")
+    closed = refuse_closed(assignment, question)
+    if closed is not None:
+        return closed
     pending = task.open_step(draft, track, question, None)
     if pending:
         return see_other(task.step_url(assignment_id, pending))
-    refuse_retired(question)
     return page(request, task.templates["confirm"], errors=[], digest=draft_digest(draft), changed=changed,
                 **task.context(assignment, question, track, draft, "confirm"))
 

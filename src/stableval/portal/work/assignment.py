@@ -1,7 +1,8 @@
 """Who rates what: k confirmed ratings per item, never twice per rater, routing, leases, concurrency.
 
-Routing: a question tagged with a subspecialty goes first to raters of that subspecialty, one tagged with a
-specialty to raters of that specialty, an untagged question to everyone (the general pool; the track's fallback
+Routing: a question tagged with a subspecialty goes first to raters of that subspecialty within its specialty (a
+rater of another specialty never gets it by their subspecialty), one tagged with a specialty to raters of that
+specialty, an untagged question to everyone (the general pool; the track's fallback
 can narrow or widen this, below); a rater is offered subspecialty matches first, then specialty matches, then the
 general pool, and within each the items closest to completion. A claim is a lease (default 24 h): an open,
 unexpired lease reserves one of the item's k slots; an expired one no longer does, so abandoned items return to
@@ -16,7 +17,8 @@ take the last slot together. A retired question is never offered, and an open le
 
 Quality control (:mod:`stableval.portal.work.quality`): gold questions are outside k (each rater may get each once);
 a claim is a gold one by the track's ``gold_rate`` (or always, while the rater is still in the qualification
-set), and a rater paused by quality control gets no new question (``Claim(None, "paused")``).
+set), but only while a regular question is left for the rater (so a claim never gives away that it can only be a
+gold one), and a rater paused by quality control gets no new question (``Claim(None, "paused")``).
 
 Scope (:mod:`stableval.portal.work.scope`): a rater invited for some tracks gets no question of another; the track's
 ``fallback`` says whether the general pool (untagged questions) and then any question of the track come after the
@@ -42,9 +44,10 @@ from stableval.portal.store.models import Assignment, Draft, Question, QuestionQ
 from stableval.portal.store.security import new_token
 from stableval.portal.tasks.registry import TASKS
 from stableval.portal.work.quality import gold_turn, is_paused
-from stableval.portal.work.scope import in_scope
+from stableval.portal.work.scope import in_scope, needs_new_specialty
 
-__all__ = ["Claim", "TrackProgress", "capacity", "claim_next", "counterbalance", "progress_for", "slots_taken"]
+__all__ = ["Claim", "TrackProgress", "capacity", "claim_next", "counterbalance", "progress_for", "remaining_shown",
+           "slots_taken"]
 
 
 def counterbalance(rater_id: int, question_id: int) -> bool:
@@ -62,7 +65,8 @@ def counterbalance(rater_id: int, question_id: int) -> bool:
 @dataclass(frozen=True)
 class Claim:
     """Outcome of :func:`claim_next`: an assignment id (and its track's task type), or None with ``reason`` "none"
-    (nothing for this profile now), "paused" or "unknown-track"."""
+    (nothing for this profile now), "paused", "profile" (the rater's specialty is off the track's list: they choose
+    again) or "unknown-track"."""
 
     assignment_id: int | None
     reason: str = ""
@@ -125,8 +129,10 @@ def _routing(rater: Rater, track: Track) -> tuple[ColumnElement[bool], ColumnEle
 
 @lru_cache(maxsize=32)
 def _routing_shape(has_sub: bool, has_spec: bool, fallback: str) -> tuple[ColumnElement[bool], ColumnElement[int]]:
-    sub = and_(Question.subspecialty != "", Question.subspecialty == bindparam("subspecialty", type_=String))
-    spec = and_(Question.specialty != "", Question.specialty == bindparam("specialty", type_=String))
+    specialty = bindparam("specialty", type_=String)
+    sub = and_(Question.subspecialty != "", Question.subspecialty == bindparam("subspecialty", type_=String),
+               or_(Question.specialty == "", Question.specialty == specialty))  # only within the specialty
+    spec = and_(Question.specialty != "", Question.specialty == specialty)
     general = and_(Question.specialty == "", Question.subspecialty == "")
     if not has_sub:
         sub = and_(sub, False)  # type: ignore[arg-type]
@@ -203,7 +209,11 @@ def slots_taken(session: Session, question_id: int, now: datetime, *, exclude: i
 
 
 def progress_for(session: Session, rater: Rater, now: datetime | None = None) -> list[TrackProgress]:
-    """Per track: how many questions this rater can still get (their open lease included) and has submitted."""
+    """Per track: how many questions this rater can still get (their open lease included) and has submitted.
+
+    Gold questions must not stand out (:func:`remaining_shown`): "remaining" counts the regular questions
+    available and held, less the gold questions submitted, so a claim of either kind leaves both counts as they
+    were and a submission of either kind lowers "remaining" and raises "done" by one."""
     now = now or utcnow()
     out = []
     for track in session.scalars(select(Track).order_by(Track.id)):
@@ -211,21 +221,40 @@ def progress_for(session: Session, rater: Rater, now: datetime | None = None) ->
             continue
         counts = session.execute(_progress_counts(bool(rater.subspecialty), bool(rater.specialty),
                                                   track.fallback or "general"), _bound(rater, track, now)).one()
-        available, own_open, submitted = (int(n or 0) for n in counts)
-        out.append(TrackProgress(track.slug, track.title, available + own_open, submitted))
+        available, own_open, gold_open, submitted, gold_submitted = (int(n or 0) for n in counts)
+        remaining = remaining_shown(available, own_open - gold_open, gold_open, gold_submitted)
+        out.append(TrackProgress(track.slug, track.title, remaining, submitted))
     return out
 
 
+def remaining_shown(available: int, regular_open: int, gold_open: int, gold_submitted: int) -> int:
+    """The "questions remaining" a rater is shown: regular questions available and held, less the gold questions
+    submitted (each counted as if it had been one of the regular ones), and at least 1 while anything is left or
+    held (so the button stays; near the end the count stays at 1 for either kind).
+
+    >>> remaining_shown(5, 1, 0, 0), remaining_shown(5, 0, 1, 0), remaining_shown(5, 0, 0, 1)  # held; then done
+    (6, 5, 4)
+    >>> remaining_shown(1, 0, 0, 3), remaining_shown(0, 0, 1, 3), remaining_shown(0, 0, 0, 3)
+    (1, 1, 0)
+    """
+    if available + regular_open + gold_open == 0:
+        return 0
+    return max(available + regular_open - gold_submitted, 1)
+
+
 @lru_cache(maxsize=32)
-def _progress_counts(has_sub: bool, has_spec: bool, fallback: str) -> Select[int, int, int]:
-    """One statement for a rater's line of one track: questions available, own open leases, own submissions."""
+def _progress_counts(has_sub: bool, has_spec: bool, fallback: str) -> Select[int, int, int, int, int]:
+    """One statement for a rater's line of one track: questions available, own open leases (all, gold), own
+    submissions (all, gold)."""
     rater_id, track_id = bindparam("rater_id", type_=Integer), bindparam("track_id", type_=Integer)
     available = select(func.count(Question.id)).where(_available_shape(has_sub, has_spec, fallback))
     own_open = select(func.count(Assignment.id)).join(Question).where(
         Question.track_id == track_id, Assignment.rater_id == rater_id, Assignment.status == "open")
     submitted = select(func.count(Submission.id)).join(Question).where(
         Question.track_id == track_id, Submission.rater_id == rater_id)
-    return select(available.scalar_subquery(), own_open.scalar_subquery(), submitted.scalar_subquery())
+    gold = Question.gold != ""
+    return select(available.scalar_subquery(), own_open.scalar_subquery(), own_open.where(gold).scalar_subquery(),
+                  submitted.scalar_subquery(), submitted.where(gold).scalar_subquery())
 
 
 def claim_next(db: Database, rater_id: int, slug: str, now: datetime | None = None) -> Claim:
@@ -267,6 +296,8 @@ def _plan_claim(session: Session, rater_id: int, slug: str, now: datetime) -> _P
     rater = session.get(Rater, rater_id)
     if track is None or rater is None or not in_scope(rater.tracks, track.id) or rater.disabled_at is not None:
         return None
+    if track.specialties and rater.specialty not in track.specialties:
+        return None  # the locked claim checks the rater's specialty against the lists of their tracks
     if track.gold_rate > 0 or track.qualification > 0 or session.scalar(_own_open_count(), {
             "track_id": track.id, "rater_id": rater_id}) or is_paused(session, track, rater_id):
         return None
@@ -353,15 +384,20 @@ def _claim_locked(db: Database, rater_id: int, slug: str, now: datetime) -> Clai
                 assignment.expires_at = now + lease  # came back in time: renew
                 return Claim(assignment.id, task=track.task_type)
             assignment.status = "released"  # its slot went to someone else meanwhile
+        if needs_new_specialty(session, rater, track):
+            return Claim(None, "profile")
         if is_paused(session, track, rater_id):
             return Claim(None, "paused")
         gold, qualifying = _gold_now(session, rater, track)
+        bound = _bound(rater, track, now)
         if gold:
+            regular = _candidate(bool(rater.subspecialty), bool(rater.specialty), track.fallback or "general", True)
+            if session.scalar(regular, bound) is None:  # a gold question never outlasts the regular ones: with
+                return Claim(None, "none")             # none left, it would be the only thing a claim could give
             gold_id = _claim_gold(session, rater, track, now)
             if gold_id is not None or qualifying:
                 return Claim(gold_id, "" if gold_id is not None else "none", task=track.task_type)
         skipped: list[int] = []
-        bound = _bound(rater, track, now)
         for _attempt in range(50):
             query = _candidate(bool(rater.subspecialty), bool(rater.specialty), track.fallback or "general",
                                db.is_sqlite)

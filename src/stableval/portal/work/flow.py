@@ -20,7 +20,8 @@ one-time form token must match; a second submit of the same form (double click, 
 assignment done, or hits the unique constraints, and creates nothing. The confirm page carries the
 :func:`draft_digest` of what it showed: if the draft changed since (another tab), the submit is refused and the
 confirm page shown again. A submit after the lease expired is refused when the slot was given to another rater
-meanwhile (that rater's submit is the one kept), and a submit for a retired question is refused.
+meanwhile (that rater's submit is the one kept), and so is a submit for a retired question or a lease given back
+(released).
 
 >>> draft_digest(empty_draft()) == draft_digest({**empty_draft(), "rev": 3, "time_ms": {"step": 9}})
 True
@@ -200,9 +201,10 @@ def save_step(draft: dict[str, Any], form: Any, track: Track, question: Question
 class SubmitResult:
     """``status``: "created", "duplicate" (already submitted: nothing new), "full" (the item already has its k
     ratings), "expired" (the lease ran out and the slot went to another rater), "retired" (the question was
-    withdrawn), "changed" (the draft differs from what the confirm page showed), "invalid" (form token wrong or
-    the form incomplete: see ``problems``). ``adaptive``: the track has adaptive assignment on (``max_k`` above
-    ``k``), so a new submission may be due to refresh its model."""
+    withdrawn), "released" (the lease was given back: the rater was disabled, or an earlier submit refused; it
+    never comes back, so whoever holds the slot now keeps it), "changed" (the draft differs from what the confirm
+    page showed), "invalid" (form token wrong or the form incomplete: see ``problems``). ``adaptive``: the track
+    has adaptive assignment on (``max_k`` above ``k``), so a new submission may be due to refresh its model."""
 
     status: str
     submission_id: int | None = None
@@ -229,6 +231,8 @@ def submit(db: Database, rater_id: int, assignment_id: int, form_token: str, now
             if question.retired:
                 assignment.status = "released"
                 return SubmitResult("retired")
+            if assignment.status != "open":  # given back (Disable, a refused submit): the current holder wins
+                return SubmitResult("released")
             if not question.gold and assignment.expires_at <= now and slots_taken(
                     session, question.id, now, exclude=assignment.id) >= capacity(session, track, question.id):
                 # late, and the slot went to another rater: theirs is the work kept

@@ -11,9 +11,11 @@ the sequence is reproducible), and, when the track has a qualification set of si
 claims are gold only until they have answered that many. A rater's accuracy is the share of their gold judgments
 that match the known answer; once they have answered at least
 ``qc_min_gold`` gold questions (or the qualification set) with an accuracy below ``qc_threshold``, they get no
-new questions in the track until the admin allows them. This is the standard "gold standard / attention check"
-design of crowdsourcing quality control (Oleson et al., 2011, *Programmatic gold: targeted and scalable quality
-assurance in crowdsourcing*, AAAI HCOMP workshop).
+new questions in the track until the admin allows them. A gold question flagged "does not make sense" counts as
+answered with every gold judgment wrong (flagging is no way round quality control; the QC table shows how many
+a rater flagged, and the admin may allow a rater whose flags were right). This is the standard "gold standard /
+attention check" design of crowdsourcing quality control (Oleson et al., 2011, *Programmatic gold: targeted and
+scalable quality assurance in crowdsourcing*, AAAI HCOMP workshop).
 
 >>> [gold_turn(track_rate, rater_id=3, claim_number=n) for track_rate, n in ((0.0, 0), (1.0, 0))]
 [False, True]
@@ -30,7 +32,8 @@ from sqlalchemy.orm import Session
 
 from stableval.errors import InputError
 from stableval.portal.store.db import Database
-from stableval.portal.store.models import QcOverride, Question, Rater, Track, utcnow
+from stableval.portal.store.models import QcOverride, Question, Rater, Submission, Track, utcnow
+from stableval.portal.tasks.records import GOLD_MARK
 from stableval.portal.tasks.registry import TASKS
 
 __all__ = ["OVERRIDES", "RaterQuality", "gold_turn", "is_paused", "rater_quality", "set_override", "track_quality"]
@@ -50,11 +53,12 @@ class RaterQuality:
     """A rater's quality-control standing in one track."""
 
     rater_id: int
-    gold_answered: int  # gold questions submitted (unflagged)
-    judgments: int  # gold judgments (one per criterion)
+    gold_answered: int  # gold questions submitted (flagged ones included)
+    judgments: int  # gold judgments (one per criterion; a flagged question's count as wrong)
     correct: int
     override: str  # "allow", "pause" or "auto"
     paused: bool
+    flagged_gold: int = 0  # gold questions flagged "does not make sense"
 
     @property
     def accuracy(self) -> float | None:
@@ -75,22 +79,42 @@ def rater_quality(session: Session, track: Track, rater_ids: list[int] | None = 
     if rater_ids is not None:
         overrides_query = overrides_query.where(QcOverride.rater_id.in_(rater_ids))
     raters, submissions, judgments, correct = TASKS[track.task_type].gold_rows(session, track, rater_ids)
+    flag_raters, flag_submissions, flag_judgments = _flagged_gold(session, track, rater_ids)
+    raters, submissions = np.concatenate([raters, flag_raters]), np.concatenate([submissions, flag_submissions])
+    judgments = np.concatenate([judgments, flag_judgments])
+    correct = np.concatenate([correct, np.zeros(len(flag_raters), dtype=np.int64)])
     overrides: dict[int, str] = {int(r[0]): str(r[1]) for r in session.execute(overrides_query)}
     ids, codes = np.unique(raters, return_inverse=True)
     judged = np.bincount(codes, weights=judgments, minlength=len(ids)).astype(np.int64)
     right = np.bincount(codes, weights=correct, minlength=len(ids))
     items = np.bincount(np.unique(np.stack([codes, submissions]), axis=1)[0], minlength=len(ids)) if len(raters) \
         else judged
+    flagged = np.bincount(np.searchsorted(ids, flag_raters), minlength=len(ids)) if len(ids) else judged
     needed = track.qc_min_gold if track.qualification <= 0 else min(track.qc_min_gold, track.qualification)
     out = {}
     for index, rater_id in enumerate(ids.tolist()):
         low = items[index] >= needed and right[index] < track.qc_threshold * judged[index]
         override = overrides.get(rater_id, "auto")
         out[rater_id] = RaterQuality(rater_id, int(items[index]), int(judged[index]), int(right[index]), override,
-                                     override == "pause" or (override == "auto" and bool(low)))
+                                     override == "pause" or (override == "auto" and bool(low)), int(flagged[index]))
     for rater_id, override in overrides.items():
         out.setdefault(rater_id, RaterQuality(rater_id, 0, 0, 0, override, override == "pause"))
     return out
+
+
+def _flagged_gold(session: Session, track: Track, rater_ids: list[int] | None
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(rater, submission, gold judgments) per flagged gold submission of the track: each counts as answered
+    with that many judgments, all wrong (:meth:`~stableval.portal.tasks.base.TaskType.gold_judgments`)."""
+    query = (select(Submission.rater_id, Submission.id, Question.gold, Question.payload["gold"])
+             .join(Question, Submission.question_id == Question.id)
+             .where(Question.track_id == track.id, Question.gold != "", Submission.flagged.is_(True)))
+    if rater_ids is not None:
+        query = query.where(Submission.rater_id.in_(rater_ids))
+    rows = session.execute(query).all()
+    task, keys = TASKS[track.task_type], [c["key"] for c in track.criteria]
+    return (np.array([r[0] for r in rows], dtype=np.int64), np.array([r[1] for r in rows], dtype=np.int64),
+            np.array([task.gold_judgments(r[3] if r[2] == GOLD_MARK else r[2], keys) for r in rows], dtype=np.int64))
 
 
 def is_paused(session: Session, track: Track, rater_id: int) -> bool:

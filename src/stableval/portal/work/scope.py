@@ -13,11 +13,12 @@ when no question fits a rater's profile.
   questions; ``any`` — then any question of the track, other specialties' included.
 * **Editing** (:func:`set_routing`; ``stableval portal routing``, the admin's track routing page): both settings may
   change after creation. A new fallback applies from the next claim (open leases stay). A specialty list may
-  grow, be dropped (free text again) or be introduced, but never leave out a specialty still in use in the track —
-  by a question (retired ones included: they may be restored), by a pending proposed question, or by the profile of
-  a rater who has claimed a question of the track — since those would be stranded (questions no rater can pick,
-  raters whose specialty is off the list). Such a change is refused, naming the specialty, who uses it and the
-  shortest list that would be accepted.
+  grow, be dropped (free text again) or be introduced, but never leave out the specialty of a question of the
+  track (retired ones included: they may be restored), which no rater could pick any more. Such a change is
+  refused, naming the specialty, who uses it and the shortest list that would be accepted. A rater's profile or a
+  pending proposed question does not hold a specialty: a rater whose specialty is off the lists of their tracks
+  (:func:`needs_new_specialty`) is asked to choose again at their next claim (their open question stays theirs),
+  and an accepted proposal is imported, and so checked against the list, like any question.
 
 >>> parse_specialties(" Cardiology, oncology ,cardiology")
 ['cardiology', 'oncology']
@@ -41,9 +42,9 @@ from stableval.portal.settings import FALLBACKS
 from stableval.portal.store.db import Database
 from stableval.portal.store.models import Assignment, Question, QuestionProposal, Rater, Track
 
-__all__ = ["FALLBACKS", "Routing", "check_fallback", "check_question_specialties", "in_scope", "parse_specialties",
-           "profile_specialties", "routing_of", "set_routing", "specialties_in_use", "specialty_choices",
-           "track_ids"]
+__all__ = ["FALLBACKS", "Routing", "check_fallback", "check_question_specialties", "in_scope", "needs_new_specialty",
+           "parse_specialties", "profile_specialties", "routing_of", "set_routing", "specialties_in_use",
+           "specialty_choices", "track_ids"]
 
 #: Most specialties on one track's list.
 MAX_SPECIALTIES = 500
@@ -103,6 +104,14 @@ def profile_specialties(session: Session, rater: Rater) -> list[str]:
     lists = [names for track_id, names in session.execute(query).all()
              if names and in_scope(rater.tracks, int(track_id))]
     return sorted({name for names in lists for name in names})
+
+
+def needs_new_specialty(session: Session, rater: Rater, track: Track) -> bool:
+    """Whether the rater must choose their specialty again before a new question of the track: the track has a
+    specialty list and the rater's specialty is on none of the lists of their tracks (the profile form would
+    refuse it), e.g. typed as free text before the list was introduced."""
+    return bool(track.specialties) and bool(rater.specialty) and \
+        rater.specialty not in profile_specialties(session, rater)
 
 
 def specialty_choices(db: Database, rater_id: int) -> list[str]:
@@ -181,15 +190,18 @@ def specialties_in_use(session: Session, track_id: int) -> dict[str, str]:
 
 def set_routing(db: Database, slug: str, *, specialties: str | Sequence[str] | None, fallback: str) -> Routing:
     """Change a track's specialty list (None or empty: no list, free text) and fallback; refuses a list that
-    leaves out a specialty still in use (see the module docstring and :func:`specialties_in_use`)."""
+    leaves out the specialty of a question of the track (see the module docstring; :func:`specialties_in_use`
+    names who uses each specialty)."""
     names, fallback = parse_specialties(specialties), check_fallback(fallback)
     with db.writing() as session:
         track = _track_or_fail(session, slug)
         in_use = specialties_in_use(session, track.id)
+        held = set(session.scalars(select(Question.specialty).where(Question.track_id == track.id,
+                                                                    Question.specialty != "").distinct()))
         if names is not None:
-            left_out = [name for name in in_use if name not in names]
+            left_out = [name for name in in_use if name in held and name not in names]
             if left_out:
-                keep = list(dict.fromkeys([*names, *in_use]))
+                keep = list(dict.fromkeys([*names, *(name for name in in_use if name in held)]))
                 raise InputError(
                     f"specialty {left_out[0]!r} is still used in track {slug!r}: {in_use[left_out[0]]}"
                     + (f" (and {len(left_out) - 1} more specialt{'y' if len(left_out) == 2 else 'ies'} in use: "
