@@ -35,7 +35,7 @@ CONTROLS = dict.fromkeys([*range(0x09), 0x0B, 0x0C, *range(0x0E, 0x20), 0x7F])
 
 
 def without_controls(text: str) -> str:
-    """``text`` without :data:`CONTROLS` (a NUL, a bell, an escape).
+    r"""``text`` without :data:`CONTROLS` (a NUL, a bell, an escape).
 
     >>> without_controls("Dr\x00 A\tB\r\nC\x1b")
     'Dr A\tB\r\nC'
