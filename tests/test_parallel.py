@@ -7,18 +7,9 @@ import os
 
 import pytest
 
+from executor_tasks import fails_on_three as _fails_on_three, square_with_pid as _square_with_pid
 from stableval.errors import StableValError
 from stableval.parallel import DaskExecutor, ProcessExecutor, SerialExecutor, make_executor
-
-
-def _square_with_pid(x: int) -> tuple[int, int]:
-    return x * x, os.getpid()
-
-
-def _fails_on_three(x: int) -> int:
-    if x == 3:
-        raise ValueError("task 3 failed")
-    return x
 
 
 def test_make_executor_choices() -> None:

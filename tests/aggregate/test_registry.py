@@ -6,10 +6,12 @@ that it appears in ``score``, ``stability``, ``diagnose``, ``report`` and ``abla
 
 from __future__ import annotations
 
+import inspect
 import json
 import os
 import re
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -211,10 +213,21 @@ def renamed(frame: pd.DataFrame, k: int, order: list[int]) -> tuple[AnnotationTa
     return original, AnnotationTable.from_frame(copy, levels=sorted(new_names)), column
 
 
+def plain_estimator(method: str) -> Any:
+    """The method's estimator with its defaults, without Anderson acceleration where it has any.
+
+    Plain EM maps a re-coded table to the re-coded iterates exactly. Anderson's least-squares step does not: it
+    amplifies the last-digit differences of sums taken in another level order, and on the flat likelihood ridges of
+    tiny random tables the accelerated fit then stops at points up to ~4e-6 apart (both within the stopping rule)."""
+    if "acceleration" in inspect.signature(REGISTRY[method].estimator).parameters:
+        return REGISTRY[method].estimator(acceleration="none")
+    return REGISTRY[method].estimator()
+
+
 def check_renaming(method: str, frame: pd.DataFrame, k: int, order: list[int]) -> None:
     original, copy, column = renamed(frame, k, order)
-    first = np.asarray(REGISTRY[method].estimator().fit(original).posteriors_)
-    second = np.asarray(REGISTRY[method].estimator().fit(copy).posteriors_)[:, column]
+    first = np.asarray(plain_estimator(method).fit(original).posteriors_)
+    second = np.asarray(plain_estimator(method).fit(copy).posteriors_)[:, column]
     np.testing.assert_allclose(second, first, atol=1e-6, err_msg=f"{method}: renaming the levels changed the "
                                                                  f"posteriors (order {order})")
 
