@@ -27,7 +27,7 @@ def test_migration_matches_models_and_is_idempotent(kind: str, tmp_path: Path) -
     db.dispose()
     assert diff == []
     assert set(Base.metadata.tables) | {"alembic_version"} == names
-    assert version == "0005"
+    assert version == "0006"
 
 
 def test_sqlite_wal_busy_timeout_foreign_keys(tmp_path: Path) -> None:
