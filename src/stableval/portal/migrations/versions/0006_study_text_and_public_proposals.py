@@ -23,7 +23,8 @@ def upgrade() -> None:
     with op.batch_alter_table("tracks") as batch:
         batch.add_column(sa.Column("overview", sa.Text(), nullable=False, server_default=""))
         batch.add_column(sa.Column("instructions", sa.Text(), nullable=False, server_default=""))
-        batch.add_column(sa.Column("public", sa.Boolean(), nullable=False, server_default=sa.false()))
+        # "0", not sa.false(): an expression default makes SQLite recreate the table, which its foreign keys refuse
+        batch.add_column(sa.Column("public", sa.Boolean(), nullable=False, server_default="0"))
     with op.batch_alter_table("question_proposals") as batch:
         batch.alter_column("rater_id", existing_type=sa.Integer(), nullable=True)
         batch.add_column(sa.Column("contact", sa.String(320), nullable=False, server_default=""))
