@@ -106,7 +106,9 @@ def _setting_flags() -> list[tuple[str, Any, Any]]:
         kind: Any = _REGISTERED.get(name) or (
             _choices(f"{name.title()}Choice", *option.choices) if option.choices else option.kind)
         default = None if option.default is None else kind(option.default)
-        shown = typer.Option(option.cli, help=option.describe(), show_default=False)
+        spelling = f"{option.cli}/--no-{option.cli[2:]}" if option.kind is bool and "/" not in option.cli else \
+            option.cli  # a yes/no setting can be turned off again (portal track --change)
+        shown = typer.Option(spelling, help=option.describe(), show_default=False)
         flags.append((name, Annotated[kind if default is not None else kind | None, shown], default))
     return flags
 
@@ -130,6 +132,7 @@ def _settings_record(values: dict[str, Any]) -> TrackSettings:
 @portal_app.command("track")
 @record_options("settings", _setting_flags(), _settings_record)
 def track(
+    context: typer.Context,
     slug: Annotated[str, typer.Argument(help="Short name: lower-case letters, digits, '-' or '_'.")],
     settings: TrackSettings,
     change: Annotated[bool, typer.Option("--change", help="Change an existing track instead: only the flags given, "
@@ -144,7 +147,7 @@ def track(
     from stableval.portal.admin.manage import change_track, create_track
 
     if change:
-        given = _given_settings(settings)
+        given = _given_settings(context)
         fixed = [name for name in given if name not in CHANGEABLE]
         if fixed:
             raise typer.BadParameter("fixed once the track exists; --change takes only "
@@ -163,15 +166,9 @@ def track(
     typer.echo(f"{'changed' if change else 'created'} track {slug}", err=True)
 
 
-def _given_settings(settings: TrackSettings) -> list[str]:
-    """The settings given on the command line (from Python: those that are not their default)."""
-    import click
-    from click.core import ParameterSource
-
-    context = click.get_current_context(silent=True)
-    if context is None or context.info_name != "track":
-        return [name for name, option in SETTINGS.items() if getattr(settings, name) != option.default]
-    return [name for name in SETTINGS if context.get_parameter_source(name) is ParameterSource.COMMANDLINE]
+def _given_settings(context: typer.Context) -> list[str]:
+    """The track settings whose flags the command line gave."""
+    return [name for name in SETTINGS if getattr(context.get_parameter_source(name), "name", "") == "COMMANDLINE"]
 
 
 @portal_app.command("routing")
