@@ -75,7 +75,7 @@ RATER_IDLE_DAYS = 30
 #: How old a rater session's ``iat`` may get before a request renews it (ms): a day.
 _RENEW_MS = 24 * 3600 * 1000
 #: Questions anyone may send from the landing page ("Submit a question") per client address and hour.
-PROPOSE_RATE = 5
+PROPOSE_RATE = 10
 #: Largest body of a plain form post (bytes); larger ones are refused (413) before they are read.
 MAX_FORM_BYTES = 1024 * 1024
 #: Largest body of an admin file upload (question import, invite list), bytes.
