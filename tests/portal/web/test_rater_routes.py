@@ -136,6 +136,11 @@ def test_the_admin_edits_the_study_texts(portal: tuple[Any, Database], tmp_path:
     assert private.status_code == 200 and "Main study" not in TestClient(app).get("/").text
     assert admin.get("/admin/tracks/nope/about").status_code == 404
     assert admin.post("/admin/tracks/nope/about", data=fields).status_code == 404
+    created = admin.post("/admin/tracks", data={"csrf": fields["csrf"], "slug": "second", "overview": "# Second",
+                                                "instructions": "Be kind.", "public": "on"},
+                         files={"conditions_file": ("", b"")})  # the "New track" form takes them too
+    assert created.status_code == 200 and "Track created" in created.text
+    assert "<h1>Second</h1>" in TestClient(app).get("/").text
     outsider = TestClient(app)
     assert outsider.get("/admin/tracks/main/about").status_code == 401
     assert outsider.post("/admin/tracks/main/about", data=fields).status_code in (401, 403)
