@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from stableval.commands.common import OutputOpt, bad_input_exits, fail, record_options
-from stableval.portal.settings import SETTINGS, TEXT_KINDS
+from stableval.portal.settings import CHANGEABLE, PROPOSAL_STATUSES, SETTINGS, TEXT_KINDS
 from stableval.portal.tasks.registry import task_names
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -106,7 +106,9 @@ def _setting_flags() -> list[tuple[str, Any, Any]]:
         kind: Any = _REGISTERED.get(name) or (
             _choices(f"{name.title()}Choice", *option.choices) if option.choices else option.kind)
         default = None if option.default is None else kind(option.default)
-        shown = typer.Option(option.cli, help=option.describe(), show_default=False)
+        spelling = f"{option.cli}/--no-{option.cli[2:]}" if option.kind is bool and "/" not in option.cli else \
+            option.cli  # a yes/no setting can be turned off again (portal track --change)
+        shown = typer.Option(spelling, help=option.describe(), show_default=False)
         flags.append((name, Annotated[kind if default is not None else kind | None, shown], default))
     return flags
 
@@ -130,17 +132,43 @@ def _settings_record(values: dict[str, Any]) -> TrackSettings:
 @portal_app.command("track")
 @record_options("settings", _setting_flags(), _settings_record)
 def track(
+    context: typer.Context,
     slug: Annotated[str, typer.Argument(help="Short name: lower-case letters, digits, '-' or '_'.")],
     settings: TrackSettings,
+    change: Annotated[bool, typer.Option("--change", help="Change an existing track instead: only the flags given, "
+                                         "which must be among " + ", ".join(SETTINGS[name].cli for name in
+                                                                            CHANGEABLE) + " (the others are fixed "
+                                         "once the track exists; an empty --title is the track's name again).")
+                      ] = False,
     database_url: DatabaseOpt = DEFAULT_DB,
 ) -> None:
-    """Create an evaluation track (every setting: see docs/portal.md, 'Track settings')."""
-    from stableval.portal.admin.manage import create_track
+    """Create an evaluation track, or change one with --change (every setting: see docs/portal.md, 'Track
+    settings')."""
+    from stableval.portal.admin.manage import change_track, create_track
 
+    if change:
+        given = _given_settings(context)
+        fixed = [name for name in given if name not in CHANGEABLE]
+        if fixed:
+            raise typer.BadParameter("fixed once the track exists; --change takes only "
+                                     + ", ".join(SETTINGS[name].cli for name in CHANGEABLE),
+                                     param_hint=SETTINGS[fixed[0]].cli)
+        if not given:
+            raise typer.BadParameter("nothing to change: give one of "
+                                     + ", ".join(SETTINGS[name].cli for name in CHANGEABLE), param_hint="--change")
+        require_existing(database_url)
     db = open_database(database_url)
     with bad_input_exits():
-        create_track(db, slug, settings)
-    typer.echo(f"created track {slug}", err=True)
+        if change:
+            change_track(db, slug, **{name: getattr(settings, name) for name in given})
+        else:
+            create_track(db, slug, settings)
+    typer.echo(f"{'changed' if change else 'created'} track {slug}", err=True)
+
+
+def _given_settings(context: typer.Context) -> list[str]:
+    """The track settings whose flags the command line gave."""
+    return [name for name in SETTINGS if getattr(context.get_parameter_source(name), "name", "") == "COMMANDLINE"]
 
 
 @portal_app.command("routing")
@@ -358,25 +386,31 @@ def adaptive(
     sys.stdout.write(defuse_formulas(frame.round(4)).to_csv(index=False))
 
 
-ProposalStatus = StrEnum("ProposalStatus", "pending accepted rejected all")
+#: ``--status``: a proposal's states (:data:`stableval.portal.settings.PROPOSAL_STATUSES`), or all.
+if TYPE_CHECKING:
+    ProposalStatus = StrEnum
+else:
+    ProposalStatus = _choices("ProposalStatus", *PROPOSAL_STATUSES, "all")
 
 
 @portal_app.command("proposals")
 def proposals(
     slug: Annotated[str | None, typer.Argument(help="Track name (default: every track).")] = None,
-    status: Annotated[ProposalStatus, typer.Option("--status", help="pending (default), accepted, rejected or "
-                                                  "all.")] = ProposalStatus.pending,
+    status: Annotated[ProposalStatus, typer.Option("--status", help=", ".join(PROPOSAL_STATUSES) + " (an "
+                                                  "accepted proposal whose answers were imported) or all; default: "
+                                                  "pending.")] = ProposalStatus("pending"),
     output: OutputOpt = None,
     database_url: DatabaseOpt = DEFAULT_DB,
 ) -> None:
-    """Questions proposed by raters, in the question-import format (CSV; add the answers, then import)."""
+    """Questions proposed by raters and from the landing page, in the question-import format (CSV; add the
+    answers, then import: each id proposed-N attaches its answers to proposal N)."""
     from stableval.portal.admin.export import defuse_formulas
     from stableval.portal.work.question_queue import import_frame, list_proposals
 
     require_existing(database_url)
     db = open_database(database_url)
     with bad_input_exits():
-        found = list_proposals(db, slug, None if status is ProposalStatus.all else status.value)
+        found = list_proposals(db, slug, None if status.value == "all" else status.value)
     text = defuse_formulas(import_frame(found)).to_csv(index=False)
     if output is None:
         sys.stdout.write(text)

@@ -8,9 +8,9 @@ metadata holds its :class:`~stableval._options.Option`; :data:`SETTINGS` lists t
 form (:data:`GROUPS` gives the form's sections). Settings whose value is not text (``rules``, a mapping) are set from
 Python only. A setting without a column of its own in the ``tracks`` table is stored with the track's options
 (``Track.task_options``) when it is not its default; :meth:`~stableval.portal.store.models.Track.setting` reads
-any setting back. The task type's
-allowed values are the registered types (:data:`stableval.portal.tasks.registry.TASKS`), checked by the type
-registry rather than listed here.
+any setting back. The task type's allowed values are the registered types
+(:data:`stableval.portal.tasks.registry.TASKS`), checked by the type registry rather than listed here. The study's
+texts (:data:`MARKDOWN`) are Markdown; the settings of :data:`CHANGEABLE` may change once the track exists.
 
 >>> SETTINGS["k"].default, SETTINGS["gold_rate"].constraint, SETTINGS["k"].cli
 (3, 'a number in [0, 1]', '--k')
@@ -18,6 +18,8 @@ registry rather than listed here.
 (5, 'T')
 >>> [problem.column for problem in setting_problems(TrackSettings(k=0, gold_rate=2.0))]
 ['k', 'gold_rate']
+>>> SETTINGS["public"].cli, SETTINGS["overview"].title, "overview" in CHANGEABLE
+('--public', 'Overview', True)
 """
 
 from __future__ import annotations
@@ -31,9 +33,9 @@ from typing import Any
 from stableval._options import Option
 from stableval.errors import InputError
 
-__all__ = ["DEFAULT_TASK", "FALLBACKS", "GROUPS", "MAX_CONDITIONS", "MAX_CRITERIA", "MAX_K", "MAX_LEASE_HOURS",
-           "MAX_TITLE", "SETTINGS",
-           "TrackSettings", "setting_problems", "settings_table", "track_settings"]
+__all__ = ["CHANGEABLE", "DEFAULT_TASK", "FALLBACKS", "GROUPS", "MARKDOWN", "MAX_CONDITIONS", "MAX_CRITERIA", "MAX_K",
+           "MAX_LEASE_HOURS", "MAX_STUDY_TEXT", "MAX_TITLE", "PROPOSAL_STATUSES", "SETTINGS", "TrackSettings",
+           "setting_problems", "settings_table", "track_settings"]
 
 #: Largest k, flag limit and gold-question counts a track may have.
 MAX_K = 1000
@@ -45,8 +47,13 @@ MAX_CONDITIONS = 20
 MAX_TITLE = 200
 #: Most criteria of a track (each a radio group on every page).
 MAX_CRITERIA = 20
+#: Longest overview or rater instructions of a track (characters of Markdown).
+MAX_STUDY_TEXT = 20_000
 #: Routing fallbacks, narrowest first (see :mod:`stableval.portal.work.scope`).
 FALLBACKS = ("specialty", "general", "any")
+#: The states of a question proposed for a track (:mod:`stableval.portal.work.question_queue`; ``imported``: accepted,
+#: and its answers imported, so a question of the track); here, so the command line lists them without importing it.
+PROPOSAL_STATUSES = ("pending", "accepted", "rejected", "imported")
 #: The task type of a track created without ``--task``.
 DEFAULT_TASK = "pairwise"
 
@@ -120,6 +127,17 @@ class TrackSettings:
     rules: Mapping[str, Any] | None = field(default=None, metadata=_about(
         dict, "Pairwise tracks: the consistency rule of each choice (default: A better needs rating A >= rating B; "
         "see 'Consistency rules'). Python only.", label="Consistency rules"))
+    overview: Path | str | None = field(default=None, metadata=_about(
+        Path, "What the study is about, in Markdown (a file; the forms take it typed, at most "
+        f"{MAX_STUDY_TEXT:,} characters): shown to raters on their progress page and, for a public track, on the "
+        "landing page.", label="Overview"))
+    instructions: Path | str | None = field(default=None, metadata=_about(
+        Path, "What raters should know before they start, in Markdown (a file; the forms take it typed, at most "
+        f"{MAX_STUDY_TEXT:,} characters): shown before a rater's first question of the track and on every "
+        "question page.", label="Rater instructions"))
+    public: bool = field(default=False, metadata=_about(
+        bool, "List the track (title and overview) on the landing page, where anyone may submit a question for it "
+        "to the review queue (rate-limited; see 'Submit a question').", label="Public"))
 
 
 #: Every setting's declaration, by name, in the order of the form.
@@ -137,7 +155,14 @@ GROUPS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
      ("max_k", "adaptive_threshold", "adaptive_every")),
     ("Routing", "which questions a rater's profile gets; editable later under the track's routing settings",
      ("specialties", "fallback")),
+    ("About the study", "Markdown; editable later on the track's page", ("overview", "instructions", "public")),
 )
+#: The settings that are Markdown text: a file on the command line, a text box in the forms, rendered safely
+#: (:func:`stableval.portal.tasks.render.markdown_to_html`) where shown.
+MARKDOWN = ("overview", "instructions")
+#: The settings an existing track may change (``stableval portal track --change``, the admin's "Edit" page); the
+#: others are fixed once the track exists (routing has its own page).
+CHANGEABLE = ("title", "overview", "instructions", "public")
 #: The kinds a command-line flag or a form field can carry (the others are set from Python).
 TEXT_KINDS = (str, int, float, bool, Path)
 
@@ -156,14 +181,15 @@ def setting_problems(settings: TrackSettings) -> list[InputError]:
     problems = []
     for name, option in SETTINGS.items():
         value = getattr(settings, name)
-        if option.kind not in (int, float) and not option.choices:
+        if option.kind not in (int, float, bool) and not option.choices:
             continue
         try:
             if option.kind is int and isinstance(value, float) and math.isnan(value):
                 raise ValueError(name)
             option.check(value)
         except ValueError:
-            problem = f"unknown {name}" if option.choices else f"{name} out of range"
+            problem = f"unknown {name}" if option.choices else f"{name} is not true or false" \
+                if option.kind is bool else f"{name} out of range"
             allowed = ", ".join(option.choices) if option.choices else option.constraint
             problems.append(InputError(problem, column=name, value=value, allowed=allowed))
     return problems

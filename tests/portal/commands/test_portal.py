@@ -32,3 +32,41 @@ def test_invite_csv_defuses_formulas(tmp_path: Path) -> None:
     shown = CliRunner().invoke(cli_app, ["portal", "invites", "--base-url", "https://p.example", "--from",
                                          str(people), "--database-url", url])
     assert pd.read_csv(io.StringIO(shown.stdout))["note"].tolist() == notes
+
+
+def test_track_study_text_flags_and_change(tmp_path: Path) -> None:
+    """Issue 31: ``portal track`` takes the study texts as files and ``--public`` (flags derived from the settings'
+    declarations); ``--change`` changes only the flags given, among the changeable settings, of an existing
+    track."""
+    from sqlalchemy import select
+
+    from stableval.portal.store.models import Track
+
+    url = f"sqlite:///{tmp_path / 'p.db'}"
+    (tmp_path / "overview.md").write_text("# Aims\n", encoding="utf-8")
+    (tmp_path / "steps.md").write_text("1. Read.\n", encoding="utf-8")
+    runner = CliRunner()
+
+    def run(*args: str) -> object:
+        return runner.invoke(cli_app, ["portal", "track", *args, "--database-url", url])
+
+    created = run("main", "--overview", str(tmp_path / "overview.md"), "--public")
+    assert created.exit_code == 0 and "created track main" in created.output  # type: ignore[attr-defined]
+    changed = run("main", "--change", "--instructions", str(tmp_path / "steps.md"), "--title", "Main study")
+    assert changed.exit_code == 0 and "changed track main" in changed.output  # type: ignore[attr-defined]
+    private = run("main", "--change", "--no-public")
+    assert private.exit_code == 0, private.output  # type: ignore[attr-defined]
+    db = Database(url)
+    with db.reading() as session:
+        track = session.scalars(select(Track)).one()
+        assert (track.overview, track.instructions, track.title, track.public) == ("# Aims", "1. Read.",
+                                                                                   "Main study", False)
+    db.dispose()
+    fixed = run("main", "--change", "--k", "5")
+    assert fixed.exit_code == 2 and "fixed once the track exists" in fixed.output  # type: ignore[attr-defined]
+    nothing = run("main", "--change")
+    assert nothing.exit_code == 2 and "nothing to change" in nothing.output  # type: ignore[attr-defined]
+    missing = run("main", "--change", "--overview", str(tmp_path / "missing.md"))
+    assert missing.exit_code == 1 and "cannot read the file" in missing.output  # type: ignore[attr-defined]
+    unknown = run("nope", "--change", "--public")
+    assert unknown.exit_code == 1 and "no such track" in unknown.output  # type: ignore[attr-defined]

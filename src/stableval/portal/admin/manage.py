@@ -21,9 +21,12 @@ from sqlalchemy import select
 
 from stableval.errors import InputError
 from stableval.portal.settings import (
+    CHANGEABLE,
+    MARKDOWN,
     MAX_CRITERIA,
     MAX_K,
     MAX_LEASE_HOURS,
+    MAX_STUDY_TEXT,
     MAX_TITLE,
     SETTINGS,
     TrackSettings,
@@ -37,10 +40,10 @@ from stableval.portal.tasks.records import without_controls
 from stableval.portal.tasks.registry import TASKS
 from stableval.portal.tasks.rules import DEFAULT_CRITERIA, validate_rules
 
-__all__ = ["MAX_K", "MAX_LEASE_HOURS", "Invite", "TrackSettings", "create_invites",
+__all__ = ["MAX_K", "MAX_LEASE_HOURS", "Invite", "TrackSettings", "change_track", "create_invites",
            "create_track", "end_rater_sessions", "find_rater", "import_questions", "normalise_group", "rater_access",
            "rater_for_invite", "read_invite_notes", "reissue_invite", "revoke_invite", "revoke_session", "save_profile",
-           "session_revoked", "set_rater_disabled", "set_retired", "track_problems"]
+           "session_revoked", "set_rater_disabled", "set_retired", "study_text", "track_problems"]
 
 _SLUG = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
 _KEY = re.compile(r"^[a-z0-9_]{1,64}$")
@@ -91,6 +94,35 @@ def create_track(db: Database, slug: str, settings: TrackSettings | None = None,
         return track.id
 
 
+def change_track(db: Database, slug: str, **changes: Any) -> None:
+    """Change the settings of an existing track that may change (:data:`~stableval.portal.settings.CHANGEABLE`:
+    its title, study texts and whether it is public), checked as :func:`create_track` checks them; the first problem
+    is raised and nothing changes. An empty title is the track's name again."""
+    fixed = sorted(set(changes) - set(CHANGEABLE))
+    if fixed:
+        raise InputError("setting fixed once the track exists", column=fixed[0], value=fixed,
+                         allowed=", ".join(CHANGEABLE))
+    chosen = track_settings(**changes)  # unknown names: TypeError, as create_track
+    problems = setting_problems(chosen)
+    stored: dict[str, Any] = {}
+    if "title" in changes:
+        stored["title"], title_problems = _title(chosen.title)
+        problems = title_problems + problems
+    for name in MARKDOWN:
+        if name in changes:
+            stored[name] = study_text(getattr(chosen, name), name)
+    if problems:
+        raise problems[0]
+    if "public" in changes:
+        stored["public"] = chosen.public
+    with db.writing() as session:
+        track = session.scalar(select(Track).where(Track.slug == slug))
+        if track is None:
+            raise InputError("no such track", value=slug, allowed="an existing track")
+        for name, value in stored.items():
+            setattr(track, name, value or slug if name == "title" else value)
+
+
 def _typed(kind: type, value: Any) -> Any:
     """A numeric setting as its declared kind (``k=3.0`` is stored as 3)."""
     return kind(value) if kind in (int, float) else value
@@ -98,7 +130,43 @@ def _typed(kind: type, value: Any) -> Any:
 
 #: Settings stored in another form than their value (the rest: in their column, else with the track's options).
 _READ_HERE = ("title", "task", "criteria", "scale", "conditions", "max_conditions", "lease_hours", "specialties",
-              "rules", "fallback")
+              "rules", "fallback", *MARKDOWN)
+
+
+def study_text(value: str | Path | None, column: str) -> str:
+    """A study text setting (:data:`~stableval.portal.settings.MARKDOWN`) as stored: a file (a ``Path``) read as
+    UTF-8, or the text itself; without control characters, stripped, at most
+    :data:`~stableval.portal.settings.MAX_STUDY_TEXT` characters (never cut silently).
+
+    >>> study_text("  # Aims  ", "overview")
+    '# Aims'
+    >>> study_text("x" * 20_001, "overview")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    stableval.errors.InputError: column 'overview': text too long (20,001 characters): got 'xxxx...
+    """
+    if isinstance(value, Path):
+        try:
+            value = value.read_text(encoding="utf-8")
+        except OSError as error:
+            raise InputError(f"cannot read the file ({error.strerror or error})", file=str(value),
+                             column=column) from None
+        except UnicodeDecodeError as error:
+            raise InputError(f"file is not UTF-8 text ({error.reason})", file=str(value), column=column) from None
+    text = without_controls(str(value or "")).strip()
+    if len(text) > MAX_STUDY_TEXT:
+        raise InputError(f"text too long ({len(text):,} characters)", column=column, value=text[:40] + "…",
+                         allowed=f"at most {MAX_STUDY_TEXT:,} characters")
+    return text
+
+
+def _title(title: str | None) -> tuple[str, list[InputError]]:
+    """A title as stored, and the problem with it (too long)."""
+    text = without_controls(str(title or "")).strip()
+    if len(text) > MAX_TITLE:
+        return text, [InputError("title too long", column="title", value=text[:40] + "…",
+                                 allowed=f"at most {MAX_TITLE} characters")]
+    return text, []
 
 
 def track_problems(slug: str, settings: TrackSettings | None = None, **changes: Any
@@ -129,10 +197,9 @@ def track_problems(slug: str, settings: TrackSettings | None = None, **changes: 
     if not _SLUG.match(slug):
         problems.append(InputError("bad track name", column="slug", value=slug, allowed="1-64 lower-case letters, "
                                    "digits, '-' or '_', starting with a letter or digit"))
-    title = without_controls(str(chosen.title or "")).strip()
-    if len(title) > MAX_TITLE:
-        problems.append(InputError("title too long", column="title", value=title[:40] + "…",
-                                   allowed=f"at most {MAX_TITLE} characters"))
+    title, title_problems = _title(chosen.title)
+    problems += title_problems
+    texts = {name: checked(study_text, getattr(chosen, name), name) for name in MARKDOWN}
     bounds = setting_problems(chosen)
     problems += bounds
     k, max_k = chosen.k, chosen.max_k
@@ -155,7 +222,7 @@ def track_problems(slug: str, settings: TrackSettings | None = None, **changes: 
     return Track(slug=slug, title=title or slug, task_type=chosen.task, criteria=track_criteria,
                  rules=track_rules, scale=task_scale, task_options={**(options or {}), **others} or None,
                  lease_seconds=round(chosen.lease_hours * 3600), specialties=specialty_list, fallback=chosen.fallback,
-                 **{name: value for name, value in stored.items() if name in columns}), []
+                 **texts, **{name: value for name, value in stored.items() if name in columns}), []
 
 
 def _read_table(path: str | Path, source: str) -> pd.DataFrame:
@@ -181,8 +248,11 @@ def import_questions(db: Database, slug: str, path: str | Path, *, source: str |
     optionally ``reference, specialty, subspecialty, gold``); ``task``, when given, must be the track's task type.
     Ids must be new in the track and unique in the file; specialties must be on the track's list, if it has one
     (:mod:`stableval.portal.work.scope`); an answer that is a JSON list of messages must be a valid transcript
-    (:mod:`stableval.portal.tasks.transcripts`).
+    (:mod:`stableval.portal.tasks.transcripts`). A row whose id is ``proposed-<n>`` attaches the answers to
+    proposal ``n``: it must be an accepted proposal of the track, and becomes ``imported``
+    (:mod:`stableval.portal.work.question_queue`).
     """
+    from stableval.portal.work.question_queue import attach_proposals, mark_imported
     from stableval.portal.work.scope import check_question_specialties
 
     source = source or str(path)
@@ -205,9 +275,11 @@ def import_questions(db: Database, slug: str, path: str | Path, *, source: str |
             raise InputError(f"question id already in track {slug!r} ({len(clash)} row(s) in all)", file=source,
                              row=clash[0], column="id", value=first,
                              allowed="new ids (retire or rename the old question)")
+        attached = attach_proposals(session, track, [row["external_id"] for row in rows], source)
         now = utcnow()
         session.execute(Question.__table__.insert(), [  # type: ignore[attr-defined]
             {**row, "track_id": track.id, "retired": False, "created_at": now} for row in rows])
+        mark_imported(session, track, attached)
     return len(rows)
 
 

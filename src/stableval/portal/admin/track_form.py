@@ -26,18 +26,18 @@ from typing import Any
 
 from stableval.errors import InputError
 from stableval.portal.admin.manage import track_problems
-from stableval.portal.settings import GROUPS, SETTINGS, TEXT_KINDS, TrackSettings, track_settings
+from stableval.portal.settings import CHANGEABLE, GROUPS, MARKDOWN, SETTINGS, TEXT_KINDS, TrackSettings, track_settings
 from stableval.portal.tasks.registry import TASKS
 
-__all__ = ["FIELDS", "FieldError", "FormField", "FormSection", "field_error", "form_fields", "form_layout",
-           "form_problems", "track_arguments"]
+__all__ = ["FIELDS", "FieldError", "FormField", "FormSection", "change_arguments", "change_fields", "field_error",
+           "form_fields", "form_layout", "form_problems", "track_arguments"]
 
 
 @dataclass(frozen=True)
 class FormField:
     """One setting as the form shows it: ``widget`` is ``select`` (``choices``: value, label), ``file`` (an upload
-    and a text box), ``numeric``, ``decimal`` (the input mode of a number) or ``text``; ``default`` is shown when
-    nothing was posted."""
+    and a text box), ``markdown`` (a text box of Markdown), ``checkbox`` (a yes/no setting), ``numeric``,
+    ``decimal`` (the input mode of a number) or ``text``; ``default`` is shown when nothing was posted."""
 
     name: str
     label: str
@@ -61,19 +61,47 @@ def form_layout() -> tuple[FormSection, ...]:
     the task type's choices are the registered types."""
     choice_lists = {"task": tuple((name, f"{name}: {task.title}") for name, task in TASKS.items())}
 
-    def shown(name: str) -> FormField:
-        option = SETTINGS[name]
-        choices = choice_lists.get(name) or tuple((c, c) for c in option.choices or ())
-        widget = "select" if choices else "file" if option.kind is Path else \
-            {int: "numeric", float: "decimal"}.get(option.kind, "text")
-        default = "" if option.default is None else f"{option.default:g}" if option.kind is float else \
-            str(option.default)
-        return FormField(name, option.title, option.describe(), widget, default, choices)
-
     grouped = {name for _, _, names in GROUPS for name in names}
     others = tuple(name for name, option in SETTINGS.items() if name not in grouped and option.kind in TEXT_KINDS)
-    return tuple(FormSection(legend, hint, tuple(shown(name) for name in names))
+    return tuple(FormSection(legend, hint, tuple(_shown(name, choice_lists) for name in names))
                  for legend, hint, names in (*GROUPS, ("", "", others)) if names)
+
+
+def _shown(name: str, choice_lists: Mapping[str, tuple[tuple[str, str], ...]]) -> FormField:
+    """One setting's form field, from its declaration."""
+    option = SETTINGS[name]
+    choices = choice_lists.get(name) or tuple((c, c) for c in option.choices or ())
+    widget = "select" if choices else "markdown" if name in MARKDOWN else "file" if option.kind is Path else \
+        {int: "numeric", float: "decimal", bool: "checkbox"}.get(option.kind, "text")
+    default = "" if option.default is None else f"{option.default:g}" if option.kind is float else \
+        str(option.default)
+    return FormField(name, option.title, option.describe(), widget, default, choices)
+
+
+def change_fields() -> tuple[FormField, ...]:
+    """The fields of a track's "Edit" form: the settings that may change once the track exists
+    (:data:`~stableval.portal.settings.CHANGEABLE`).
+
+    >>> [(f.name, f.widget) for f in change_fields()]
+    [('title', 'text'), ('overview', 'markdown'), ('instructions', 'markdown'), ('public', 'checkbox')]
+    """
+    return tuple(_shown(name, {}) for name in CHANGEABLE)
+
+
+def change_arguments(fields: Mapping[str, str]) -> dict[str, Any]:
+    """The changes an "Edit" form posts, for :func:`~stableval.portal.admin.manage.change_track`: every changeable
+    setting (a checkbox left unticked is False, an empty text box empty).
+
+    >>> change_arguments({"title": "Derm", "overview": "**Aims**"})
+    {'title': 'Derm', 'overview': '**Aims**', 'instructions': '', 'public': False}
+    """
+    return {name: _checkbox(fields.get(name)) if SETTINGS[name].kind is bool else str(fields.get(name) or "")
+            for name in CHANGEABLE}
+
+
+def _checkbox(value: str | None) -> bool:
+    """A checkbox's posted value: ticked (any value sent) or not (none)."""
+    return value is not None and str(value) != ""
 
 
 def form_fields() -> dict[str, str]:
@@ -141,7 +169,12 @@ def track_arguments(fields: Mapping[str, str], *, files: Mapping[str, tuple[str,
             continue  # set from Python only
         text = str(fields.get(name) or "")
         upload = (files or {}).get(f"{name}_file")
-        if option.kind is Path:
+        if name in MARKDOWN:
+            if text.strip():
+                values[name] = text  # read and checked by track_problems
+        elif option.kind is bool:
+            values[name] = _checkbox(fields.get(name))
+        elif option.kind is Path:
             try:
                 if upload is not None:
                     try:

@@ -14,7 +14,20 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import JSON, Boolean, DateTime, Float, ForeignKey, Index, Integer, String, Text, UniqueConstraint
+from sqlalchemy import (
+    JSON,
+    Boolean,
+    DateTime,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    String,
+    Text,
+    UniqueConstraint,
+    false,
+    true,
+)
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 from stableval.portal.settings import SETTINGS
@@ -31,6 +44,8 @@ def _default(setting: str) -> Any:
 def _defaults(setting: str) -> dict[str, Any]:
     """A column's Python and server default: the setting's declared default."""
     value = _default(setting)
+    if isinstance(value, bool):
+        return {"default": value, "server_default": true() if value else false()}
     return {"default": value, "server_default": f"{value:g}" if isinstance(value, float) else str(value)}
 
 
@@ -85,6 +100,11 @@ class Track(Base):
     task_type: Mapped[str] = mapped_column(String(32), **_defaults("task"))
     scale: Mapped[list[Any] | None] = mapped_column(JSON, nullable=True)
     task_options: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
+    # the study's texts (Markdown: the overview on the landing and progress pages, the instructions before the first
+    # question) and whether the track is public (listed on the landing page, open to anyone's proposed questions)
+    overview: Mapped[str] = mapped_column(Text, default="", server_default="")
+    instructions: Mapped[str] = mapped_column(Text, default="", server_default="")
+    public: Mapped[bool] = mapped_column(Boolean, **_defaults("public"))
 
     @property
     def task(self) -> str:
@@ -176,14 +196,18 @@ class QuestionQuota(Base):
 
 
 class QuestionProposal(Base):
-    """A question proposed by a rater for a track (the "submit a question" channel): pending, accepted or
-    rejected (with the admin's reason); see :mod:`stableval.portal.work.question_queue`."""
+    """A question proposed for a track (the "submit a question" channel) by a rater, or by anyone (no rater; an
+    optional contact) for a public track: pending, accepted, rejected (with the admin's reason) or imported (an
+    accepted proposal whose answers were imported: ``question_id``); see
+    :mod:`stableval.portal.work.question_queue`."""
 
     __tablename__ = "question_proposals"
     __table_args__ = (Index("ix_question_proposals_status", "status"),)
     id: Mapped[int] = mapped_column(primary_key=True)
     track_id: Mapped[int] = mapped_column(ForeignKey("tracks.id"))
-    rater_id: Mapped[int] = mapped_column(ForeignKey("raters.id"), index=True)
+    rater_id: Mapped[int | None] = mapped_column(ForeignKey("raters.id"), index=True, nullable=True)
+    contact: Mapped[str] = mapped_column(String(320), default="", server_default="")
+    question_id: Mapped[int | None] = mapped_column(ForeignKey("questions.id"), nullable=True)
     prompt: Mapped[str] = mapped_column(Text)
     reference: Mapped[str] = mapped_column(Text, default="")
     specialty: Mapped[str] = mapped_column(String(100), default="")

@@ -52,6 +52,7 @@ from stableval.portal.tasks.rules import (
     Violation,
     check_pairwise,
     check_ratings,
+    live_rules,
     rule_hint,
 )
 from stableval.portal.tasks.transcripts import transcript_problem
@@ -271,13 +272,15 @@ class PairwiseTask(TaskType):
 
     def context(self, assignment: Assignment, question: Question, track: Track, draft: dict[str, Any], step: str,
                 query: Mapping[str, str] | None = None) -> dict[str, Any]:
-        """Answers as shown (A/B follow the counterbalancing recorded on the assignment) and the rule hints."""
+        """Answers as shown (A/B follow the counterbalancing recorded on the assignment), the rule hints and the
+        rules the rating page applies as the rater clicks (:func:`~stableval.portal.tasks.rules.live_rules`)."""
         shown = {"answer_a": question.answer_b, "answer_b": question.answer_a} if assignment.swapped else \
             {"answer_a": question.answer_a, "answer_b": question.answer_b}
         return {"assignment": assignment, "question": question, "track": track, "draft": draft,
                 "criteria": track.criteria, "choices": CHOICE_LABELS, "ratings": RATINGS,
                 "choice_options": CHOICE_OPTIONS, "rating_options": RATING_OPTIONS, "task_type": self,
                 "hints": {c["key"]: rule_hint(draft["pairwise"].get(c["key"]), track.rules) for c in track.criteria},
+                "live": {c["key"]: live_rules(draft["pairwise"].get(c["key"]), track.rules) for c in track.criteria},
                 **shown}
 
     def store_answer(self, session: Session, submission: Submission, draft: dict[str, Any], track: Track,

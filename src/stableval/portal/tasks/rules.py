@@ -4,6 +4,9 @@ A track's ``rules`` map each pairwise choice to the relation that rating(A) must
 ``{"a": ">=", "b": "<=", "tie": None, "neither": None}`` by default, as in the TxAgent portal's spec ("if Model
 A was chosen as better ... Model A's score cannot be lower than Model B's"). "Unable to judge" (``na``) on either
 side satisfies every rule. The server checks every criterion and returns one message per violated criterion.
+The rating page also applies the rules as the rater clicks: :func:`live_rules` turns the rule of the step-1 choice
+into a table of the ratings allowed on each side given the other's (from :func:`allowed_ratings`, so the browser's
+``static/rating_rules.js`` holds no rule of its own and the server's check stays the authority).
 
 >>> criteria = [{"key": "accuracy", "label": "Accuracy"}]
 >>> [v.message for v in check_ratings(criteria, DEFAULT_RULES, {"accuracy": "a"}, {"accuracy": "2"},
@@ -22,8 +25,8 @@ from typing import Any
 
 from stableval.errors import InputError
 
-__all__ = ["CHOICES", "CHOICE_LABELS", "DEFAULT_CRITERIA", "DEFAULT_RULES", "RATINGS", "RELATIONS",
-           "Violation", "allowed_ratings", "check_pairwise", "check_ratings", "rule_hint", "validate_rules"]
+__all__ = ["CHOICES", "CHOICE_LABELS", "DEFAULT_CRITERIA", "DEFAULT_RULES", "RATINGS", "RELATIONS", "Violation",
+           "allowed_ratings", "check_pairwise", "check_ratings", "live_rules", "rule_hint", "validate_rules"]
 
 #: Step-1 choices and how the page names them.
 CHOICE_LABELS: dict[str, str] = {"a": "A is better", "b": "B is better", "tie": "Tie (both equally good)",
@@ -102,6 +105,22 @@ def allowed_ratings(choice: str | None, rules: Mapping[str, str | None], other: 
     o = int(str(other))
     ok = {r for r in RATINGS[:-1] if (test(int(r), o) if side == "a" else test(o, int(r)))}
     return ok | {"na"}
+
+
+def live_rules(choice: str | None, rules: Mapping[str, str | None]) -> dict[str, dict[str, list[str]]] | None:
+    """The ratings allowed on each side given the other side's rating, for the page's live restriction: ``{"a":
+    {rating of B: ratings of A allowed}, "b": {rating of A: ratings of B allowed}}``; None when the choice allows
+    any ratings.
+
+    >>> live_rules("a", DEFAULT_RULES)["a"]["4"], live_rules("a", DEFAULT_RULES)["b"]["2"]
+    (['4', '5', 'na'], ['1', '2', 'na'])
+    >>> live_rules("tie", DEFAULT_RULES) is None
+    True
+    """
+    if (rules.get(choice) if choice else None) is None:
+        return None
+    return {side: {other: [r for r in RATINGS if r in allowed_ratings(choice, rules, other, side)]
+                   for other in RATINGS[:-1]} for side in ("a", "b")}
 
 
 def check_pairwise(criteria: Sequence[Mapping[str, str]], pairwise: Mapping[str, str]) -> list[Violation]:

@@ -23,6 +23,7 @@ from stableval.errors import StableValError
 from stableval.portal.admin.export import EXPORT_FORMATS, EXPORT_KINDS, export_table, to_bytes
 from stableval.portal.admin.live_diagnostics import track_diagnostics
 from stableval.portal.admin.manage import (
+    change_track,
     create_invites,
     create_track,
     end_rater_sessions,
@@ -61,7 +62,8 @@ MEDIA = {"csv": "text/csv; charset=utf-8", "jsonl": "application/x-ndjson", "par
 
 #: The status notices an admin page shows after an action, by the key its address carries (``?m=imported&n=3``):
 #: never text from the address itself.
-NOTICES = {"track-created": "Track created", "routing-saved": "Routing saved", "imported": "Imported {n} questions",
+NOTICES = {"track-created": "Track created", "routing-saved": "Routing saved", "about-saved": "Study text saved",
+           "imported": "Imported {n} questions",
            "qc-allow": "Quality control: rater-{n} allow", "qc-pause": "Quality control: rater-{n} pause",
            "qc-auto": "Quality control: rater-{n} auto", "proposal-accept": "Proposal {n} accepted",
            "proposal-reject": "Proposal {n} rejected", "revoke-invite": "Invite link revoked (rater-{n})",
@@ -263,6 +265,45 @@ async def change_routing(request: Request, slug: str) -> Response:
         return _routing_page(request, slug, status_code=422, values=values,
                              errors=[(problem.field, problem.message)])
     return _done(f"/admin/tracks/{slug}/routing", "routing-saved")
+
+
+def _about_page(request: Request, slug: str, *, status_code: int = 200, values: dict[str, Any] | None = None,
+                errors: list[tuple[str, str]] | None = None) -> Response:
+    from stableval.portal.admin.track_form import change_fields
+
+    detail = track_detail(portal_of(request).db, slug)
+    if detail is None:
+        raise HTTPException(status_code=404, detail="No such track.")
+    track = detail.track
+    shown = values or {f.name: getattr(track, f.name) for f in change_fields()}
+    return page(request, "admin_track_about.html", status_code=status_code, track=track, fields=change_fields(),
+                values=shown, errors=errors or [], message=_notice(request))
+
+
+@router.get("/tracks/{slug}/about")
+def about_page(request: Request, slug: str) -> Response:
+    """The track's "Edit" form: the settings that may change once it exists (its title, overview, rater
+    instructions and whether it is public; see :func:`stableval.portal.admin.manage.change_track`)."""
+    _require_admin(request)
+    return _about_page(request, slug)
+
+
+@router.post("/tracks/{slug}/about")
+async def change_about(request: Request, slug: str) -> Response:
+    """Save the "Edit" form; a refused change re-shows it (422) with the error beside its field."""
+    from stableval.errors import InputError
+    from stableval.portal.admin.track_form import change_arguments, field_error
+
+    form = await _admin_form(request)
+    changes = change_arguments({name: value for name, value in form.items() if isinstance(value, str)})
+    try:
+        change_track(portal_of(request).db, slug, **changes)
+    except InputError as error:
+        if error.column is None and error.problem == "no such track":
+            raise HTTPException(status_code=404, detail="No such track.") from None
+        problem = field_error(error)
+        return _about_page(request, slug, status_code=422, values=changes, errors=[(problem.field, problem.message)])
+    return _done(f"/admin/tracks/{slug}/about", "about-saved")
 
 
 @router.post("/tracks/{slug}/quality/{rater_id}/{state}")

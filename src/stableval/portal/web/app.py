@@ -29,6 +29,7 @@ from starlette.exceptions import HTTPException
 from starlette.requests import cookie_parser
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from stableval.portal.settings import MAX_STUDY_TEXT
 from stableval.portal.store.db import Database
 from stableval.portal.store.security import RateLimiter, Signer
 from stableval.portal.tasks.render import escape_text, markdown_to_html, radio_options
@@ -39,6 +40,7 @@ from stableval.portal.web.common import (
     LOGIN_RATE,
     LOGIN_RATE_ALL,
     MAX_FORM_BYTES,
+    PROPOSE_RATE,
     Portal,
     page,
     portal_of,
@@ -137,12 +139,15 @@ def create_app(database_url: str, admin_token: str, *, migrate: bool = True, sec
     templates.env.filters["markdown"] = lambda text: Markup(markdown_to_html(text))
     templates.env.filters["answer"] = lambda text: Markup(answer_to_html(text))  # Markdown or agent transcript
     templates.env.globals["radio_options"] = radio_options
+    templates.env.globals["max_study_text"] = MAX_STUDY_TEXT
     templates.env.finalize = escape_text
     templates.env.auto_reload = False  # compiled templates are kept: no file checks on every page
     portal = Portal(db=db, signer=Signer(db.secret()), admin_token=admin_token, templates=templates,
                     invite_limiter=RateLimiter(limit=invite_rate, window=60.0, shared=rate_limit_file, name="invite"),
                     login_limiter=RateLimiter(limit=LOGIN_RATE, window=60.0, total=LOGIN_RATE_ALL,
                                               shared=rate_limit_file, name="login"),
+                    propose_limiter=RateLimiter(limit=PROPOSE_RATE, window=3600.0, shared=rate_limit_file,
+                                                name="propose"),
                     secure_cookies=secure_cookies)
 
     @asynccontextmanager

@@ -40,6 +40,7 @@ __all__ = [
     "MAX_FORM_BYTES",
     "MAX_UPLOAD_BYTES",
     "NOT_YOURS",
+    "PROPOSE_RATE",
     "RATER_IDLE_DAYS",
     "Portal",
     "admin_credential",
@@ -73,6 +74,8 @@ ADMIN_SESSION_HOURS = 12
 RATER_IDLE_DAYS = 30
 #: How old a rater session's ``iat`` may get before a request renews it (ms): a day.
 _RENEW_MS = 24 * 3600 * 1000
+#: Questions anyone may send from the landing page ("Submit a question") per client address and hour.
+PROPOSE_RATE = 10
 #: Largest body of a plain form post (bytes); larger ones are refused (413) before they are read.
 MAX_FORM_BYTES = 1024 * 1024
 #: Largest body of an admin file upload (question import, invite list), bytes.
@@ -81,8 +84,8 @@ MAX_UPLOAD_BYTES = 64 * 1024 * 1024
 
 @dataclass
 class Portal:
-    """What the routes share: the database, the signer, the admin token, the rate limiters (invite links and
-    admin sign-in)."""
+    """What the routes share: the database, the signer, the admin token, the rate limiters (invite links, admin
+    sign-in and questions sent from the landing page)."""
 
     db: Database
     signer: Signer
@@ -92,6 +95,7 @@ class Portal:
     secure_cookies: bool = False
     login_limiter: RateLimiter = field(default_factory=lambda: RateLimiter(limit=LOGIN_RATE, window=60.0,
                                                                            total=LOGIN_RATE_ALL))
+    propose_limiter: RateLimiter = field(default_factory=lambda: RateLimiter(limit=PROPOSE_RATE, window=3600.0))
 
     @property
     def admin_tag(self) -> str:

@@ -1,5 +1,7 @@
-"""Rater pages: invite link → profile → progress → next question (its pages: :mod:`stableval.portal.web.step_routes`)
-→ progress; and the "submit a question" form.
+"""Rater pages: invite link → profile → progress → (a track's instructions, before its first question) → next
+question (its pages: :mod:`stableval.portal.web.step_routes`) → progress; the raters' "submit a question" form; and
+the landing page, which lists the public tracks with their overview and takes anyone's proposed question for them
+(``/submit``: no sign-in, but the CSRF check, the body-size cap and a rate limit per client address apply).
 
 Every page is a plain HTML form (works without JavaScript); every POST redirects (so a refresh never resubmits,
 and each page starts at the top). Every rater request checks that the rater is not disabled and the session was
@@ -31,7 +33,14 @@ from stableval.portal.web.common import (
     signed_in_rater,
 )
 from stableval.portal.work.assignment import claim_next
-from stableval.portal.work.question_queue import MAX_PROMPT, proposal_tracks, propose
+from stableval.portal.work.question_queue import (
+    MAX_CONTACT,
+    MAX_PROMPT,
+    proposal_tracks,
+    propose,
+    propose_public,
+    public_tracks,
+)
 from stableval.portal.work.scope import specialty_choices
 
 router = APIRouter()
@@ -42,7 +51,46 @@ _EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
 async def home(request: Request) -> Response:
     if isinstance(session_of(request).get("rater"), int):
         return see_other("/progress")
-    return page(request, "home.html")
+    return page(request, "home.html", tracks=public_tracks(portal_of(request).db),
+                sent=request.query_params.get("sent"))
+
+
+@router.get("/submit")
+def submit_form(request: Request) -> Response:
+    """Anyone's "submit a question" form, for the public tracks (none: 404)."""
+    tracks = public_tracks(portal_of(request).db)
+    if not tracks:
+        raise HTTPException(status_code=404, detail="No study takes questions from this page at the moment.")
+    chosen = str(request.query_params.get("track") or "")
+    return page(request, "submit.html", tracks=tracks, chosen=chosen, values=None, errors=[], max_text=MAX_PROMPT,
+                max_contact=MAX_CONTACT)
+
+
+@router.post("/submit")
+async def submit_save(request: Request) -> Response:
+    """Store anyone's proposed question for a public track (pending review); at most
+    :data:`~stableval.portal.web.common.PROPOSE_RATE` sends per client address and hour (429 after)."""
+    form = await read_form(request)
+    portal = portal_of(request)
+    if not portal.propose_limiter.allow(client_address(request)):
+        raise HTTPException(status_code=429, detail="Too many questions sent from your address; wait an hour and "
+                                                    "try again.", headers={"Retry-After": "3600"})
+    values = {k: str(form.get(k) or "") for k in ("track", "prompt", "reference", "specialty", "contact")}
+    try:
+        await run_in_threadpool(propose_public, portal.db, values["track"].strip(), prompt=values["prompt"],
+                                reference=values["reference"], specialty=values["specialty"],
+                                contact=values["contact"])
+    except InputError as error:
+        field = error.column if error.column in values else "prompt"
+        tracks = public_tracks(portal.db)
+        if not tracks:
+            raise HTTPException(status_code=404, detail="No study takes questions from this page at the "
+                                                        "moment.") from None
+        return page(request, "submit.html", status_code=422, tracks=tracks, chosen=values["track"], values=values,
+                    max_text=MAX_PROMPT, max_contact=MAX_CONTACT,
+                    errors=[(field, f"{str(field).capitalize()}: {error.problem}" + (
+                        f" (allowed: {error.allowed})" if error.allowed else "") + ".")])
+    return see_other("/?sent=1")
 
 
 def _invited(request: Request, token: str) -> Any:
@@ -163,6 +211,16 @@ def progress(request: Request) -> Response:
     return page(request, template, tracks=[t for t in tracks if t.remaining or t.submitted], rater=rater,
                 submitted=request.query_params.get("saved"), remaining=remaining, total_submitted=submitted,
                 proposed=request.query_params.get("proposed"))
+
+
+@router.get("/tracks/{slug}/start")
+def start_track(request: Request, slug: str) -> Response:
+    """A track's rater instructions, before its first question, with the button that claims it."""
+    rater, tracks = rater_progress(portal_of(request).db, signed_in_rater(request))
+    track = next((t for t in tracks if t.slug == slug), None)
+    if rater is None or track is None:
+        raise HTTPException(status_code=404, detail="No such track.")
+    return page(request, "start.html", track=track)
 
 
 @router.post("/tracks/{slug}/next")

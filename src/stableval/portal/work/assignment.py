@@ -75,12 +75,16 @@ class Claim:
 
 @dataclass(frozen=True)
 class TrackProgress:
-    """A rater's view of one track: questions still available to them, and the ones they have submitted."""
+    """A rater's view of one track: questions still available to them, and the ones they have submitted; the
+    study's texts (Markdown) and whether the rater has started (a question claimed or submitted)."""
 
     slug: str
     title: str
     remaining: int
     submitted: int
+    overview: str = ""
+    instructions: str = ""
+    started: bool = False
 
 
 def _confirmed(question_id: ColumnElement[int] | InstrumentedAttribute[int]) -> ColumnElement[int]:
@@ -223,7 +227,8 @@ def progress_for(session: Session, rater: Rater, now: datetime | None = None) ->
                                                   track.fallback or "general"), _bound(rater, track, now)).one()
         available, own_open, gold_open, submitted, gold_submitted = (int(n or 0) for n in counts)
         remaining = remaining_shown(available, own_open - gold_open, gold_open, gold_submitted)
-        out.append(TrackProgress(track.slug, track.title, remaining, submitted))
+        out.append(TrackProgress(track.slug, track.title, remaining, submitted, track.overview, track.instructions,
+                                 started=bool(own_open or submitted)))
     return out
 
 
