@@ -189,15 +189,8 @@ def fence_doctests(text: str) -> str:
     """Doctest examples (``>>>`` lines with their output, up to a blank line) as ``pycon`` code blocks, so Markdown
     does not read them as quotes.
 
-    >>> print(fence_doctests("Add.\\n\\n>>> 1 + 1\\n2\\n\\nDone."))
-    Add.
-    <BLANKLINE>
-    ```pycon
-    >>> 1 + 1
-    2
-    ```
-    <BLANKLINE>
-    Done.
+    >>> fence_doctests("Add one.\\n>>> 1 + 1\\n2\\n\\nDone.").splitlines()
+    ['Add one.', '```pycon', '>>> 1 + 1', '2', '```', '', 'Done.']
     """
     out: list[str] = []
     fenced = in_code = False
