@@ -25,7 +25,7 @@ CLI_PAGE = "reference/cli.md"
 #: Markdown links ``[text](target)``; the target is rewritten, the text kept.
 LINK = re.compile(r"(\]\()([^)\s]+)(\))")
 #: The width the command-line reference is rendered at (its rich panels wrap to it).
-HELP_WIDTH = 100
+HELP_WIDTH = 80
 
 
 # ====================================================================================== links and navigation
