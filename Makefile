@@ -55,7 +55,7 @@ docs: $(VENV)/.docs-installed
 
 wheel: $(VENV)/.dev-installed
 	rm -rf dist
-	$(BIN)/python -m build --outdir dist .
+	$(BIN)/python -m build --quiet --outdir dist .
 
 wheel-check: wheel
 	$(BIN)/python scripts/check_wheel.py dist
