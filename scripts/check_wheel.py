@@ -23,6 +23,8 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 PACKAGE = "stableval"
+#: The README's second command (the first installs the wheel): a Label Studio export's leaderboard.
+SMOKE = ["score", "--from", "label-studio", "export.json"]
 
 
 def package_files(repo: Path = REPO) -> set[str]:
@@ -95,7 +97,7 @@ def main(argv: list[str]) -> int:
         run([command, "--version"], cwd=work, expect=(f"{PACKAGE} {version}",))
         run([command, "demo"], cwd=work, expect=("gpt-4", "STABLEVAL"))
         run([python, str(REPO / "scripts" / "label_studio_example.py"), "export.json"], cwd=work)
-        run([command, "score", "--from", "label-studio", "export.json"], cwd=work,
+        run([command, *SMOKE], cwd=work,
             expect=("model-a", "Leaderboard", "left out 1 skipped (cancelled) annotation(s)"))
         print(f"check_wheel: {wheel.name} installs and runs from a fresh venv "
               f"({time.perf_counter() - started:.0f} s)")

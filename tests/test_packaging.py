@@ -99,3 +99,13 @@ def test_the_label_studio_example_scores_and_its_left_out_records_are_counted(tm
         assert counted in result.output
     board = [line.split()[0] for line in result.output.splitlines() if line.startswith(" model-")]
     assert board == ["model-a", "model-b", "model-c"]
+
+
+def test_the_readme_shows_the_two_commands_the_wheel_check_runs() -> None:
+    """Done-when of issue 32: from the wheel to a Label Studio leaderboard in two commands, shown in the README and
+    run by ``make wheel-check`` (CI) from a fresh virtual environment."""
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    smoke = " ".join(["stableval", *script("check_wheel").SMOKE])
+    two = re.search(r"```bash\n(pip install [^\n]*)\n(stableval [^\n]*)\n```", readme)
+    assert two, "the README shows no `pip install` + `stableval` block"
+    assert "dist/stableval-*.whl" in two.group(1) and two.group(2).split("  ")[0].strip() == smoke
