@@ -3,7 +3,10 @@ in ``../shared/data`` (a test that needs one skips, naming it, where that folder
 
 from __future__ import annotations
 
+import importlib.util
+import sys
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
@@ -33,3 +36,13 @@ def nvidia_toy_files() -> tuple[Path, Path]:
     """NVIDIA's toy reliability example: its judgments and the metrics its notebook computes."""
     return (shared_file("nvidia_reliability_wtl_toy", "toy_data.json"),
             shared_file("nvidia_reliability_wtl_toy", "expected_metrics_recomputed.csv"))
+
+
+def script(name: str) -> ModuleType:
+    """The module ``scripts/NAME.py`` (the repository's build and docs scripts), imported from its file."""
+    spec = importlib.util.spec_from_file_location(f"scripts_{name}", REPO / "scripts" / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module

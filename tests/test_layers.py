@@ -195,6 +195,8 @@ TESTS = SRC.parents[1] / "tests"
 OTHER_TESTS = {
     "test_docs.py": "the docs: every command, flag and snippet of README.md and docs/*.md",
     "test_layers.py": "the architecture: imports run downward, no import cycle, the tests mirror the package",
+    "test_packaging.py": "the package build: version, package data, extras, Pythons, the wheel check's scripts",
+    "test_docs_site.py": "the docs site's generated navigation, API and command-line references, its links",
 }
 #: folders of tests/ outside the mirror: the portal's own tests, fixture files, scripts that make fixtures
 NOT_MIRRORED = ("portal", "fixtures", "oracles")

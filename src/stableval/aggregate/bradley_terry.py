@@ -43,9 +43,10 @@ class BradleyTerry(PairwiseAggregator):
         ties: ``"half"`` (a tie is half a win for each side) or ``"davidson"`` (Davidson 1970 tie model).
         prior: virtual ties added between every pair of agents (0 = none); makes the estimate exist when some
             agent never lost or never won.
-        scale, base: the rating scale, ``base + scale * log10(strength)``.
-        max_iter, tol: Newton iterations; stop when the largest gradient entry is below ``tol`` times the
-            number of (weighted) votes.
+        scale: the rating scale, ``base + scale * log10(strength)``.
+        base: the rating of an agent of strength 1 (the geometric mean).
+        max_iter: at most this many Newton iterations.
+        tol: stop when the largest gradient entry is below ``tol`` times the number of (weighted) votes.
 
     Attributes after fitting: ``agents_``, ``strengths_`` (geometric mean 1), ``ratings_``, ``tie_parameter_``
     (Davidson's nu; NaN for ``half``), ``log_likelihood_``, ``n_iter_``, ``converged_``, ``wins_`` (A, A) weighted
