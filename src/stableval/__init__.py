@@ -55,9 +55,13 @@ if TYPE_CHECKING:  # pragma: no cover  (the public names, declared once: see sta
         AgentScores as AgentScores,
         Diagnostics as Diagnostics,
         PairwiseLeaderboard as PairwiseLeaderboard,
+        PPIPairwise as PPIPairwise,
+        PPIScores as PPIScores,
         StabilityResult as StabilityResult,
         diagnose as diagnose,
         pairwise_leaderboard as pairwise_leaderboard,
+        ppi_bradley_terry as ppi_bradley_terry,
+        ppi_scores as ppi_scores,
         ranking_stability as ranking_stability,
         score_agents as score_agents,
     )
