@@ -217,5 +217,6 @@ def test_the_frame_and_the_table_people_read() -> None:
     console = Console(width=220, record=True)
     result.render(console)
     text = console.export_text()
-    assert "People only [95% CI]" in text and "PPI++ [95% CI]" in text and "Closest pair" in text
+    assert "People [95% CI]" in text and "PPI++ [95% CI]" in text and "Closest pair" in text
+    assert "Width ratio" in text and "Eff. n (saved)" in text and "λ from" in text
     assert isinstance(result.to_frame(), pd.DataFrame) and "ppi_boot_low" in result.to_frame().columns

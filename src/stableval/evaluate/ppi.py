@@ -301,8 +301,8 @@ class PPIScores:
         return self.scores
 
     def display_frame(self) -> pd.DataFrame:
-        """The table people read: per agent the three scores with their intervals, the width ratio, λ, the
-        effective people-rated responses and the PPI rank (interval)."""
+        """The table people read: per agent the responses both kinds / only judges rated, the three scores with
+        their intervals, the width ratio, the effective people-rated responses and the PPI rank (interval)."""
         board = self.scores
         percent = round(self.settings.get("confidence", 0.95) * 100)
 
@@ -314,15 +314,14 @@ class PPIScores:
             "rank_low"].astype(str) + "–" + board["rank_high"].astype(str) + ")", "")
         return pd.DataFrame({
             "Agent": board["agent"].astype(str),
-            "People / judge-only": board["both"].map("{:,}".format) + " / " + board["judge_only"].map("{:,}".format),
-            f"People only [{percent}% CI]": interval("people"),
-            f"Judge only [{percent}% CI]": interval("judge"),
+            "Both / judge": board["both"].map("{:,}".format) + " / " + board["judge_only"].map("{:,}".format),
+            f"People [{percent}% CI]": interval("people"),
+            f"Judge [{percent}% CI]": interval("judge"),
             f"PPI++ [{percent}% CI]": interval("ppi"),
-            "Width PPI/people": board["width_ratio"].map("{:.2f}".format),
-            "λ": board["lam"].map("{:.2f}".format),
-            "Effective people (saved)": board["effective_people"].map("{:,.0f}".format) + " (" + board[
+            "Width ratio": board["width_ratio"].map("{:.2f}".format),
+            "Eff. n (saved)": board["effective_people"].map("{:,.0f}".format) + " (" + board[
                 "people_saved"].map("{:+,.0f}".format) + ")",
-            "PPI rank": rank,
+            "Rank": rank,
         })
 
     def render(self, console: Console) -> None:
@@ -352,7 +351,11 @@ class PPIScores:
         percent = round(settings["confidence"] * 100)
         lines = [f"PPI++ = the judge's mean on the responses only judges rated + the people−judge gap on the "
                  f"responses both rated, weighted by λ (Angelopoulos et al. 2023; Angelopoulos, Duchi & Zrnic "
-                 f"2023). {percent}% CLT intervals; judge-only intervals ignore the judge's bias."]
+                 f"2023). {percent}% CLT intervals; judge-only intervals ignore the judge's bias.",
+                 "Both / judge = responses rated by people and judges / by judges only; width ratio = PPI / "
+                 "people-only interval width; Eff. n = people-rated responses the people-only score would need for "
+                 f"the PPI precision (saved: beyond those rated); λ from {self.scores['lam'].min():.2f} to "
+                 f"{self.scores['lam'].max():.2f}."]
         if settings["bootstrap"]:
             lines.append(f"Bootstrap (B={settings['bootstrap']:,}, seed {settings['seed']}): percentile intervals in "
                          "the JSON/CSV, rank intervals in parentheses.")
