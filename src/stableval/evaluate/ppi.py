@@ -201,6 +201,8 @@ class KindCredits:
         people_judgments: (N,) human judgments per response.
         people_method, judge_method: labels of the methods fitted on each kind.
         people_raters, judges: how many raters of each kind rated.
+        judge_spread: (N,) standard deviation of the judge credit under the judges' fitted posterior (how unsure
+            the judges are about a response; NaN where no judge rated it).
     """
 
     people: np.ndarray
@@ -210,14 +212,19 @@ class KindCredits:
     judge_method: str
     people_raters: int
     judges: int
+    judge_spread: np.ndarray = field(default_factory=lambda: np.zeros(0))
 
 
-def _kind_credit(table: AnnotationTable, mask: np.ndarray, chosen: Chosen) -> np.ndarray:
-    """(N,) credit of ``chosen`` fitted on the judgments where ``mask`` holds; NaN for responses without one."""
-    out = np.full(table.n_responses, np.nan)
+def _kind_credit(table: AnnotationTable, mask: np.ndarray, chosen: Chosen) -> tuple[np.ndarray, np.ndarray]:
+    """(N,) credit of ``chosen`` fitted on the judgments where ``mask`` holds and (N,) its posterior standard
+    deviation; NaN for responses without a judgment."""
+    out, spread = np.full(table.n_responses, np.nan), np.full(table.n_responses, np.nan)
     model = chosen.build().fit(table.subset(mask))
-    out[np.unique(table.response[mask])] = item_credit(model, table.credit)
-    return out
+    rated = np.unique(table.response[mask])
+    out[rated] = item_credit(model, table.credit)
+    second = item_credit(model, np.asarray(table.credit, dtype=float) ** 2)
+    spread[rated] = np.sqrt(np.clip(second - out[rated] ** 2, 0.0, None))
+    return out, spread
 
 
 def credits_by_kind(table: AnnotationTable, info: RaterInfo, method: str | Aggregator | Chosen | None = None, *,
@@ -239,12 +246,13 @@ def credits_by_kind(table: AnnotationTable, info: RaterInfo, method: str | Aggre
     people = _resolve(method, params)
     judges = people if judge_method is None else _resolve(judge_method, None)
     counts = info.counts()
+    judge_credit, judge_spread = _kind_credit(table, llm_mask, judges)
     return KindCredits(
-        people=_kind_credit(table, human_mask, people),
-        judge=_kind_credit(table, llm_mask, judges),
+        people=_kind_credit(table, human_mask, people)[0],
+        judge=judge_credit,
         people_judgments=np.bincount(table.response[human_mask], minlength=table.n_responses),
         people_method=people.label, judge_method=judges.label,
-        people_raters=counts["human"], judges=counts["llm"],
+        people_raters=counts["human"], judges=counts["llm"], judge_spread=judge_spread,
     )
 
 
