@@ -103,3 +103,6 @@ def test_pairwise_combine_ppi(tmp_path: Path) -> None:
         few, index=False)
     output = clean_failure(runner.invoke(app, ["pairwise", str(few), "--combine", "ppi"]), 1)
     assert "the minimum is 10" in output
+    for extra in (["--ties", "davidson"], ["--prior", "1"]):
+        assert "--combine ppi" in clean_failure(runner.invoke(app, ["pairwise", str(path), "--combine", "ppi",
+                                                                    *extra]), 2)

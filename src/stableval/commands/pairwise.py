@@ -57,6 +57,10 @@ def pairwise(
     from stableval.evaluate.pairwise import pairwise_leaderboard
 
     if combine is Combine.PPI:
+        for used, flag in ((ties != "half", "--ties"), (prior != 0.0, "--prior")):
+            if used:
+                raise typer.BadParameter("not with --combine ppi, whose Bradley–Terry fit counts a tie as half a "
+                                         "win and adds no virtual ties", param_hint=flag)
         with bad_input_exits():
             out.emit(_ppi_board(file, inputs, rater_info, draws=bootstrap, seed=seed, confidence=confidence))
         return
