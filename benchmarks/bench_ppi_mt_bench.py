@@ -72,15 +72,22 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
     started = time.perf_counter()
-    answers = answer_credits(args.data)
+    answers, truth, frame, plans = hold_outs(args.data, args.replicates, args.plan_replicates, args.keep, args.seed)
+    print(_markdown(frame, plans, args, answers, truth, time.perf_counter() - started))
+
+
+def hold_outs(data: Path, replicates: int, plan_replicates: int, keep: float = 0.25, seed: int = 0
+              ) -> tuple[pd.DataFrame, pd.Series, pd.DataFrame, pd.DataFrame]:
+    """(answers, all-human scores, one row per (hold-out, estimator), one row per (planned hold-out, agent))."""
+    answers = answer_credits(data)
     agents = sorted(answers["agent"].unique())
     code = answers["agent"].map({a: k for k, a in enumerate(agents)}).to_numpy()
     truth = answers.groupby("agent")["people"].mean().loc[agents]
     people, judge = answers["people"].to_numpy(), answers["judge"].to_numpy()
-    rng = np.random.default_rng(args.seed)
+    rng = np.random.default_rng(seed)
     rows, plan_rows = [], []
-    for replicate in range(args.replicates):
-        kept = rng.random(len(answers)) < args.keep
+    for replicate in range(replicates):
+        kept = rng.random(len(answers)) < keep
         result = ppi_agent_scores(np.where(kept, people, np.nan), judge, code, agents, bootstrap=0)
         board = result.scores.set_index("agent").loc[agents]
         for estimator in ("people", "judge", "ppi"):
@@ -90,10 +97,9 @@ def main() -> None:
                          "tau": kendalltau(score, truth).statistic,
                          "error": float((score - truth).abs().mean()), "coverage": float(covered.mean()),
                          "width": float((board[f"{estimator}_ci_high"] - board[f"{estimator}_ci_low"]).mean())})
-        if replicate < args.plan_replicates:
+        if replicate < plan_replicates:
             plan_rows.extend(_plan_check(people, judge, code, agents, kept, board, rng, replicate))
-    print(_markdown(pd.DataFrame(rows), pd.DataFrame(plan_rows), args, answers, truth,
-                    time.perf_counter() - started))
+    return answers, truth, pd.DataFrame(rows), pd.DataFrame(plan_rows)
 
 
 def _plan_check(people: np.ndarray, judge: np.ndarray, code: np.ndarray, agents: list[str], kept: np.ndarray,
