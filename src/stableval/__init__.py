@@ -53,11 +53,17 @@ if TYPE_CHECKING:  # pragma: no cover  (the public names, declared once: see sta
     )
     from stableval.evaluate import (
         AgentScores as AgentScores,
+        BudgetPlan as BudgetPlan,
         Diagnostics as Diagnostics,
         PairwiseLeaderboard as PairwiseLeaderboard,
+        PPIPairwise as PPIPairwise,
+        PPIScores as PPIScores,
         StabilityResult as StabilityResult,
         diagnose as diagnose,
         pairwise_leaderboard as pairwise_leaderboard,
+        plan_ppi as plan_ppi,
+        ppi_bradley_terry as ppi_bradley_terry,
+        ppi_scores as ppi_scores,
         ranking_stability as ranking_stability,
         score_agents as score_agents,
     )

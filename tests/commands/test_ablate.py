@@ -67,3 +67,13 @@ def test_ablate_honours_the_tie_rule(tmp_path: Path) -> None:
         runs[rule] = pd.read_csv(out / "trials.csv")
     np.testing.assert_allclose(runs["first"]["mse"], runs["random"]["mse"])
     assert not np.allclose(runs["first"]["mse"], runs["split"]["mse"])
+
+
+def test_ablate_metric_coverage(tmp_path: Path) -> None:
+    """Issue 30: ``ablate --metric coverage`` writes the coverage table; the ranking grid's flags are refused."""
+    result = CliRunner().invoke(app, ["ablate", "--metric", "coverage", "-o", str(tmp_path), "-n", "2",
+                                          "-j", "1"])
+    assert result.exit_code == 0, result.output
+    assert "PPI++ coverage" in result.stdout and (tmp_path / "coverage.csv").exists()
+    refused = CliRunner().invoke(app, ["ablate", "--metric", "coverage", "-o", str(tmp_path), "-s", "gap"])
+    assert refused.exit_code == 2

@@ -75,3 +75,34 @@ def test_pairwise_command(tmp_path: Path) -> None:
     assert payload["settings"]["ties"] == "davidson" and payload["tie_parameter"]["all"] > 0
     assert runner.invoke(app, ["pairwise", str(example_path()), "--ties", "coin"]).exit_code == 2
     assert runner.invoke(app, ["pairwise", str(example_path())]).exit_code == 1  # duplicate vote -> error
+
+
+def test_pairwise_combine_ppi(tmp_path: Path) -> None:
+    """Issue 30: prediction-powered Bradley–Terry from the command line, kinds from a rater_kind column; the
+    minimum of comparisons both kinds voted on is stated."""
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    strength = {"A": 1.0, "B": 0.0, "C": -1.0}
+    rows = []
+    for i in range(400):
+        a, b = rng.choice(list(strength), 2, replace=False)
+        p = 1 / (1 + np.exp(strength[b] - strength[a]))
+        rows.append((f"q{i}", a, b, "judge", "llm", "a" if rng.random() < p else "b"))
+        if i < 100:
+            rows.append((f"q{i}", a, b, "ann", "human", "a" if rng.random() < p else "b"))
+    path = tmp_path / "votes.csv"
+    pd.DataFrame(rows, columns=["item", "agent_a", "agent_b", "rater", "rater_kind", "winner"]).to_csv(path,
+                                                                                                      index=False)
+    result = runner.invoke(app, ["pairwise", str(path), "--combine", "ppi", "-B", "200", "-f", "json"])
+    assert result.exit_code == 0, result.output
+    payload = json.loads(result.stdout)
+    assert [row["agent"] for row in payload["ppi_ratings"]] == ["A", "B", "C"]
+    few = tmp_path / "few.csv"
+    pd.read_csv(path).pipe(lambda f: f[(f["rater_kind"] == "llm") | (f["item"].str[1:].astype(int) < 5)]).to_csv(
+        few, index=False)
+    output = clean_failure(runner.invoke(app, ["pairwise", str(few), "--combine", "ppi"]), 1)
+    assert "the minimum is 10" in output
+    for extra in (["--ties", "davidson"], ["--prior", "1"]):
+        assert "--combine ppi" in clean_failure(runner.invoke(app, ["pairwise", str(path), "--combine", "ppi",
+                                                                    *extra]), 2)

@@ -500,3 +500,57 @@ def test_score_table_renders_for_the_new_methods() -> None:
     result.render(Console(file=out, width=160))
     text = out.getvalue()
     assert "OneCoin: EM converged" in text and "ZBS: EM" not in text and "Wawa" in text
+
+
+# ====================================================================================== --combine ppi
+def _people_on_first(ratings: Path, folder: Path, items: int) -> Path:
+    """The planted-judge ratings with people's judgments kept on the first ``items`` items only."""
+    frame = pd.read_csv(ratings)
+    kept = frame[(frame["rater_kind"] == "llm") | (frame["item"].str[1:].astype(int) < items)]
+    path = folder / f"people_{items}.csv"
+    kept.to_csv(path, index=False)
+    return path
+
+
+def test_score_combine_ppi_side_by_side(judge_files: tuple[Path, Path], tmp_path: Path) -> None:
+    """Issue 30: people-only, judge-only and PPI scores per agent, widths and the human ratings saved; JSON and CSV
+    carry the same numbers as the API."""
+    from stableval import ppi_scores
+    from stableval.data.raters import load_with_raters
+
+    ratings = _people_on_first(judge_files[0], tmp_path, 60)
+    args = ["score", str(ratings), "--combine", "ppi", "-B", "100"]
+    text = runner.invoke(app, args, terminal_width=220)
+    assert text.exit_code == 0, text.output
+    for header in ("People [95% CI]", "Judge [95% CI]", "PPI++ [95% CI]", "Width ratio", "Eff. n (saved)"):
+        assert header in text.stdout
+    assert "human judgments saved" in text.stdout
+    payload = json.loads(runner.invoke(app, [*args, "-f", "json"]).stdout)
+    rows = {row["agent"]: row for row in payload["ppi"]}
+    assert set(rows) == {"gpt-big", "gpt-small", "claude-x", "llama-y"}
+    assert all(row["both"] == 60 and row["judge_only"] == 240 and row["width_ratio"] < 1 for row in rows.values())
+    loaded, info, _ = load_with_raters(ratings)
+    assert info is not None
+    api = ppi_scores(loaded.table, info, bootstrap=100).scores.set_index("agent")
+    for agent, row in rows.items():
+        assert row["ppi_score"] == pytest.approx(api.loc[agent, "ppi_score"], abs=1e-12)
+        assert row["people_saved"] == pytest.approx(api.loc[agent, "people_saved"], abs=1e-9)
+    csv = pd.read_csv(io.StringIO(runner.invoke(app, [*args, "-f", "csv"]).stdout)).set_index("agent")
+    assert {"people_width", "judge_width", "ppi_width", "effective_people", "ratings_saved"} <= set(csv.columns)
+    np.testing.assert_allclose(csv.loc[api.index, "ppi_width"], api["ppi_width"], atol=1e-12)
+
+
+def test_score_combine_ppi_errors(judge_files: tuple[Path, Path], tmp_path: Path) -> None:
+    """Issue 30: too few responses with both kinds of rating names the minimum; the kinds must be known; flags that
+    do not apply are usage errors."""
+    few = _people_on_first(judge_files[0], tmp_path, 8)
+    output = clean_failure(runner.invoke(app, ["score", str(few), "--combine", "ppi", "-B", "0"]), 1)
+    assert "the minimum is 10 per agent" in output and "'gpt-big' 8" in output
+    bare = tmp_path / "bare.csv"
+    pd.read_csv(judge_files[0])[["item", "agent", "rater", "label"]].to_csv(bare, index=False)
+    output = clean_failure(runner.invoke(app, ["score", str(bare), "--combine", "ppi", "-B", "0"]), 1)
+    assert "--rater-info FILE" in output
+    for extra in (["--raters", "human"], ["--refit"]):
+        output = clean_failure(runner.invoke(app, ["score", str(few), "--combine", "ppi", *extra]), 2)
+        assert "--combine ppi" in output
+    assert clean_failure(runner.invoke(app, ["score", str(few), "--combine", "average"]), 2)

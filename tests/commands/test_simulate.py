@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 from typer.testing import CliRunner
@@ -40,3 +42,22 @@ def test_simulate_command_rejects_bad_settings(tmp_path) -> None:
     assert result.exit_code == 1 and "option '--labels-per-response'" in result.output
     result = runner.invoke(app, ["simulate", "-o", str(tmp_path / "x.xlsx")])
     assert result.exit_code == 2
+
+
+def test_simulate_with_llm_judges(tmp_path: Path) -> None:
+    """Issue 30: --judges adds LLM judges on every response and --human-share keeps people on a share; the table
+    then scores with --combine ppi; --human-share alone is refused."""
+    out = tmp_path / "study.csv"
+    args = ["simulate", "-o", str(out), "--qualities", "0.7,0.5", "--agents", "gpt-a,llama-b", "--items", "200",
+            "--judges", "2", "--judge-leniency", "0.2", "--judge-family", "gpt-a", "--judge-self-preference", "0.3",
+            "--judge-length-bias", "0.1", "--judge-noise", "0.05", "--judge-accuracy", "0.8,0.9",
+            "--human-share", "0.3"]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    frame = pd.read_csv(out)
+    assert set(frame["rater_kind"]) == {"human", "llm"} and (frame["rater_kind"] == "llm").sum() == 2 * 400
+    assert frame.loc[frame["rater_kind"] == "human", ["item", "agent"]].drop_duplicates().shape[0] < 200
+    scored = CliRunner().invoke(app, ["score", str(out), "--combine", "ppi", "-m", "mv", "-B", "0", "-f", "json"])
+    assert scored.exit_code == 0, scored.output
+    refused = CliRunner().invoke(app, ["simulate", "-o", str(out), "--human-share", "0.5"])
+    assert refused.exit_code == 2

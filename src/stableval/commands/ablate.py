@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -12,6 +13,13 @@ from stableval.commands.common import bad_input_exits
 from stableval.wording import plural
 
 RUN_PANEL = "Execution"
+
+
+class AblateMetric(StrEnum):
+    """What ``ablate`` measures (``--metric``)."""
+
+    RANKING = "ranking"
+    COVERAGE = "coverage"
 
 
 def register(app: typer.Typer) -> None:
@@ -39,6 +47,12 @@ def ablate(
                                                   show_default=False)] = None,
     plots: Annotated[bool, typer.Option("--plots/--no-plots", help="Write one PNG per sweep.",
                                         rich_help_panel=RUN_PANEL)] = True,
+    metric: Annotated[AblateMetric, typer.Option(
+        "--metric", help="ranking: the methods' MSE, ranking accuracy, Kendall tau and stability over the grid; "
+                         "coverage: how often people-only, judge-only and PPI++ 95% intervals (and PPI++ rank "
+                         "intervals) hold the simulated truth, with LLM judges that are unbiased, lenient or "
+                         "self-preferring, at human budgets of 10/25/50% (coverage.md, coverage.csv).")
+    ] = AblateMetric.RANKING,
 ) -> None:
     """Run the ablation grid: every setting of every sweep, many simulated studies each, scored by MV,
     Dawid–Skene (hard) and STABLEVAL; reports MSE against the true scores, ranking accuracy, Kendall tau and
@@ -50,6 +64,12 @@ def ablate(
     from stableval.parallel import make_executor
     from stableval.simulate.grid import default_grid, load_grid, run_grid
 
+    if metric is AblateMetric.COVERAGE:
+        if config is not None or sweep:
+            raise typer.BadParameter("--config and --sweep define the ranking grid; the coverage designs are fixed",
+                                     param_hint="--metric coverage")
+        _coverage(output, trials=trials or 100, seed=seed or 0, jobs=jobs, scheduler=scheduler)
+        return
     with bad_input_exits():
         grid = load_grid(config) if config is not None else default_grid()
         if sweep:
@@ -80,6 +100,20 @@ def ablate(
                    "converging (column 'converged' in trials.csv)", err=True)
     typer.echo((output / "summary.md").read_text(encoding="utf-8"))
     typer.echo(f"wrote {plural(len(result.files), 'file')} to {output}", err=True)
+
+
+def _coverage(output: Path, *, trials: int, seed: int, jobs: int, scheduler: str | None) -> None:
+    """``ablate --metric coverage``: the coverage designs of :func:`stableval.simulate.coverage.default_cells`."""
+    from stableval.parallel import make_executor
+    from stableval.simulate.coverage import default_cells, run_coverage
+
+    cells = default_cells()
+    with bad_input_exits(), make_executor(jobs=jobs, scheduler=scheduler,
+                                          preload=("stableval.simulate.coverage",)) as executor:
+        typer.echo(f"coverage: {len(cells)} designs, {trials} trials each; {executor.describe()}", err=True)
+        files = run_coverage(cells, trials, seed, output, executor=executor)
+    typer.echo(files[-1].read_text(encoding="utf-8"))
+    typer.echo(f"wrote {plural(len(files), 'file')} to {output}", err=True)
 
 
 def _sweep_figures(summary: Any, grid: Any, output: Path) -> list[Path]:

@@ -44,6 +44,8 @@ __all__ = [
     "QC_FLAGS",
     "BootstrapOpt",
     "ClusterChoice",
+    "Combine",
+    "CombineOpt",
     "ConfidenceOpt",
     "CreditOpt",
     "DrawnRatersOpt",
@@ -591,6 +593,20 @@ RaterInfoOpt = Annotated[Path | None, typer.Option(
 RatersOpt = Annotated[RaterKinds, typer.Option(
     "--raters", help="Use only the judgments of these raters: human, llm (LLM judges) or all. Needs the raters' "
                      "kinds (--rater-info or a rater_kind column).", rich_help_panel="Raters")]
+
+
+class Combine(StrEnum):
+    """How the ratings of people and LLM judges make one score (``--combine``)."""
+
+    POOL = "pool"
+    PPI = "ppi"
+
+
+CombineOpt = Annotated[Combine, typer.Option(
+    "--combine", help="How people's and LLM judges' ratings make a score: pool (every chosen rater's judgments in "
+                      "one fit) or ppi (prediction-powered: the judges everywhere, their bias removed with the "
+                      "people's ratings of the same answers; people-only, judge-only and PPI side by side; needs "
+                      "the raters' kinds).", rich_help_panel="Raters")]
 LengthColOpt = Annotated[str | None, typer.Option(
     "--length-col", help="Column(s) holding the answer length (e.g. tokens), for the LLM judges' length bias: one "
                          "column for annotations, LEN_A,LEN_B for pairwise votes.", rich_help_panel="Raters",

@@ -10,6 +10,8 @@ import typer
 from stableval.commands.common import (
     BootstrapOpt,
     ClusterChoice,
+    Combine,
+    CombineOpt,
     ConfidenceOpt,
     FileArg,
     GoldOpt,
@@ -59,14 +61,22 @@ def score(
     gold: GoldOpt = None,
     rater_info: RaterInfoOpt = None,
     raters: RatersOpt = RaterKinds.ALL,
+    combine: CombineOpt = Combine.POOL,
 ) -> None:
     """Score every agent under MV, Dawid–Skene and STABLEVAL, with bootstrap CIs and rank intervals.
 
     --raters human or --raters llm scores from one kind of rater only (kinds from --rater-info or a rater_kind
-    column).
+    column); --combine ppi combines both kinds by prediction-powered inference.
     """
     from stableval.evaluate import score_agents
 
+    if combine is Combine.PPI:
+        _check_ppi(cluster, refit, raters, gold)
+        with bad_input_exits():
+            combined = ppi_result(file, inputs, methods, rater_info, bootstrap=bootstrap, seed=seed,
+                                  confidence=confidence)
+        out.emit(combined)
+        return
     if cluster.dask:
         _check_dask_score(cluster, methods, refit, rater_info, raters)
     with bad_input_exits(), cluster.session() as dask:
@@ -88,6 +98,36 @@ def _check_dask_score(cluster: ClusterChoice, methods: MethodSelection, refit: b
         cluster.refuse("--rater-info/--raters", "select the raters' judgments before (e.g. filter the Parquet "
                                                 "files)")
     cluster.check_methods(methods.names)
+
+
+def _check_ppi(cluster: ClusterChoice, refit: bool, raters: RaterKinds, gold: Path | None) -> None:
+    """Refuse what ``score --combine ppi`` does not do (usage errors, exit 2)."""
+    if cluster.dask:
+        cluster.refuse("--combine ppi", "prediction-powered scores fit people and judges separately in memory")
+    for used, flag in ((refit, "--refit"), (raters is not RaterKinds.ALL, "--raters"), (gold is not None, "--gold")):
+        if used:
+            raise typer.BadParameter("not with --combine ppi, which uses both kinds of rater and CLT and bootstrap "
+                                     "intervals over the fitted credits", param_hint=flag)
+
+
+def ppi_result(file: Path, inputs: InputOptions, methods: MethodSelection, rater_info: Path | None, *,
+               bootstrap: int, seed: int, confidence: float) -> Any:
+    """The prediction-powered scores of FILE (:func:`stableval.evaluate.ppi_scores`): the people's and the judges'
+    credit from the headline method of ``--method`` (STABLEVAL by default)."""
+    from stableval.aggregate.registry import primary_method
+    from stableval.commands.common import read_rated_input
+    from stableval.errors import InputError
+    from stableval.evaluate import ppi_scores
+
+    loaded, info, _ = read_rated_input(file, inputs, rater_info)
+    if info is None:
+        raise InputError("--combine ppi needs to know which raters are people and which are LLM judges",
+                         file=loaded.table.source, allowed="a rater metadata file ({rater_info}; columns name, "
+                         "kind, family) or a rater_kind column in the ratings", options={"rater_info": "FILE"})
+    chosen = methods.chosen(seed=seed)
+    headline = primary_method([c.key for c in chosen])
+    method = next(c for c in chosen if c.key == headline)
+    return ppi_scores(loaded.table, info, method, bootstrap=bootstrap, seed=seed, confidence=confidence)
 
 
 def with_gold_accuracy(result: Any, table: Any, posteriors: dict[str, Any], path: Path) -> Appended:

@@ -12,6 +12,7 @@ from stableval.wording import plural
 
 SIM_PANEL = "Study design"
 RATER_PANEL = "Rater population"
+JUDGE_PANEL = "LLM judges"
 
 
 def register(app: typer.Typer) -> None:
@@ -80,6 +81,30 @@ def simulate(
     hard_noise: Annotated[float, typer.Option("--hard-noise", min=0.0, max=1.0, help="Probability that a judgment "
                                               "of a hard response is a uniformly random level.",
                                               rich_help_panel=RATER_PANEL)] = 1.0,
+    judges: Annotated[int, typer.Option("--judges", min=0, help="LLM-judge raters who rate every response (rater "
+                                        "names judge1, judge2, ...; a rater_kind and a words column are added).",
+                                        rich_help_panel=JUDGE_PANEL)] = 0,
+    judge_accuracy: Annotated[str, typer.Option("--judge-accuracy", help="Range LOW,HIGH of the judges' accuracy "
+                                                "before their biases.", rich_help_panel=JUDGE_PANEL)] = "0.75,0.9",
+    judge_leniency: Annotated[float, typer.Option("--judge-leniency", min=0.0, max=1.0, help="Probability that a "
+                                                  "judge moves a report one level up.", rich_help_panel=JUDGE_PANEL)
+                              ] = 0.0,
+    judge_family: Annotated[str | None, typer.Option("--judge-family", help="Agents of the judges' own family "
+                                                     "(comma-separated), favoured by --judge-self-preference.",
+                                                     rich_help_panel=JUDGE_PANEL)] = None,
+    judge_self_preference: Annotated[float, typer.Option("--judge-self-preference", min=0.0, max=1.0,
+                                                         help="Extra probability of moving up a report on an "
+                                                              "answer of the judges' family.",
+                                                         rich_help_panel=JUDGE_PANEL)] = 0.0,
+    judge_length_bias: Annotated[float, typer.Option("--judge-length-bias", min=0.0, max=1.0, help="Extra "
+                                                     "probability of moving a report up, times the answer's length "
+                                                     "quantile.", rich_help_panel=JUDGE_PANEL)] = 0.0,
+    judge_noise: Annotated[float, typer.Option("--judge-noise", min=0.0, max=1.0, help="Probability that a "
+                                               "judge's report is a uniformly random level.",
+                                               rich_help_panel=JUDGE_PANEL)] = 0.0,
+    human_share: Annotated[float, typer.Option("--human-share", min=0.0, max=1.0, help="With --judges: share of "
+                                               "the responses people rate (at random; the rest only judges rate).",
+                                               rich_help_panel=JUDGE_PANEL)] = 1.0,
     seed: SeedOpt = 0,
 ) -> None:
     """Simulate a rating study with known truth: agents of given quality, a mixed rater population
@@ -108,16 +133,35 @@ def simulate(
             shift=_numbers(shift, "--shift", 2), adversarial_mode=adversarial_mode,  # type: ignore[arg-type]
             hard=hard, hard_noise=hard_noise,
         )
+    if judges:
+        from stableval.simulate import JudgeConfig, simulate_judged
+
+        with bad_input_exits():
+            low, high = _numbers(judge_accuracy, "--judge-accuracy", 2)
+            judged = JudgeConfig(judges=judges, accuracy=(low, high),
+                                 leniency=judge_leniency, self_preference=judge_self_preference,
+                                 family=tuple(a.strip() for a in judge_family.split(",")) if judge_family else (),
+                                 length_bias=judge_length_bias, noise=judge_noise, human_share=human_share)
+        study = simulate_judged(config, judged, seed)
+        _write(study.simulation, config, output, seed, frame=study.frame())
+        typer.echo(f"LLM judges: {plural(judges, 'judge')} on every response; people keep their judgments on "
+                   f"{int(study.people_rated.sum()):,} of {study.simulation.n_responses:,} responses "
+                   f"({plural(len(study.frame()), 'judgment')} written)", err=True)
+        return
+    if human_share < 1:
+        raise typer.BadParameter("needs --judges (the responses people do not rate are rated by judges only)",
+                                 param_hint="--human-share")
     sim = draw(config, seed)
     _write(sim, config, output, seed)
 
 
-def _write(sim: Any, config: Any, output: Path, seed: int) -> None:
-    """The table (format by suffix), its truth beside it (NAME.agents/responses/raters.csv), and a summary."""
+def _write(sim: Any, config: Any, output: Path, seed: int, frame: Any = None) -> None:
+    """The table (format by suffix; ``frame`` in place of the simulation's), its truth beside it
+    (NAME.agents/responses/raters.csv), and a summary."""
     from stableval.data.files import write_frame
 
     output.parent.mkdir(parents=True, exist_ok=True)
-    write_frame(sim.frame(), output)
+    write_frame(sim.frame() if frame is None else frame, output)
     stem = output.with_suffix("")
     truth = {"agents": sim.agent_truth(), "responses": sim.response_truth(), "raters": sim.rater_truth()}
     for name, part in truth.items():

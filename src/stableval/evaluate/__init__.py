@@ -23,6 +23,12 @@ if TYPE_CHECKING:  # pragma: no cover  (the public names, declared once: see sta
         PairwiseLeaderboard as PairwiseLeaderboard,
         pairwise_leaderboard as pairwise_leaderboard,
     )
+    from stableval.evaluate.ppi import PPIScores as PPIScores, ppi_scores as ppi_scores
+    from stableval.evaluate.ppi_pairwise import (
+        PPIPairwise as PPIPairwise,
+        ppi_bradley_terry as ppi_bradley_terry,
+    )
+    from stableval.evaluate.ppi_plan import BudgetPlan as BudgetPlan, plan_ppi as plan_ppi
     from stableval.evaluate.scores import AgentScores as AgentScores, score_agents as score_agents
     from stableval.evaluate.stability import (
         StabilityResult as StabilityResult,

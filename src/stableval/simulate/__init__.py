@@ -16,6 +16,7 @@ from stableval.simulate.grid import (
     run_trials,
     summarise,
 )
+from stableval.simulate.judges import JudgeConfig, JudgedStudy, simulate_judged
 from stableval.simulate.metrics import kendall_tau_b, mean_subset_tau, rank_accuracy
 from stableval.simulate.raters import RATER_TYPES
 from stableval.simulate.simulator import (
@@ -34,6 +35,8 @@ __all__ = [
     "WIDE_GAP",
     "GridConfig",
     "GridResult",
+    "JudgeConfig",
+    "JudgedStudy",
     "Simulation",
     "SimulationConfig",
     "Sweep",
@@ -47,6 +50,7 @@ __all__ = [
     "run_grid",
     "run_trials",
     "simulate",
+    "simulate_judged",
     "summarise",
     "true_scores",
 ]

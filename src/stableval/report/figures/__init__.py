@@ -8,6 +8,7 @@ from stableval.report.figures.diagnostics import confusion_grid, rater_scatter
 from stableval.report.figures.medqa import medqa_figure
 from stableval.report.figures.nrp import nrp_by_prompt_figure, nrp_vs_size_figure
 from stableval.report.figures.pairwise import rating_plot
+from stableval.report.figures.ppi_plan import plan_figure
 from stableval.report.figures.reliability import reliability_figure
 from stableval.report.figures.scores import forest_plot, win_heatmap
 
@@ -21,6 +22,7 @@ __all__ = [
     "new_figure",
     "nrp_by_prompt_figure",
     "nrp_vs_size_figure",
+    "plan_figure",
     "rater_scatter",
     "rating_plot",
     "reliability_figure",
