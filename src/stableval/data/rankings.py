@@ -156,12 +156,12 @@ class Rankings:
                                  allowed=allowed)
             groups: list[list[str]] = []
             seen: set[str] = set()
-            for group in ranking:
-                names = [group] if isinstance(group, str | int) else list(group) if isinstance(group, Sequence) \
+            for entry in ranking:
+                names = [entry] if isinstance(entry, str | int) else list(entry) if isinstance(entry, Sequence) \
                     else None
                 if not names or any(not isinstance(n, str | int) or isinstance(n, bool) for n in names):
                     raise InputError("a group is empty or not an option name", file=source, row=number,
-                                     value=group, allowed=allowed)
+                                     value=entry, allowed=allowed)
                 texts = [str(n) for n in names]
                 repeated = [t for t in texts if t in seen] or [t for t in texts if texts.count(t) > 1]
                 if repeated:
@@ -187,7 +187,9 @@ class Rankings:
         item_index = {name: i for i, name in enumerate(item_names)}
         rater_names = list(dict.fromkeys(rater for rater, _, _ in rows))
         rater_index = {name: i for i, name in enumerate(rater_names)}
-        option, group, sizes = [], [], []
+        option: list[int] = []
+        group: list[int] = []
+        sizes: list[int] = []
         for _, _, groups in rows:
             for g, members in enumerate(groups, start=1):
                 option.extend(option_index[name] for name in members)

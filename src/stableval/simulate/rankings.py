@@ -112,8 +112,8 @@ def simulate_rankings(config: RankingStudyConfig, seed: int | np.random.Generato
     rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
     n, c, r = config.items, config.options, config.raters
     scores = rng.normal(0.0, config.spread, size=(n, c))
-    n_noisy = int(round(config.noisy * r))
-    n_truncated = min(r - n_noisy, int(round(config.truncated * r)))
+    n_noisy = round(config.noisy * r)
+    n_truncated = min(r - n_noisy, round(config.truncated * r))
     kinds = np.array(["noisy"] * n_noisy + ["truncated"] * n_truncated + ["reliable"] * (r - n_noisy - n_truncated))
     kinds = kinds[rng.permutation(r)]
     beta = np.where(kinds == "noisy", rng.uniform(*config.noisy_reliability, size=r),

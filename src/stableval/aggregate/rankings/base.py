@@ -76,7 +76,7 @@ class RankingAggregator(Estimator):
         """One row per candidate: ``item``, ``option`` (``(others)`` for a pool), ``plausibility``, ``rank``
         (1 = the item's most plausible; ties share the best rank)."""
         slots, rankings = self.slots_, self.rankings_
-        names = np.asarray(rankings.option_names() + ("(others)",), dtype=object)
+        names = np.asarray((*rankings.option_names(), "(others)"), dtype=object)
         frame = pd.DataFrame({"item": [rankings.item_name(int(i)) for i in slots.item],
                               "option": names[slots.option], "plausibility": self.plausibility_})
         frame["rank"] = frame.groupby("item", sort=False)["plausibility"].rank(ascending=False, method="min")
@@ -86,8 +86,10 @@ class RankingAggregator(Estimator):
         """``{item: {option: plausibility}}`` over each item's candidates (a pool under ``(others)``), rounded to
         12 digits: what a caller outside Python reads."""
         out: dict[str, dict[str, float]] = {}
-        for row in self.to_frame().itertuples(index=False):
-            out.setdefault(str(row.item), {})[str(row.option)] = round(float(row.plausibility), 12)
+        frame = self.to_frame()
+        for item, option, value in zip(frame["item"], frame["option"], frame["plausibility"].to_numpy(float),
+                                       strict=True):
+            out.setdefault(str(item), {})[str(option)] = round(float(value), 12)
         return out
 
     def summary(self) -> dict[str, Any]:

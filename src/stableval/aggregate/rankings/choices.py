@@ -69,7 +69,7 @@ class Slots:
 
     def lookup(self, item: np.ndarray, option: np.ndarray) -> np.ndarray:
         """The slot of each (item, option) pair (the pairs must be candidates)."""
-        return np.searchsorted(self.key(), np.asarray(item) * (self.n_options + 1) + np.asarray(option))
+        return np.asarray(np.searchsorted(self.key(), np.asarray(item) * (self.n_options + 1) + np.asarray(option)))
 
     def normalise(self, values: np.ndarray) -> np.ndarray:
         """``values`` (…, K) divided by their sum over each item's slots (a distribution per item)."""

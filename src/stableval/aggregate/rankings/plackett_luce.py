@@ -86,6 +86,8 @@ def fit_strengths(events: ChoiceEvents, slots: Slots, *, prior_shape: float, sol
     shape = prior_shape - 1.0
     rate = 1.0 if prior_shape > 1 else 0.0
     strength = slots.normalise(np.ones(k) if start is None else np.asarray(start, dtype=float))
+    if rate > 0:  # the posterior mode's scale: each item's strengths sum to (a - 1) per candidate
+        strength = strength * shape * np.repeat(np.diff(slots.offsets), np.diff(slots.offsets))
     if solver == "ilsr":
         if prior_shape != 1:
             raise ValueError("solver='ilsr' is maximum likelihood only: use prior_shape=1, or solver='mm'")

@@ -14,9 +14,9 @@ gradient. An item's plausibility is softmax(θ_i): the choice probabilities of a
 Per-rater diagnostics (``raters_``): the reliability with an approximate interval (Laplace, from the curvature in
 log β with the scores held fixed), the rankings and choices, the log-likelihood gain per choice over random
 rankings, the share of the rater's rankings whose first group holds the consensus top option, and a flag when the
-reliability is below ``FLAG_BELOW``. Rankings with unknown raters share one reliability. :func:`fit_rater_rankings`
-is the entry point for callers outside Python's types (the portal): records in, raters and distributions out, and
-a previous fit warm-starts the next.
+reliability is below ``FLAG_BELOW`` (one half) of the median rater's. Rankings with unknown raters share one
+reliability. :func:`fit_rater_rankings` is the entry point for callers outside Python's types (the portal):
+records in, raters and distributions out, and a previous fit warm-starts the next.
 
 >>> records = [(r, f"q{i}", ["a", "b", "c"]) for r in ("ann", "bob") for i in range(6)]
 >>> records += [("eve", f"q{i}", ["c", "a", "b"] if i % 2 else ["b", "c", "a"]) for i in range(6)]
@@ -43,7 +43,7 @@ from stableval.data.rankings import Rankings
 
 __all__ = ["FLAG_BELOW", "METHOD", "RaterPlackettLuce", "fit_rater_rankings"]
 
-#: A rater whose reliability is below this (half the typical rater's) is flagged in ``raters_``.
+#: A rater whose reliability is below this share of the median rater's is flagged in ``raters_``.
 FLAG_BELOW = 0.5
 
 #: z of the two-sided 95% interval of the reliabilities
@@ -151,7 +151,7 @@ class RaterPlackettLuce(RankingAggregator):
             "rankings": count, "choices": choices,
             "gain_per_choice": np.divide(gain, choices, out=np.full(n_raters, np.nan), where=choices > 0),
             "top_agreement": np.divide(agree, count, out=np.full(n_raters, np.nan), where=count > 0),
-            "flagged": beta < FLAG_BELOW})
+            "flagged": beta < FLAG_BELOW * np.median(beta[count > 0])})
 
     def summary(self) -> dict[str, Any]:
         return {"n_iter": self.n_iter_, "converged": self.converged_, "log_posterior": self.log_posterior_}
