@@ -181,3 +181,31 @@ def ddx(
 def _beside(selectors: Path, name: str) -> Path | None:
     path = selectors.parent / name
     return path if path.exists() else None
+
+
+def ddx_case(selectors: Path, *, case: str | None, least_certain: int | None, method: str, output: Path,
+             draws: int, seed: int) -> None:
+    """``stableval plot ddx-case``: one case's rankings and plausibility (condition names from
+    dermatology_conditions.txt beside the selectors), or the ids of the least certain cases."""
+    from stableval.aggregate.rankings.registry import get_ranking_method
+    from stableval.datasets.ddx import load_ddx
+    from stableval.report.figures import check_figure_path, ddx_case_figure
+    from stableval.studies.ddx import evaluate_ddx
+
+    if (case is None) == (least_certain is None):
+        raise typer.BadParameter("ddx-case needs either --case ID or --least-certain N", param_hint="--case")
+    with bad_input_exits():
+        if case is not None:
+            check_figure_path(output, option="output")
+        data = load_ddx(selectors, conditions=_beside(selectors, "dermatology_conditions.txt"))
+        if least_certain is not None:
+            result = evaluate_ddx(data, method=method, n_draws=draws, seed=seed)
+            for value in result.least_certain(least_certain)["case"]:
+                typer.echo(str(value))
+            return
+        fit = get_ranking_method(method).build().fit(data.rankings())
+        try:
+            figure = ddx_case_figure(fit, str(case).strip())
+        except ValueError as error:
+            raise typer.BadParameter(str(error), param_hint="--case") from None
+    save_plot(figure, output)

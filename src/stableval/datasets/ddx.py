@@ -181,10 +181,12 @@ class DDxAnnotations:
 
     def rankings(self) -> Rankings:
         """The partial rankings as :class:`~stableval.data.rankings.Rankings` (items: the cases, named by their
-        1-based number; options: the conditions; raters: unknown, so one anonymous rater)."""
+        0-based position in the selectors file, the ``case`` of every DDx table; options: the conditions; raters:
+        unknown, so one anonymous rater)."""
         return Rankings.from_arrays(np.repeat(np.arange(self.n_cases), self.rankings_per_case), self.ranking_offsets,
                                     self.condition, self.group, n_items=self.n_cases, n_options=self.n_conditions,
-                                    options=self.conditions, source=self.source)
+                                    items=[str(i) for i in range(self.n_cases)], options=self.conditions,
+                                    source=self.source)
 
     def top1(self) -> np.ndarray:
         """(N, C) bool: the conditions tied for the top IRN score of all rankings per case."""
