@@ -1,8 +1,9 @@
 """The one declaration of a ranking aggregation method, written next to its estimator (``METHOD = RankingMethod(...)``).
 
 The ranking registry (:mod:`stableval.aggregate.rankings.registry`) lists the modules that declare one; ``stableval
-ddx --method``, the DDx study, ``nrp agree --aggregate``, the ranking ablation, the docs tables and the contract
-tests read the declarations from there — the ranking counterpart of :class:`~stableval.aggregate.method.Method`.
+ddx --method``, ``--compare-methods``, ``plot ddx-case --ranking-method``, ``nrp agree --aggregate``, the docs
+tables and the contract tests read the declarations from there — the ranking counterpart of
+:class:`~stableval.aggregate.method.Method`.
 
 >>> from stableval.aggregate.rankings.registry import get_ranking_method
 >>> method = get_ranking_method("bayes-pl")

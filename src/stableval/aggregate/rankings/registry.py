@@ -1,10 +1,11 @@
 """The ranking method registry: every ranking aggregation method, declared once next to its estimator, listed here
 once — the sibling of :mod:`stableval.aggregate.registry` for partial rankings.
 
-``stableval ddx --method``, the DDx study (:mod:`stableval.studies.ddx`), ``nrp agree --aggregate``, the ranking
-ablation (:mod:`stableval.simulate.ranking_grid`) and the docs tables read this list; none of them names a method
-in its code. To add a method, write its module in ``stableval/aggregate/rankings/`` (the estimator and its
-``METHOD = RankingMethod(...)``) and add one line below.
+``stableval ddx --method`` and ``--compare-methods``, the DDx study (:mod:`stableval.studies.ddx`), ``stableval
+plot ddx-case --ranking-method``, ``nrp agree --aggregate`` and the docs tables read this list; none of them names
+a method in its code (the DDx bootstrap only takes a faster exact path for IRN's own class). To add a method,
+write its module in ``stableval/aggregate/rankings/`` (the estimator and its ``METHOD = RankingMethod(...)``)
+and add one line below.
 
 >>> ranking_method_names()
 ('irn', 'borda', 'pl', 'bayes-pl', 'rater-pl')
