@@ -6,9 +6,13 @@ in dermatology", arXiv:2307.02191). The ground truth of a set of rankings is its
 conditions tie for the top score they *share* it: each has weight 1/|tied|, so a prediction earns the share of
 tied conditions inside its top-k (the expected accuracy under a uniformly random tie-break).
 
+Any registered ranking method (:mod:`stableval.aggregate.rankings`; ``method``, default IRN) can aggregate instead:
+its plausibility per case, its top-1 as the ground truth. A method whose samples are ``posterior`` (Bayesian
+Plackett–Luce) gives the ground-truth samples itself; every other is refitted on each bootstrap draw.
+
 Rater bootstrap (Stutz et al. 2023; Saab et al. 2024, arXiv:2404.18416): per draw, each case's rankings are
-sampled with replacement (``k`` per case, default 3; ``k=None``: as many as the case has), aggregated by IRN,
-and every model is scored by top-k accuracy (k = 1, 3, 5), overall and stratified by the risk category of the
+sampled with replacement (``k`` per case, default 3; ``k=None``: as many as the case has), aggregated by the
+method, and every model is scored by top-k accuracy (k = 1, 3, 5), overall and stratified by the risk category of the
 ground-truth condition; means and percentile intervals over draws. *Annotation certainty* of a case is the
 probability that a draw's top-1 equals the top-1 of all its rankings: the mean over draws of
 |T_draw ∩ T_all| / (|T_draw|·|T_all|) for the tied top sets T (1 when both are the same single condition).
@@ -273,7 +277,7 @@ def _bootstrap_tops(annotations: DDxAnnotations, rankings: Rankings, estimator: 
         if valid is not None:
             keep = np.broadcast_to(valid, drawn.shape)
             drawn, rows = drawn[keep], rows[keep]
-        if isinstance(estimator, IRN):   # the same tops by the annotations' exact integer sums, 2.6× faster
+        if type(estimator) is IRN:   # the same tops by the annotations' exact integer sums, 2.6× faster
             return annotations.top_entries(drawn.ravel(), rows.ravel())
         sample = rankings.take(drawn.ravel(), item_of=rows.ravel(), n_items=b * n)
         return clone(estimator).fit(sample).top_entries()
