@@ -232,7 +232,8 @@ def evaluate_ddx(
     full_top = np.zeros((annotations.n_cases, annotations.n_conditions), dtype=bool)
     full_top[fit.top_entries()] = True
     tops = (_posterior_tops(fit) if posterior
-            else _bootstrap_tops(annotations, rankings, estimator, k=k, n_draws=n_draws, seed=seed))
+            else _bootstrap_tops(annotations, rankings, estimator, k=k, n_draws=n_draws, seed=seed,
+                                 draws_per_fit=ranking_method.draws_per_fit if ranking_method else None))
     draws = _bootstrap(annotations, pos, ks, full_top, tops, n_draws=n_draws, progress=progress)
     accuracy = _accuracy_frame(annotations, names, pos, ks, full_top, plausibility, draws, n_draws=n_draws,
                                confidence=confidence)
@@ -264,9 +265,11 @@ TopSource = Callable[[int, int], tuple[np.ndarray, np.ndarray]]
 
 
 def _bootstrap_tops(annotations: DDxAnnotations, rankings: Rankings, estimator: RankingAggregator, *,
-                    k: int | None, n_draws: int, seed: int | None) -> tuple[TopSource, int]:
+                    k: int | None, n_draws: int, seed: int | None,
+                    draws_per_fit: int | None = None) -> tuple[TopSource, int]:
     """The rater bootstrap: each case's rankings drawn with replacement, the draw aggregated by ``estimator``
-    (all draws of a chunk in one fit, each (draw, case) an item of its own)."""
+    (all draws of a chunk in one fit, each (draw, case) an item of its own; at most ``draws_per_fit`` draws per
+    chunk)."""
     n = annotations.n_cases
     rng = np.random.default_rng(seed)
     width = int(annotations.rankings_per_case.max()) if k is None else k
@@ -282,7 +285,7 @@ def _bootstrap_tops(annotations: DDxAnnotations, rankings: Rankings, estimator: 
         sample = rankings.take(drawn.ravel(), item_of=rows.ravel(), n_items=b * n)
         return clone(estimator).fit(sample).top_entries()
 
-    return tops, chunk_size(n, 4 * width, n_draws)
+    return tops, min(chunk_size(n, 4 * width, n_draws), draws_per_fit or n_draws)
 
 
 def _posterior_tops(fit: RankingAggregator) -> tuple[TopSource, int]:

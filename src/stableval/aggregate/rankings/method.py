@@ -38,6 +38,9 @@ class RankingMethod:
         rater_model: the fit estimates a reliability per rater (``raters_``), so per-rater diagnostics exist.
         default: the method ``stableval ddx`` runs without ``--method``.
         summary: one sentence for ``--help`` and the docs.
+        draws_per_fit: the most bootstrap draws stacked into one fit (each draw's items side by side); None: as
+            many as fit in a few million elements. An optimiser whose steps slow down on large problems (L-BFGS)
+            refits one draw at a time.
     """
 
     name: str
@@ -49,6 +52,7 @@ class RankingMethod:
     rater_model: bool = False
     default: bool = False
     summary: str = ""
+    draws_per_fit: int | None = None
 
     @property
     def params(self) -> tuple[Option, ...]:

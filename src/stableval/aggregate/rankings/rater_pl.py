@@ -213,6 +213,6 @@ def fit_rater_rankings(records: Iterable[tuple[Hashable, Hashable, Any]], *, opt
 
 METHOD = RankingMethod(name="rater-pl", label="Rater-PL",
                        title="Plackett–Luce with a reliability per rater (as Raman & Joachims 2014)",
-                       colour="#d62728", estimator=RaterPlackettLuce, rater_model=True,
+                       colour="#d62728", estimator=RaterPlackettLuce, rater_model=True, draws_per_fit=1,
                        summary="Plackett–Luce scores per item and an inverse temperature per rater, so unreliable "
                                "raters count less; by maximum a posteriori.")
