@@ -474,3 +474,29 @@ def test_cli_flags_equal_removing_the_rows_by_hand(tmp_path) -> None:
     assert json.loads(kept.stdout)["rows"] != want["rows"]
     # the flags mean nothing in leave-one-out: a usage error
     assert runner.invoke(app, [*base, "--exclude-copies"]).exit_code == 2
+
+
+def test_agree_aggregates_several_experts_with_a_ranking_method(tmp_path) -> None:
+    """Issue 29: rankings by several experts are combined per question by a registered ranking method (every one
+    runs); two experts who agree with the system and one who swaps its last two still give tau 1 (the majority
+    order)."""
+    from stableval.aggregate.rankings import ranking_method_names
+
+    rows = []
+    for qid in ("q1", "q2", "q3"):
+        for annotator, order in (("r1", ["d1", "d2", "d3"]), ("r2", ["d1", "d2", "d3"]), ("r3", ["d1", "d3", "d2"])):
+            rows += [{"qid": qid, "item": item, "rank": rank, "annotator": annotator}
+                     for rank, item in enumerate(order, start=1)]
+    pd.DataFrame(rows).to_csv(tmp_path / "expert.csv", index=False)
+    pd.DataFrame({"qid": ["q1"] * 3 + ["q2"] * 3 + ["q3"] * 3, "item": ["d1", "d2", "d3"] * 3,
+                  "score": [3.0, 2.0, 1.0] * 3}).to_csv(tmp_path / "system.csv", index=False)
+    runner = CliRunner()
+    for method in ranking_method_names():
+        result = runner.invoke(app, ["nrp", "agree", str(tmp_path / "expert.csv"), str(tmp_path / "system.csv"),
+                                     "--aggregate", method, "-f", "json"])
+        assert result.exit_code == 0, (method, result.output)
+        payload = json.loads(result.stdout)
+        tau = next(row for row in payload["rows"] if "tau" in row["measure"].lower())
+        assert tau["mean"] == 1.0 and tau["questions"] == 3, method
+        assert any("aggregated per question" in note for note in payload["notes"])
+        assert all(row["ci_high"] is None or row["ci_high"] <= 1 for row in payload["rows"])

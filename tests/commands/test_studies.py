@@ -74,3 +74,40 @@ def test_medqa_command(medqa_csv: Path, tmp_path: Path) -> None:
     preds.write_text("qid,answer\n1,E\n")
     bad = runner.invoke(app, ["medqa", str(medqa_csv), "-p", str(preds)])
     assert bad.exit_code == 1 and "answers.csv, row 1" in bad.output and "'E'" in bad.output
+
+
+def _certain_selectors(tmp_path: Path) -> Path:
+    ann, _ = certain_ddx_cases(30, 6, seed=2)
+    selectors = [[[[int(c)] for c in [ann.condition[ann.ranking_offsets[r]]]] for r in
+                  range(ann.case_offsets[i], ann.case_offsets[i + 1])] for i in range(ann.n_cases)]
+    sel = tmp_path / "sel.json"
+    sel.write_text(json.dumps(selectors))
+    return sel
+
+
+def test_ddx_method_choices_come_from_the_ranking_registry(tmp_path: Path) -> None:
+    """Issue 29: every registered ranking method runs through ``stableval ddx --method``; the plausibility CSV."""
+    from stableval.aggregate.rankings import ranking_method_names
+
+    sel = _certain_selectors(tmp_path)
+    for name in ranking_method_names():
+        out = runner.invoke(app, ["ddx", str(sel), "--method", name, "-B", "5", "--format", "json",
+                                  "--plausibility-out", str(tmp_path / f"{name}.csv")])
+        assert out.exit_code == 0, out.output
+        assert json.loads(out.stdout)["settings"]["method"] == name
+        assert list(np.genfromtxt(tmp_path / f"{name}.csv", delimiter=",", dtype=str, max_rows=1)) == [
+            "case", "rank", "condition", "plausibility"]
+    assert runner.invoke(app, ["ddx", str(sel), "--method", "nope"]).exit_code == 2
+
+
+def test_ddx_compare_methods_and_conformal(tmp_path: Path) -> None:
+    sel = _certain_selectors(tmp_path)
+    out = runner.invoke(app, ["ddx", str(sel), "--compare-methods", "irn,pl", "-B", "5", "--format", "json"])
+    assert out.exit_code == 0, out.output
+    assert [row["method"] for row in json.loads(out.stdout)["methods"]] == ["irn", "pl"]
+    bad = runner.invoke(app, ["ddx", str(sel), "--compare-methods", "irn,nope"])
+    assert bad.exit_code == 2 and "unknown ranking method" in bad.output
+    sets = runner.invoke(app, ["ddx", str(sel), "--conformal", "0.2", "--sets-out", str(tmp_path / "sets.csv")])
+    assert sets.exit_code == 0, sets.output
+    assert "coverage" in sets.stdout and (tmp_path / "sets.csv").exists()
+    assert runner.invoke(app, ["ddx", str(sel), "--conformal", "1"]).exit_code == 2

@@ -9,6 +9,7 @@ import pytest
 from stableval.errors import InputError
 from stableval.evaluate.intervals import t_interval
 from stableval.nrp.rank_agreement import (
+    MEASURE_RANGE,
     agreement_summary,
     agreement_table,
     average_overlap,
@@ -62,4 +63,21 @@ def test_agreement_summary_of_a_table() -> None:
     assert summary["measure"].tolist() == ["Kendall tau-b", "Spearman rho", "average overlap (AO)", "RBO_ext (p=0.8)"]
     for column, row in zip(("tau_b", "spearman", "ao", "rbo"), summary.itertuples(), strict=True):
         interval = t_interval(table[column], 0.9)
-        assert (row.mean, row.ci_low, row.ci_high, row.questions) == (interval.mean, interval.low, interval.high, 2)
+        low, high = MEASURE_RANGE[column]   # the t interval, cut to the measure's range (issue 29)
+        assert (row.mean, row.ci_low, row.ci_high, row.questions) == (interval.mean, max(interval.low, low),
+                                                                      min(interval.high, high), 2)
+
+
+def test_intervals_never_leave_the_range_of_the_measure() -> None:
+    """Issue 29: on 3 questions the t interval of Kendall tau reached 1.220; every bound now stays in [−1, 1]
+    (AO and RBO in [0, 1]), and an interval inside the range is unchanged."""
+    table = pd.DataFrame({"qid": ["q1", "q2", "q3"], "items": [5, 5, 5], "tau_b": [1.0, 0.8, 0.6],
+                          "spearman": [1.0, 0.9, 0.7], "ao": [1.0, 0.9, 0.4], "rbo": [1.0, 0.95, 0.5]})
+    assert t_interval(table["tau_b"]).high == pytest.approx(1.2969, abs=1e-3)     # what was reported before
+    summary = agreement_summary(table).set_index("measure")
+    assert (summary["ci_high"] <= 1).all() and (summary["ci_low"] >= -1).all()
+    assert summary.loc["Kendall tau-b", "ci_high"] == 1.0
+    assert summary.loc["average overlap (AO)", "ci_low"] >= 0
+    narrow = agreement_summary(pd.DataFrame({"tau_b": [0.1, 0.2, 0.3], "spearman": [0.1, 0.2, 0.3],
+                                             "ao": [0.5] * 3, "rbo": [0.5] * 3})).set_index("measure")
+    assert narrow.loc["Kendall tau-b", "ci_high"] == t_interval([0.1, 0.2, 0.3]).high

@@ -125,3 +125,46 @@ def test_annotations_record_and_top_entries() -> None:
     json.dumps(payload, allow_nan=False)
     by_risk = {r["risk"]: r for r in payload["accuracy"]}
     assert by_risk["high"]["frozen_accuracy"] == 0.0 and by_risk["medium"]["accuracy"] == 0.0
+
+
+@pytest.mark.parametrize("method", ["irn", "borda", "pl", "bayes-pl", "rater-pl"])
+def test_every_ranking_method_on_certain_cases(method: str) -> None:
+    """Issue 29: on cases whose rankings all put one condition first, every registered method finds that truth in
+    every sample (certainty 1 for the bootstrap methods; the frozen key is the truth), and the plausibility of each
+    case sums to 1."""
+    ann, truth = certain_ddx_cases(30, 6, seed=4)
+    scores = noisy_predictor(ann, 0.6, seed=1)
+    result = evaluate_ddx(ann, {"m": scores}, method=method, n_draws=20, top_k=(1,), seed=0)
+    assert result.settings["method"] == method
+    np.testing.assert_allclose(result.plausibility.sum(axis=1), 1.0)
+    expected = float(np.mean(positions(scores)[np.arange(30), truth] < 1))
+    if method != "bayes-pl":   # its posterior mean and samples may put another condition first on thin cases
+        assert (np.argmax(result.plausibility, axis=1) == truth).all()
+        assert result.accuracy.set_index("risk")["frozen_accuracy"]["all"] == pytest.approx(expected)
+        assert result.accuracy["accuracy"][0] == pytest.approx(expected)
+        assert (result.certainty["certainty"] == 1).all()
+
+
+def test_the_generic_bootstrap_path_equals_the_irn_fast_path() -> None:
+    """Issue 29: IRN through the estimator fitted on stacked draws gives the same numbers as the annotations'
+    exact-integer path (an IRN subclass is not the fast path)."""
+    from stableval.aggregate.rankings import IRN
+
+    class SlowIRN(IRN):
+        pass
+
+    ann = DDxAnnotations.from_selectors([[[[0], [1]], [[1]], [[2, 0]]], [[[1]], [[1], [0]]], [[[2]]]],
+                                        conditions=["a", "b", "c"])
+    scores = {"m": np.array([[0.9, 0.5, 0.1], [0.2, 0.7, 0.1], [0.1, 0.2, 0.7]])}
+    fast = evaluate_ddx(ann, scores, n_draws=300, top_k=(1, 2), seed=5)
+    slow = evaluate_ddx(ann, scores, method=SlowIRN(), n_draws=300, top_k=(1, 2), seed=5)
+    np.testing.assert_allclose(slow.replicates, fast.replicates)
+    np.testing.assert_allclose(slow.certainty["certainty"], fast.certainty["certainty"])
+
+
+def test_plausibility_accuracy_is_the_expected_hit() -> None:
+    """Rankings [a] and [b]: IRN plausibility a 1/2, b 1/2; a model ranking b first earns 1/2 at k = 1."""
+    ann = DDxAnnotations.from_selectors([[[[0]], [[1]]]], conditions=["a", "b"])   # IRN: a 1/2, b 1/2
+    result = evaluate_ddx(ann, {"m": np.array([[0.1, 0.9]])}, n_draws=10, top_k=(1,))
+    assert result.accuracy["plausibility_accuracy"][0] == pytest.approx(0.5)
+    assert result.plausibility_frame()["plausibility"].tolist() == [0.5, 0.5]

@@ -48,6 +48,7 @@ from stableval.commands.output import (
     size_text as size_text,
     write_csv,
 )
+from stableval.commands.studies import RankingMethodName
 from stableval.nrp.rankers import RANKERS, REGISTRY
 from stableval.wording import plural
 
@@ -743,10 +744,15 @@ def agree(
     plot: Annotated[Path | None, typer.Option("--plot", help="Write the rank-flow plot (the paper's Fig. 3: system "
                                               "ranks on top, expert below) to this .png, .svg or .pdf file.",
                                               rich_help_panel="Output")] = None,
+    aggregate: Annotated[RankingMethodName | None, typer.Option("--aggregate", help="Rankings by several "
+                                                                "experts: aggregate them per question with this "
+                                                                "ranking method (its plausibility order is the "
+                                                                "expert ranking).")] = None,
     out: Output = Output(),
 ) -> None:
     """Agreement between expert and system rankings per question: Kendall tau-b, Spearman rho, average overlap
-    (AO) and extrapolated RBO (Webber, Moffat & Zobel 2010), with means and t-based intervals."""
+    (AO) and extrapolated RBO (Webber, Moffat & Zobel 2010), with means and t-based intervals (cut to each
+    measure's range)."""
     from stableval.errors import InputError
     from stableval.nrp.label_studio import match_tasks, read_expert_rankings, read_system_scores
     from stableval.nrp.rank_agreement import agreement_summary, agreement_table
@@ -764,9 +770,14 @@ def agree(
     with bad_input_exits():
         data = read_expert_rankings(expert, annotator=annotator)
         frame = data.frame
-        if frame["annotator"].nunique() > 1:
+        notes = list(data.notes)
+        if frame["annotator"].nunique() > 1 and aggregate is None:
             raise InputError("rankings by several annotators", file=str(expert), column="annotator",
-                             value=sorted(frame["annotator"].unique()), allowed="--annotator ID to choose one")
+                             value=sorted(frame["annotator"].unique()),
+                             allowed="--annotator ID to choose one, or --aggregate METHOD to combine them")
+        if aggregate is not None:
+            frame, note = aggregate_expert_rankings(frame, aggregate.value)
+            notes.append(note)
         if rankings is None:
             if frame["score"].isna().any():
                 raise InputError("the expert file stores no system scores", file=str(expert),
@@ -786,9 +797,36 @@ def agree(
     if per_question is not None:
         write_csv(table, per_question)
     summary = agreement_summary(table, p=p, confidence=confidence)
-    notes = [*data.notes, f"{plural(len(table), 'question')}, {plural(int(table['items'].sum()), 'ranked item')}; "
-             f"{round(confidence * 100)}% t intervals over questions"]
+    notes = [*notes, f"{plural(len(table), 'question')}, {plural(int(table['items'].sum()), 'ranked item')}; "
+             f"{round(confidence * 100)}% t intervals over questions, cut to each measure's range"]
     out.emit(TableResult(summary, "Agreement between expert and system rankings", notes, {"p": p}))
+
+
+def aggregate_expert_rankings(frame: pd.DataFrame, method: str) -> tuple[pd.DataFrame, str]:
+    """Several experts' rankings (``task, item, rank, annotator[, score]``) → one ranking per task: the order of
+    the ranking ``method``'s plausibility over the items any expert ranked (``annotator`` becomes the method's
+    name; a system ``score`` stored with the rankings is kept, its first value per item)."""
+    import pandas as pd
+
+    from stableval.aggregate.rankings.registry import get_ranking_method
+    from stableval.data.rankings import Rankings
+
+    chosen = get_ranking_method(method)
+    rankings = Rankings.from_frame(frame.astype({"task": str, "item": str, "annotator": str}), item="task",
+                                   rater="annotator", option="item", rank="rank")
+    fitted = chosen.build().fit(rankings).to_frame()
+    fitted = fitted[fitted["option"] != "(others)"].sort_values(["item", "plausibility", "option"],
+                                                                   ascending=[True, False, True], kind="stable")
+    fitted["rank"] = fitted.groupby("item", sort=False).cumcount() + 1
+    scores = frame.astype({"task": str, "item": str}).groupby(["task", "item"], sort=False)["score"].first()
+    queries = frame.astype({"task": str}).groupby("task", sort=False)["query"].first()
+    out = pd.DataFrame({"task": fitted["item"].to_numpy(), "query": queries.reindex(fitted["item"]).to_numpy(),
+                        "annotator": chosen.name, "item": fitted["option"].to_numpy(),
+                        "rank": fitted["rank"].to_numpy()})
+    out["score"] = [scores.get((t, i), float("nan")) for t, i in zip(out["task"], out["item"], strict=True)]
+    note = (f"expert rankings of {plural(frame['annotator'].nunique(), 'annotator')} aggregated per question by "
+            f"{chosen.label}")
+    return out, note
 
 
 def _templates(text: str) -> list[str]:

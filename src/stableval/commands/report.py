@@ -23,6 +23,7 @@ from stableval.commands.common import (
     read_input,
     read_rated_input,
 )
+from stableval.commands.studies import RankingMethodName, ddx_case, default_ranking_method
 
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.figure import Figure
@@ -30,7 +31,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from stableval.data import InputOptions, Loaded
     from stableval.report.options import QualityControl
 
-PLOT_KINDS = ("forest", "win-probability", "stability", "raters", "confusion", "ratings", "win-rate")
+PLOT_KINDS = ("forest", "win-probability", "stability", "raters", "confusion", "ratings", "win-rate", "ddx-case")
 
 
 def register(app: typer.Typer) -> None:
@@ -90,13 +91,26 @@ def plot(
     output: Annotated[Path, typer.Option("--output", "-o", help="Image file: .png, .svg or .pdf.")] = Path("fig.png"),
     bootstrap: BootstrapOpt = 1000,
     seed: SeedOpt = 0,
+    case: Annotated[str | None, typer.Option("--case", help="ddx-case: the case to draw, by its id (the 0-based "
+                                             "'case' of `stableval ddx` tables).")] = None,
+    least_certain: Annotated[int | None, typer.Option("--least-certain", min=1, help="ddx-case: print the ids of "
+                                                      "the N least certain cases (one per line) instead of "
+                                                      "drawing.")] = None,
+    ranking_method: Annotated[RankingMethodName, typer.Option("--ranking-method", help="ddx-case: the ranking "
+                                                              "aggregation method of the plausibility.")
+                              ] = RankingMethodName(default_ranking_method()),
 ) -> None:
-    """Draw one figure of the report to an image file."""
+    """Draw one figure of the report to an image file; ``ddx-case`` draws one case of a DDx selectors FILE (its
+    raters' partial rankings and the aggregated plausibility)."""
     from stableval.errors import InputError
     from stableval.report.figures import check_figure_path, save_figure
 
     if kind not in PLOT_KINDS:
         raise typer.BadParameter(f"{kind!r}; allowed: {', '.join(PLOT_KINDS)}", param_hint="KIND")
+    if kind == "ddx-case":
+        ddx_case(file, case=case, least_certain=least_certain, method=ranking_method.value, output=output,
+                 draws=bootstrap or 1, seed=seed)
+        return
     try:
         check_figure_path(output)
     except InputError as error:

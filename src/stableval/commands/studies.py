@@ -7,11 +7,13 @@ accuracy of models over bootstrapped ground truths on the Relabeled MedQA and de
 
 from __future__ import annotations
 
+from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from stableval.aggregate.rankings.registry import default_ranking_method, ranking_method_names
 from stableval.commands.common import (
     ConfidenceOpt,
     DrawnRatersOpt,
@@ -25,6 +27,12 @@ from stableval.commands.common import (
     output_options,
 )
 from stableval.commands.output import check_output_path, save_plot, write_csv
+
+#: ``stableval ddx --method``: the registered ranking aggregation methods (:mod:`stableval.aggregate.rankings`)
+if TYPE_CHECKING:
+    RankingMethodName = StrEnum
+else:
+    RankingMethodName = StrEnum("RankingMethodName", {name: name for name in ranking_method_names()})
 
 
 def register(app: typer.Typer) -> None:
@@ -89,16 +97,35 @@ def ddx(
                                                "cases to list.")] = 10,
     certainty_out: Annotated[Path | None, typer.Option("--certainty-out", help="Write every case's annotation "
                                                        "certainty to this CSV file.")] = None,
+    method: Annotated[RankingMethodName, typer.Option("--method", help="Ranking aggregation method that turns "
+                                                      "each case's rankings into its plausibility.")
+                      ] = RankingMethodName(default_ranking_method()),
+    plausibility_out: Annotated[Path | None, typer.Option("--plausibility-out", help="Write each case's 5 most "
+                                                          "plausible conditions (case, rank, condition, "
+                                                          "plausibility) to this CSV file.")] = None,
+    compare_methods: Annotated[str | None, typer.Option("--compare-methods", help="Compare ranking methods "
+                                                        "(comma-separated, or 'all'; the first is the reference): "
+                                                        "top-1/top-3 of every model, certainty, rank order, "
+                                                        "winner changes. Without --predictions: synthetic "
+                                                        "models A-D.")] = None,
+    conformal: Annotated[float | None, typer.Option("--conformal", min=0.0, max=1.0, help="Monte Carlo conformal "
+                                                    "prediction sets at this miscoverage ALPHA (e.g. 0.1), "
+                                                    "calibrated on half the cases (split by --seed), coverage "
+                                                    "and set size on the rest.")] = None,
+    sets_out: Annotated[Path | None, typer.Option("--sets-out", help="With --conformal: write every held-out "
+                                                  "case's prediction set to this CSV file.")] = None,
     seed: SeedOpt = 0,
     confidence: ConfidenceOpt = 0.95,
     out: Output = Output(),
 ) -> None:
-    """Dermatology DDx: top-k accuracy of N × C score matrices (.npy or numpy.savetxt text) against bootstrapped
-    IRN ground truths, by risk category, and per-case annotation certainty."""
+    """Dermatology DDx: top-k accuracy of N × C score matrices (.npy or numpy.savetxt text) against ground truths
+    sampled by a ranking aggregation method (rater bootstrap, or posterior samples), by risk category, per-case
+    plausibility and annotation certainty; or a comparison of methods, or conformal prediction sets."""
     import dataclasses
 
     from stableval.datasets.ddx import load_ddx, load_scores
     from stableval.studies.ddx import evaluate_ddx
+    from stableval.studies.ddx_methods import compare_ddx_methods, conformal_ddx, synthetic_models
 
     models = named_files(predictions)
     try:
@@ -114,18 +141,71 @@ def ddx(
             typer.echo(f"using --{flag} {selectors.parent / default}", err=True)
     conditions = conditions or _beside(selectors, "dermatology_conditions.txt")
     risks = risks or _beside(selectors, "dermatology_risks.txt")
-    check_output_path(certainty_out, "--certainty-out")  # before the work, as --output is
+    for path, flag in ((certainty_out, "--certainty-out"), (plausibility_out, "--plausibility-out"),
+                       (sets_out, "--sets-out")):
+        check_output_path(path, flag)  # before the work, as --output is
+    if conformal is not None and not 0 < conformal < 1:
+        raise typer.BadParameter(f"expected a miscoverage strictly between 0 and 1, got {conformal}",
+                                 param_hint="--conformal")
     with bad_input_exits():
         data = load_ddx(selectors, conditions=conditions, risks=risks)
         shape = (data.n_cases, data.n_conditions)
         scores = {name: load_scores(path, shape=shape) for name, path in models.items()}
-        result = evaluate_ddx(data, scores, k=raters or None, n_draws=draws, top_k=ks, seed=seed,
-                              confidence=confidence, progress=True)
+        if (compare_methods is not None or conformal is not None) and not scores:
+            scores = synthetic_models(data)
+            typer.echo("no --predictions: using the synthetic models A-D (stableval.studies.ddx_methods)", err=True)
+        if compare_methods is not None:
+            try:
+                comparison = compare_ddx_methods(data, scores, compare_methods, k=raters or None, n_draws=draws,
+                                                 seed=seed, confidence=confidence, synthetic=not models,
+                                                 progress=True)
+            except ValueError as error:
+                raise typer.BadParameter(str(error), param_hint="--compare-methods") from None
+            out.emit(comparison)
+            return
+        if conformal is not None:
+            sets = conformal_ddx(data, scores, conformal, method=method.value, seed=seed)
+            if sets_out is not None:
+                write_csv(sets.sets, sets_out)
+            out.emit(sets)
+            return
+        result = evaluate_ddx(data, scores, method=method.value, k=raters or None, n_draws=draws, top_k=ks,
+                              seed=seed, confidence=confidence, progress=True)
     if certainty_out is not None:
         write_csv(result.certainty, certainty_out)
+    if plausibility_out is not None:
+        write_csv(result.plausibility_frame(), plausibility_out)
     out.emit(dataclasses.replace(result, shown=least_certain))
 
 
 def _beside(selectors: Path, name: str) -> Path | None:
     path = selectors.parent / name
     return path if path.exists() else None
+
+
+def ddx_case(selectors: Path, *, case: str | None, least_certain: int | None, method: str, output: Path,
+             draws: int, seed: int) -> None:
+    """``stableval plot ddx-case``: one case's rankings and plausibility (condition names from
+    dermatology_conditions.txt beside the selectors), or the ids of the least certain cases."""
+    from stableval.aggregate.rankings.registry import get_ranking_method
+    from stableval.datasets.ddx import load_ddx
+    from stableval.report.figures import check_figure_path, ddx_case_figure
+    from stableval.studies.ddx import evaluate_ddx
+
+    if (case is None) == (least_certain is None):
+        raise typer.BadParameter("ddx-case needs either --case ID or --least-certain N", param_hint="--case")
+    with bad_input_exits():
+        if case is not None:
+            check_figure_path(output, option="output")
+        data = load_ddx(selectors, conditions=_beside(selectors, "dermatology_conditions.txt"))
+        if least_certain is not None:
+            result = evaluate_ddx(data, method=method, n_draws=draws, seed=seed)
+            for value in result.least_certain(least_certain)["case"]:
+                typer.echo(str(value))
+            return
+        fit = get_ranking_method(method).build().fit(data.rankings())
+        try:
+            figure = ddx_case_figure(fit, str(case).strip())
+        except ValueError as error:
+            raise typer.BadParameter(str(error), param_hint="--case") from None
+    save_plot(figure, output)

@@ -30,6 +30,7 @@ from typing import Any
 
 import numpy as np
 
+from stableval.data.rankings import Rankings
 from stableval.errors import InputError
 
 __all__ = ["RISK_NAMES", "DDxAnnotations", "load_ddx", "load_scores"]
@@ -177,6 +178,15 @@ class DDxAnnotations:
         """(N, C) IRN scores of all rankings per case: the sum over rankings of 1/g for the g-th group."""
         case = np.repeat(np.arange(self.n_cases), self.rankings_per_case)
         return self._aggregate(np.arange(self.n_rankings), case, self.n_cases) / self._scale
+
+    def rankings(self) -> Rankings:
+        """The partial rankings as :class:`~stableval.data.rankings.Rankings` (items: the cases, named by their
+        0-based position in the selectors file, the ``case`` of every DDx table; options: the conditions; raters:
+        unknown, so one anonymous rater)."""
+        return Rankings.from_arrays(np.repeat(np.arange(self.n_cases), self.rankings_per_case), self.ranking_offsets,
+                                    self.condition, self.group, n_items=self.n_cases, n_options=self.n_conditions,
+                                    items=[str(i) for i in range(self.n_cases)], options=self.conditions,
+                                    source=self.source)
 
     def top1(self) -> np.ndarray:
         """(N, C) bool: the conditions tied for the top IRN score of all rankings per case."""

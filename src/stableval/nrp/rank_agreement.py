@@ -44,8 +44,8 @@ from numpy.typing import ArrayLike
 from stableval.errors import InputError
 from stableval.evaluate.intervals import t_interval
 
-__all__ = ["MEASURES", "agreement_summary", "agreement_table", "average_overlap", "kendall_tau_b", "rbo_ext",
-           "spearman_rho"]
+__all__ = ["MEASURES", "MEASURE_RANGE", "agreement_summary", "agreement_table", "average_overlap", "kendall_tau_b",
+           "rbo_ext", "spearman_rho"]
 
 
 def _check(ranking: Sequence[Hashable], name: str) -> list[Hashable]:
@@ -170,14 +170,26 @@ MEASURES: dict[str, str] = {"tau_b": "Kendall tau-b", "spearman": "Spearman rho"
                             "rbo": "RBO_ext (p={p:g})"}
 
 
+#: The range each measure lives in; its interval is cut to it (a t interval over a few questions can reach past 1).
+MEASURE_RANGE: dict[str, tuple[float, float]] = {"tau_b": (-1.0, 1.0), "spearman": (-1.0, 1.0), "ao": (0.0, 1.0),
+                                                 "rbo": (0.0, 1.0)}
+
+
 def agreement_summary(table: pd.DataFrame, *, p: float = 0.9, confidence: float = 0.95) -> pd.DataFrame:
     """Per measure of an :func:`agreement_table`: mean over questions, Student-t interval (mean ± t_{n-1} s /
-    sqrt(n), NaN bounds for one question) and the number of questions where it is defined (NaN values, e.g.
-    tau-b of a constant ranking, are left out). Columns: ``measure, mean, ci_low, ci_high, questions``; ``p``
-    names the RBO persistence used for the table."""
+    sqrt(n), cut to the measure's range :data:`MEASURE_RANGE`; NaN bounds for one question) and the number of
+    questions where it is defined (NaN values, e.g. tau-b of a constant ranking, are left out). Columns:
+    ``measure, mean, ci_low, ci_high, questions``; ``p`` names the RBO persistence used for the table.
+
+    >>> three = pd.DataFrame({"tau_b": [1.0, 1.0, 0.2], "spearman": [1.0, 1.0, 0.5], "ao": [1.0, 1.0, 0.5],
+    ...                       "rbo": [1.0, 1.0, 0.5]})
+    >>> agreement_summary(three)["ci_high"].tolist()
+    [1.0, 1.0, 1.0, 1.0]
+    """
     rows = []
     for column, label in MEASURES.items():
         interval = t_interval(table[column].to_numpy(dtype=float), confidence)
-        rows.append({"measure": label.format(p=p), "mean": interval.mean, "ci_low": interval.low,
-                     "ci_high": interval.high, "questions": interval.n})
+        low, high = MEASURE_RANGE[column]
+        rows.append({"measure": label.format(p=p), "mean": interval.mean, "ci_low": max(interval.low, low),
+                     "ci_high": min(interval.high, high), "questions": interval.n})
     return pd.DataFrame(rows, columns=["measure", "mean", "ci_low", "ci_high", "questions"])

@@ -5,10 +5,18 @@ Each study reads its dataset with :mod:`stableval.datasets` (:func:`~stableval.d
 :mod:`stableval.evaluate.rater_bootstrap`. Studies sit above ``evaluate``: they may import ``evaluate`` and
 ``datasets``, never the reverse.
 
->>> from stableval.studies import evaluate_ddx, evaluate_medqa
+>>> from stableval.studies import evaluate_ddx, evaluate_medqa, compare_ddx_methods, conformal_ddx
 """
 
 from stableval.studies.ddx import DDxResult, evaluate_ddx
+from stableval.studies.ddx_methods import (
+    DDxComparison,
+    DDxConformal,
+    compare_ddx_methods,
+    conformal_ddx,
+    synthetic_models,
+)
 from stableval.studies.medqa import MedQAResult, evaluate_medqa
 
-__all__ = ["DDxResult", "MedQAResult", "evaluate_ddx", "evaluate_medqa"]
+__all__ = ["DDxComparison", "DDxConformal", "DDxResult", "MedQAResult", "compare_ddx_methods", "conformal_ddx",
+           "evaluate_ddx", "evaluate_medqa", "synthetic_models"]

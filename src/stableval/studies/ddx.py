@@ -6,9 +6,13 @@ in dermatology", arXiv:2307.02191). The ground truth of a set of rankings is its
 conditions tie for the top score they *share* it: each has weight 1/|tied|, so a prediction earns the share of
 tied conditions inside its top-k (the expected accuracy under a uniformly random tie-break).
 
+Any registered ranking method (:mod:`stableval.aggregate.rankings`; ``method``, default IRN) can aggregate instead:
+its plausibility per case, its top-1 as the ground truth. A method whose samples are ``posterior`` (Bayesian
+Plackett–Luce) gives the ground-truth samples itself; every other is refitted on each bootstrap draw.
+
 Rater bootstrap (Stutz et al. 2023; Saab et al. 2024, arXiv:2404.18416): per draw, each case's rankings are
-sampled with replacement (``k`` per case, default 3; ``k=None``: as many as the case has), aggregated by IRN,
-and every model is scored by top-k accuracy (k = 1, 3, 5), overall and stratified by the risk category of the
+sampled with replacement (``k`` per case, default 3; ``k=None``: as many as the case has), aggregated by the
+method, and every model is scored by top-k accuracy (k = 1, 3, 5), overall and stratified by the risk category of the
 ground-truth condition; means and percentile intervals over draws. *Annotation certainty* of a case is the
 probability that a draw's top-1 equals the top-1 of all its rankings: the mean over draws of
 |T_draw ∩ T_all| / (|T_draw|·|T_all|) for the tied top sets T (1 when both are the same single condition).
@@ -22,7 +26,7 @@ probability that a draw's top-1 equals the top-1 of all its rankings: the mean o
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -30,6 +34,12 @@ import numpy as np
 import pandas as pd
 
 from stableval._json import jsonable, records
+from stableval.aggregate._base import clone
+from stableval.aggregate.rankings.base import RankingAggregator, top_entries
+from stableval.aggregate.rankings.irn import IRN
+from stableval.aggregate.rankings.method import RankingMethod
+from stableval.aggregate.rankings.registry import RANKING_REGISTRY, default_ranking_method, get_ranking_method
+from stableval.data.rankings import Rankings
 from stableval.datasets.ddx import RISK_NAMES, DDxAnnotations
 from stableval.errors import InputError
 from stableval.evaluate.intervals import percentile_interval
@@ -40,6 +50,9 @@ if TYPE_CHECKING:  # pragma: no cover
     from rich.console import Console
 
 __all__ = ["RISK_NAMES", "TOP_K", "DDxResult", "evaluate_ddx", "noisy_predictor", "positions"]
+
+#: How the header names an aggregation method, where its label alone says too little.
+AGGREGATION_NOTES = {"irn": "IRN (1/g per group, ties share)"}
 
 #: The k of the top-k accuracies reported by default.
 TOP_K = (1, 3, 5)
@@ -66,11 +79,13 @@ class DDxResult:
         accuracy: one row per (model, k, risk): ``model``, ``k``, ``risk`` (``all`` or the ground truth's risk
             category), ``accuracy`` (mean over draws), ``ci_low``, ``ci_high`` (percentile interval over draws),
             ``cases`` (mean number of cases in the stratum per draw; tied ground truths count fractionally),
-            ``frozen_accuracy`` (against the IRN top-1 of all rankings).
+            ``frozen_accuracy`` (against the top-1 of all rankings), ``plausibility_accuracy`` (the expected
+            top-k hit with each case's truth drawn from its plausibility; per risk stratum, over the plausibility
+            mass of that stratum's conditions).
         certainty: one row per case: ``case`` (0-based index), ``rankings``, ``top1`` (top-1 of all rankings,
             ties joined by ``" | "``), ``certainty``, ``drawn_top1`` (the most frequent drawn top-1 conditions with
             their shares).
-        replicates: (B, models, ks, 1 + risks) accuracy per draw.
+        replicates: (B, models, ks, 1 + risks) accuracy per draw (or posterior sample).
         settings: parameters and dataset counts.
     """
 
@@ -79,6 +94,22 @@ class DDxResult:
     replicates: np.ndarray
     settings: dict[str, Any]
     shown: int = 10  #: least certain cases listed by ``to_dict`` and ``render``
+    plausibility: np.ndarray | None = None  #: (N, C) each case's plausibility under the aggregation method
+    conditions: tuple[str, ...] = ()  #: the condition names (columns of ``plausibility``)
+
+    def plausibility_frame(self, top: int = 5) -> pd.DataFrame:
+        """Each case's ``top`` most plausible conditions: ``case`` (0-based), ``rank``, ``condition``,
+        ``plausibility`` (long; for ``--plausibility-out``)."""
+        if self.plausibility is None:
+            raise ValueError("this result carries no plausibility")
+        n, c = self.plausibility.shape
+        order = np.argsort(-self.plausibility, axis=1, kind="stable")[:, :min(top, c)]
+        values = np.take_along_axis(self.plausibility, order, axis=1)
+        names = np.asarray(self.conditions or [str(j) for j in range(c)], dtype=object)
+        keep = values.ravel() > 0
+        return pd.DataFrame({"case": np.repeat(np.arange(n), order.shape[1])[keep],
+                             "rank": np.tile(np.arange(1, order.shape[1] + 1), n)[keep],
+                             "condition": names[order.ravel()][keep], "plausibility": values.ravel()[keep]})
 
     def least_certain(self, n: int = 10) -> pd.DataFrame:
         """The ``n`` cases whose drawn top-1 most often differs from the top-1 of all rankings."""
@@ -103,10 +134,15 @@ class DDxResult:
         from rich.table import Table
 
         s = self.settings
-        how = "all of its rankings" if not s["k"] else f"{s['k']} ranking(s)"
-        console.print(f"[bold]{s['source']}[/]: {s['cases']:,} cases, {s['rankings']:,} partial rankings, "
-                      f"{s['conditions']} conditions; per draw each case gets {how} drawn with replacement, "
-                      f"aggregated by {s['aggregation']}; {s['n_draws']:,} draws (seed {s['seed']}).")
+        head = (f"[bold]{s['source']}[/]: {s['cases']:,} cases, {s['rankings']:,} partial rankings, "
+                f"{s['conditions']} conditions; ")
+        if s.get("samples") == "posterior":
+            console.print(head + f"ground truths: {s['n_draws']:,} posterior samples of each case's plausibility "
+                          f"under {s['aggregation']} (seed {s['seed']}).")
+        else:
+            how = "all of its rankings" if not s["k"] else f"{s['k']} ranking(s)"
+            console.print(head + f"per draw each case gets {how} drawn with replacement, aggregated by "
+                          f"{s['aggregation']}; {s['n_draws']:,} draws (seed {s['seed']}).")
         for note in s["notes"]:
             console.print(f"  note: {note}")
         pct = round(100 * s["confidence"])
@@ -157,6 +193,7 @@ def evaluate_ddx(
     annotations: DDxAnnotations,
     predictions: Mapping[str, np.ndarray] | None = None,
     *,
+    method: str | RankingAggregator | None = None,
     k: int | None = 3,
     n_draws: int = 1000,
     top_k: Sequence[int] = TOP_K,
@@ -184,16 +221,81 @@ def evaluate_ddx(
         raise ValueError("top_k must be positive integers")
     if k is not None and k < 1:
         raise ValueError("k must be at least 1 (or None)")
+    name, ranking_method, estimator = _resolve(method)
     names, pos = _model_positions(annotations, dict(predictions or {}))
-    full_top = annotations.top1()
-    draws = _bootstrap(annotations, pos, ks, full_top, k=k, n_draws=n_draws, seed=seed, progress=progress)
-    accuracy = _accuracy_frame(annotations, names, pos, ks, full_top, draws, n_draws=n_draws, confidence=confidence)
+    rankings = annotations.rankings()
+    posterior = ranking_method is not None and ranking_method.samples == "posterior"
+    if posterior:
+        estimator.set_params(samples=n_draws)
+    fit = estimator.fit(rankings)
+    plausibility = fit.plausibility_matrix()
+    full_top = np.zeros((annotations.n_cases, annotations.n_conditions), dtype=bool)
+    full_top[fit.top_entries()] = True
+    tops = (_posterior_tops(fit) if posterior
+            else _bootstrap_tops(annotations, rankings, estimator, k=k, n_draws=n_draws, seed=seed,
+                                 draws_per_fit=ranking_method.draws_per_fit if ranking_method else None))
+    draws = _bootstrap(annotations, pos, ks, full_top, tops, n_draws=n_draws, progress=progress)
+    accuracy = _accuracy_frame(annotations, names, pos, ks, full_top, plausibility, draws, n_draws=n_draws,
+                               confidence=confidence)
     certainty_frame = _certainty_frame(annotations, full_top, draws.certainty, draws.drawn_top)
+    label = ranking_method.label if ranking_method is not None else type(estimator).__name__
+    how = "posterior" if posterior else "bootstrap"
     settings = {"source": annotations.source, "cases": annotations.n_cases, "rankings": annotations.n_rankings,
-                "conditions": annotations.n_conditions, "k": k, "n_draws": n_draws, "top_k": list(ks), "seed": seed,
-                "confidence": confidence, "models": names, "risks": annotations.risks is not None,
-                "aggregation": "IRN (1/g per group, ties share)", "notes": list(annotations.notes)}
-    return DDxResult(accuracy=accuracy, certainty=certainty_frame, replicates=draws.replicates, settings=settings)
+                "conditions": annotations.n_conditions, "k": None if posterior else k, "n_draws": n_draws,
+                "top_k": list(ks), "seed": seed, "confidence": confidence, "models": names,
+                "risks": annotations.risks is not None, "method": name, "samples": how,
+                "aggregation": AGGREGATION_NOTES.get(name, label),
+                "notes": list(annotations.notes)}
+    return DDxResult(accuracy=accuracy, certainty=certainty_frame, replicates=draws.replicates, settings=settings,
+                     plausibility=plausibility, conditions=tuple(annotations.conditions))
+
+
+def _resolve(method: str | RankingAggregator | None) -> tuple[str, RankingMethod | None, RankingAggregator]:
+    """(name, registered method or None, a fresh estimator) of ``method`` (a name, an estimator, or the default)."""
+    if isinstance(method, RankingAggregator):
+        known = [m for m in RANKING_REGISTRY.values() if isinstance(method, m.estimator)]
+        return (known[0].name if known else type(method).__name__), (known[0] if known else None), clone(method)
+    found = get_ranking_method(default_ranking_method() if method is None else method)
+    return found.name, found, found.build()
+
+
+#: One chunk of ground-truth samples: (first sample, how many) → (row = sample · N + case, condition) of the
+#: conditions tied for the top of each sample's plausibility.
+TopSource = Callable[[int, int], tuple[np.ndarray, np.ndarray]]
+
+
+def _bootstrap_tops(annotations: DDxAnnotations, rankings: Rankings, estimator: RankingAggregator, *,
+                    k: int | None, n_draws: int, seed: int | None,
+                    draws_per_fit: int | None = None) -> tuple[TopSource, int]:
+    """The rater bootstrap: each case's rankings drawn with replacement, the draw aggregated by ``estimator``
+    (all draws of a chunk in one fit, each (draw, case) an item of its own; at most ``draws_per_fit`` draws per
+    chunk)."""
+    n = annotations.n_cases
+    rng = np.random.default_rng(seed)
+    width = int(annotations.rankings_per_case.max()) if k is None else k
+
+    def tops(start: int, b: int) -> tuple[np.ndarray, np.ndarray]:
+        drawn, valid = draw_ratings(annotations.case_offsets, k, b, rng)         # (b, N, width)
+        rows = np.broadcast_to(np.arange(b * n).reshape(b, n, 1), drawn.shape)
+        if valid is not None:
+            keep = np.broadcast_to(valid, drawn.shape)
+            drawn, rows = drawn[keep], rows[keep]
+        if type(estimator) is IRN:   # the same tops by the annotations' exact integer sums, 2.6× faster
+            return annotations.top_entries(drawn.ravel(), rows.ravel())
+        sample = rankings.take(drawn.ravel(), item_of=rows.ravel(), n_items=b * n)
+        return clone(estimator).fit(sample).top_entries()
+
+    return tops, min(chunk_size(n, 4 * width, n_draws), draws_per_fit or n_draws)
+
+
+def _posterior_tops(fit: RankingAggregator) -> tuple[TopSource, int]:
+    """The model's own posterior samples of each case's plausibility (``sample_plausibility_``)."""
+    samples = fit.sample_plausibility_
+
+    def tops(start: int, b: int) -> tuple[np.ndarray, np.ndarray]:
+        return top_entries(fit.slots_, samples[start:start + b])
+
+    return tops, max(1, min(samples.shape[0], 4_000_000 // max(1, fit.slots_.n_slots)))
 
 
 def _model_positions(annotations: DDxAnnotations,
@@ -206,28 +308,22 @@ def _model_positions(annotations: DDxAnnotations,
     return names, np.stack([positions(_check_shape(predictions[m], (n, c), m)) for m in names])
 
 
-def _bootstrap(annotations: DDxAnnotations, pos: np.ndarray, ks: tuple[int, ...], full_top: np.ndarray, *,
-               k: int | None, n_draws: int, seed: int | None, progress: bool) -> _Draws:
-    """Draw each case's rankings, take each draw's tied top-1 (IRN), and score every model's top-k on it."""
+def _bootstrap(annotations: DDxAnnotations, pos: np.ndarray, ks: tuple[int, ...], full_top: np.ndarray,
+               source: tuple[TopSource, int], *, n_draws: int, progress: bool) -> _Draws:
+    """Take each sample's tied top-1 per case (``source``: the rater bootstrap or posterior samples) and score
+    every model's top-k on it."""
     n, c = annotations.n_cases, annotations.n_conditions
     risks = annotations.risks
     n_strata = 1 + (len(RISK_NAMES) if risks is not None else 0)
-    rng = np.random.default_rng(seed)
-    width = int(annotations.rankings_per_case.max()) if k is None else k
-    step = chunk_size(n, 4 * width, n_draws)
+    tops, step = source
     replicates = np.empty((n_draws, pos.shape[0], len(ks), n_strata))
     stratum_cases = np.zeros(n_strata)
     certainty = np.zeros(n)
     drawn_top = np.zeros(n * c)
-    with progress_bar("DDx rater bootstrap", total=n_draws, enabled=progress) as bar:
+    with progress_bar("DDx ground-truth samples", total=n_draws, enabled=progress) as bar:
         for start in range(0, n_draws, step):
             b = min(start + step, n_draws) - start
-            drawn, valid = draw_ratings(annotations.case_offsets, k, b, rng)         # (b, N, width)
-            rows = np.broadcast_to(np.arange(b * n).reshape(b, n, 1), drawn.shape)
-            if valid is not None:
-                keep = np.broadcast_to(valid, drawn.shape)
-                drawn, rows = drawn[keep], rows[keep]
-            row, cond = annotations.top_entries(drawn.ravel(), rows.ravel())       # tied top-1 per (draw, case)
+            row, cond = tops(start, b)                                                # tied top-1 per (draw, case)
             weight = 1.0 / np.bincount(row, minlength=b * n)[row]
             draw, case = np.divmod(row, n)
             certainty += np.bincount(case, weights=weight * full_top[case, cond], minlength=n)
@@ -262,8 +358,10 @@ def _top_k_hits(pos: np.ndarray, ks: tuple[int, ...], case: np.ndarray, cond: np
 
 
 def _accuracy_frame(annotations: DDxAnnotations, names: list[str], pos: np.ndarray, ks: tuple[int, ...],
-                    full_top: np.ndarray, draws: _Draws, *, n_draws: int, confidence: float) -> pd.DataFrame:
-    """One row per (model, k, risk): mean and percentile interval over draws, and the frozen-key accuracy."""
+                    full_top: np.ndarray, plausibility: np.ndarray, draws: _Draws, *, n_draws: int,
+                    confidence: float) -> pd.DataFrame:
+    """One row per (model, k, risk): mean and percentile interval over draws, the frozen-key accuracy and the
+    plausibility-weighted accuracy (the expected top-k hit with the truth drawn from each case's plausibility)."""
     n = annotations.n_cases
     risks = annotations.risks
     f_case, f_cond = np.nonzero(full_top)              # frozen key: the top-1 of all rankings (shared ties)
@@ -272,6 +370,10 @@ def _accuracy_frame(annotations: DDxAnnotations, names: list[str], pos: np.ndarr
     low, high = percentile_interval(draws.replicates, confidence)
     mean = nanmean(draws.replicates)
     rows = []
+    total = plausibility.sum(axis=0)                                   # (C,) plausibility mass of each condition
+    masks = [np.ones(annotations.n_conditions, dtype=bool)]
+    if risks is not None:
+        masks += [risks == level for level in range(len(RISK_NAMES))]
     for a, name in enumerate(names):
         rank = pos[a, f_case, f_cond]
         for j, top_k_value in enumerate(ks):
@@ -281,13 +383,16 @@ def _accuracy_frame(annotations: DDxAnnotations, names: list[str], pos: np.ndarr
                 per = np.bincount(risks[f_cond], weights=hit, minlength=3)
                 den = np.bincount(risks[f_cond], weights=f_weight, minlength=3)
                 frozen += list(np.divide(per, den, out=np.full(3, np.nan), where=den > 0))
+            inside = (plausibility * (pos[a] < top_k_value)).sum(axis=0)    # (C,) mass inside the top-k
+            expected = [float(inside[m].sum() / total[m].sum()) if total[m].sum() > 0 else float("nan")
+                        for m in masks]
             for s, stratum_name in enumerate(strata):
                 rows.append({"model": name, "k": top_k_value, "risk": stratum_name,
                              "accuracy": float(mean[a, j, s]), "ci_low": float(low[a, j, s]),
                              "ci_high": float(high[a, j, s]), "cases": float(draws.stratum_cases[s] / n_draws),
-                             "frozen_accuracy": float(frozen[s])})
+                             "frozen_accuracy": float(frozen[s]), "plausibility_accuracy": expected[s]})
     return pd.DataFrame(rows, columns=["model", "k", "risk", "accuracy", "ci_low", "ci_high", "cases",
-                                       "frozen_accuracy"])
+                                       "frozen_accuracy", "plausibility_accuracy"])
 
 
 def _check_shape(scores: np.ndarray, shape: tuple[int, int], name: str) -> np.ndarray:

@@ -4,6 +4,7 @@
 """
 
 from stableval.report.figures.base import FIGURE_SUFFIXES, check_figure_path, figure_to_svg, new_figure, save_figure
+from stableval.report.figures.ddx_case import ddx_case_figure
 from stableval.report.figures.diagnostics import confusion_grid, rater_scatter
 from stableval.report.figures.medqa import medqa_figure
 from stableval.report.figures.nrp import nrp_by_prompt_figure, nrp_vs_size_figure
@@ -16,6 +17,7 @@ __all__ = [
     "FIGURE_SUFFIXES",
     "check_figure_path",
     "confusion_grid",
+    "ddx_case_figure",
     "figure_to_svg",
     "forest_plot",
     "medqa_figure",

@@ -1,0 +1,35 @@
+"""The ranking method registry: every method is declared once and the docs tables are derived from it (issue 29)."""
+
+from __future__ import annotations
+
+import pytest
+
+from stableval.aggregate.rankings.registry import (
+    RANKING_REGISTRY,
+    default_ranking_method,
+    parse_ranking_param,
+    ranking_method_table,
+    ranking_parameter_table,
+    resolve_ranking_methods,
+)
+
+from paths import REPO
+
+
+def test_the_docs_tables_are_the_registry() -> None:
+    text = (REPO / "docs" / "rankings.md").read_text(encoding="utf-8")
+    assert ranking_method_table() in text and ranking_parameter_table() in text
+
+
+def test_one_default_and_every_method_builds_with_its_declared_defaults() -> None:
+    assert [name for name, m in RANKING_REGISTRY.items() if m.default] == [default_ranking_method()]
+    for name, method, estimator in resolve_ranking_methods("all"):
+        assert estimator.get_params() == {option.name: option.default for option in method.params}, name
+        assert method.title and method.summary and method.colour.startswith("#")
+
+
+def test_unknown_methods_and_parameters_are_named() -> None:
+    with pytest.raises(ValueError, match="unknown ranking method 'nope'"):
+        resolve_ranking_methods("irn,nope")
+    with pytest.raises(ValueError, match="pl has no parameter 'shape'"):
+        parse_ranking_param("pl.shape=2")
