@@ -52,6 +52,8 @@ def reliability(
 
     Give the QC as --qc-rater ID, --qc-file FILE or --qc-consensus; a notebook-format .json carries its own QC.
     """
+    import dataclasses
+
     from stableval.datasets.gold import read_gold
     from stableval.datasets.judgments import read_judgments
     from stableval.evaluate.reliability import reliability_vs_qc
@@ -64,8 +66,17 @@ def reliability(
     with bad_input_exits():
         if plot is not None:
             check_figure_path(plot, option="plot")
+        recoded = inputs.merge_levels is not None or inputs.bins is not None
+        if recoded and file.suffix.lower() == ".json" and inputs.format is None:
+            raise typer.BadParameter("a notebook-format .json carries its own labels; recode a table instead",
+                                     param_hint="--merge-levels / --bins")
+        if recoded and qc is not None and qc.file is not None:
+            raise typer.BadParameter("the QC file's labels would not be recoded: give QC as --qc-rater or "
+                                     "--qc-consensus, or recode the QC file's labels first",
+                                     param_hint="--merge-levels / --bins")
         judgments = read_judgments(file, columns=columns or None, levels=inputs.levels, format=inputs.format,
-                                   default_agent=inputs.default_agent)
+                                   default_agent=inputs.default_agent, merge_levels=inputs.merge_levels,
+                                   bins=inputs.bins)
         if qc is None and not judgments["qc"].any():
             raise typer.BadParameter("say where QC comes from: --qc-rater ID, --qc-file FILE or --qc-consensus",
                                      param_hint="--qc-consensus")
@@ -77,6 +88,10 @@ def reliability(
         result = reliability_vs_qc(judgments, qc_rater=ids, gold=gold, consensus=qc is not None and qc.consensus,
                                    consensus_min=consensus_min, min_items=min_items, confidence=confidence,
                                    duplicates=inputs.duplicates, source=str(file))
+    recoding = judgments.attrs.get("recoding")
+    if recoding is not None:
+        result = dataclasses.replace(result, notes=(recoding["note"], *result.notes),
+                                     settings={**result.settings, "recoding": recoding})
     if plot is not None:
         save_plot(reliability_figure(result), plot)
     out.emit(result)

@@ -24,6 +24,7 @@ import pandas as pd
 
 from stableval.data.columns import ROLE_ALIASES, id_column, resolve_columns
 from stableval.data.files import line_offset, read_table_file, row_error
+from stableval.data.recode import recoding
 from stableval.datasets._common import FLAG_ALLOWED, FLAG_FALSE, FLAG_TRUE, parse_flags
 from stableval.errors import InputError
 
@@ -80,6 +81,8 @@ def judgments_from_frame(
     default_agent: str | None = None,
     require_rater: bool = True,
     roles: Mapping[str, tuple[str, ...]] | None = None,
+    merge_levels: str | Mapping[str, Sequence[object]] | None = None,
+    bins: str | Sequence[float] | None = None,
 ) -> pd.DataFrame:
     """Validate a raw judgment frame into the columns :data:`JUDGMENT_COLUMNS`.
 
@@ -87,7 +90,8 @@ def judgments_from_frame(
     where the row is flagged or skipped. ``levels`` (optional) restricts the non-empty labels. ``agent`` is
     optional (``default_agent``, else empty when absent: the unit is then the item). ``require_rater=False``
     reads a QC (gold) table, whose ``rater`` is left empty. ``roles`` replaces :data:`JUDGMENT_ROLES` (the
-    column aliases of each role). ``row`` is the 1-based data row, for messages.
+    column aliases of each role). ``row`` is the 1-based data row, for messages. ``merge_levels`` / ``bins``
+    recode the labels first (:func:`stableval.data.recode.recoding`; the frame's ``attrs["recoding"]`` keeps it).
 
     >>> import pandas as pd
     >>> judgments_from_frame(pd.DataFrame({"item": ["1"], "worker": ["w"], "best": ["tie"], "item_flag": ["No"]}))
@@ -100,6 +104,10 @@ def judgments_from_frame(
     if not require_rater:
         aliases.pop("rater", None)
     found = resolve_columns(frame, aliases, columns, source=source, optional=("agent", "flag", "skip"))
+    recode = recoding(merge_levels, bins, levels)
+    if recode is not None:
+        frame = recode.apply_to_frame(frame, str(found["label"]), source=source)
+        levels = recode.levels
     item = id_column(frame, str(found["item"]), source=source, role="item")
     if found.get("agent") is not None:
         agent = id_column(frame, str(found["agent"]), source=source, role="agent")
@@ -111,10 +119,13 @@ def judgments_from_frame(
     flag = parse_flags(frame, str(found["flag"]), source=source) if found.get("flag") is not None else no
     skip = parse_flags(frame, str(found["skip"]), source=source) if found.get("skip") is not None else no
     label = _labels(frame, str(found["label"]), flag=flag, skip=skip, levels=levels, source=source)
-    return pd.DataFrame({"item": item.to_numpy(dtype=object), "agent": agent.to_numpy(dtype=object),
+    out = pd.DataFrame({"item": item.to_numpy(dtype=object), "agent": agent.to_numpy(dtype=object),
                          "rater": rater.to_numpy(dtype=object), "label": label.to_numpy(dtype=object),
                          "flag": flag, "skip": skip, "qc": np.zeros(len(frame), dtype=bool),
                          "row": np.arange(1, len(frame) + 1)})
+    if recode is not None:
+        out.attrs["recoding"] = {"note": recode.describe(), **recode.to_dict()}
+    return out
 
 
 def read_judgments(
@@ -124,6 +135,8 @@ def read_judgments(
     levels: Sequence[str] | str | None = None,
     format: str | None = None,
     default_agent: str | None = None,
+    merge_levels: str | Mapping[str, Sequence[object]] | None = None,
+    bins: str | Sequence[float] | None = None,
 ) -> pd.DataFrame:
     """Read judgments for :func:`~stableval.evaluate.reliability.reliability_vs_qc`: a ``.json`` file in NVIDIA's
     notebook format (:func:`~stableval.datasets.nvidia_reliability.read_toy_json`, QC embedded), else
@@ -142,4 +155,4 @@ def read_judgments(
         return read_toy_json(path)
     frame = read_table_file(path, format=format)
     return judgments_from_frame(frame, columns=columns, levels=levels, source=str(path),
-                                default_agent=default_agent)
+                                default_agent=default_agent, merge_levels=merge_levels, bins=bins)
