@@ -246,6 +246,8 @@ _SPECS: dict[str, tuple[str, Any, Any, str]] = {
                    "default 1)."),
     "flag_col": ("column:flag", str | None, None, "Column holding the flag (item not ratable, e.g. NSFW): yes/no."),
     "skip_col": ("column:skip", str | None, None, "Column holding the skip mark: yes/no."),
+    "flag_reason_col": ("column:flag_reason", str | None, None, "Column holding why a row is flagged (PII, medical "
+                        "advice, NSFW, ...), for --flag-reasons."),
     "input_format": ("format", str | None, None, "csv, tsv, jsonl or parquet (default: from the file suffix)."),
     "importer": ("importer", str | None, None, "Read FILE as a tool's export: " + "; ".join(
         f"{name} ({importer.tool})" for name, importer in IMPORTERS.items()) + ". The column flags then name the "
@@ -274,7 +276,7 @@ INPUT_PROFILES: dict[str, tuple[str, ...]] = {
               "weight_col", "input_format", "importer"),
     # single judgments with optional flag / skip marks (reliability against QC)
     "judgments": ("levels", "merge_levels", "bins", "duplicates", "item_col", "agent_col", "rater_col", "label_col",
-                  "flag_col", "skip_col", "default_agent", "input_format"),
+                  "flag_col", "skip_col", "flag_reason_col", "default_agent", "input_format"),
 }
 
 

@@ -15,7 +15,7 @@ from stableval.commands.common import (
     output_options,
     qc_options,
 )
-from stableval.commands.output import save_plot
+from stableval.commands.output import Appended, save_plot
 
 if TYPE_CHECKING:  # pragma: no cover
     from stableval.data import InputOptions
@@ -46,6 +46,10 @@ def reliability(
     plot: Annotated[Path | None, typer.Option(
         "--plot", help="Save the evaluators × metrics matrix (reliability %, flag mismatch %, total items; N in "
                        "each cell) as a PNG file.", rich_help_panel="Output")] = None,
+    flag_reasons: Annotated[bool, typer.Option(
+        "--flag-reasons", help="Also break the flags down by reason (PII, medical advice, NSFW, ...: a "
+                               "flag_reason column, or the notebook JSON's flag_reason) per evaluator against QC.",
+        rich_help_panel="Quality control")] = False,
 ) -> None:
     """Reliability of every evaluator against QC: matches with QC over the items neither flagged nor skipped,
     flag-mismatch %, total items, a Wilson interval; pooled overall and the share of items QC flagged.
@@ -88,10 +92,22 @@ def reliability(
         result = reliability_vs_qc(judgments, qc_rater=ids, gold=gold, consensus=qc is not None and qc.consensus,
                                    consensus_min=consensus_min, min_items=min_items, confidence=confidence,
                                    duplicates=inputs.duplicates, source=str(file))
+    breakdown = None
+    if flag_reasons:
+        from stableval.evaluate.flag_reasons import flags_by_reason
+
+        if qc is not None and (qc.file is not None or qc.consensus):
+            raise typer.BadParameter("the flags by reason compare with QC's own flags: give QC as --qc-rater ID or "
+                                     "use the notebook JSON's embedded QC", param_hint="--flag-reasons")
+        breakdown = flags_by_reason(judgments, qc_rater=list(qc.raters) if qc is not None and qc.raters else None)
     recoding = judgments.attrs.get("recoding")
     if recoding is not None:
         result = dataclasses.replace(result, notes=(recoding["note"], *result.notes),
                                      settings={**result.settings, "recoding": recoding})
     if plot is not None:
         save_plot(reliability_figure(result), plot)
-    out.emit(result)
+    if breakdown is None:
+        out.emit(result)
+        return
+    out.emit(Appended(result, json=breakdown.to_dict() | {"notes": [*result.notes, *breakdown.notes]},
+                      render_more=breakdown.render))

@@ -35,4 +35,5 @@ CLI_FLAGS: dict[str, str] = {
     "weight": "--weight-col",
     "flag": "--flag-col",
     "skip": "--skip-col",
+    "flag_reason": "--flag-reason-col",
 }
