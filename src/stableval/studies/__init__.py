@@ -10,5 +10,6 @@ Each study reads its dataset with :mod:`stableval.datasets` (:func:`~stableval.d
 
 from stableval.studies.ddx import DDxResult, evaluate_ddx
 from stableval.studies.medqa import MedQAResult, evaluate_medqa
+from stableval.studies.medqa_two_step import TwoStepResult, two_step
 
-__all__ = ["DDxResult", "MedQAResult", "evaluate_ddx", "evaluate_medqa"]
+__all__ = ["DDxResult", "MedQAResult", "TwoStepResult", "evaluate_ddx", "evaluate_medqa", "two_step"]
