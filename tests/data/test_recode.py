@@ -76,3 +76,15 @@ def test_pairwise_votes_are_not_recoded(tmp_path: Path) -> None:
     path.write_text("item,model_a,model_b,judge,winner\nq1,A,B,r1,tie\n")
     with pytest.raises(InputError, match="merge_levels cannot be set for pairwise votes"):
         load(path, InputOptions(merge_levels="a=x b=y"))
+
+
+def test_the_dask_executor_refuses_a_recoding(tmp_path: Path) -> None:
+    """Issue 31: the partitioned reader reads labels as stored, so --merge-levels / --bins with --executor dask are
+    refused (before any cluster is used) instead of silently ignored."""
+    import typer
+
+    from stableval.commands.common import read_partitioned
+
+    for options in (InputOptions(merge_levels="1=a 2=b"), InputOptions(bins="1.5")):
+        with pytest.raises(typer.BadParameter, match="recode"):
+            read_partitioned(tmp_path / "r.parquet", options, client=None)

@@ -787,6 +787,10 @@ def read_partitioned(file: Path, inputs: Any, client: Any) -> Any:
     if inputs.format not in (None, "parquet"):
         raise typer.BadParameter(f"--executor dask reads Parquet only, not {inputs.format}; convert the file with "
                                  "stableval convert", param_hint=CLI_FLAGS["format"])
+    for name in ("merge_levels", "bins"):
+        if getattr(inputs, name, None) is not None:
+            raise typer.BadParameter("--executor dask reads the labels as stored; recode them in memory or write "
+                                     "the recoded levels to Parquet first", param_hint=CLI_FLAGS[name])
     return PartitionedTable.read(file, client, inputs)
 
 
