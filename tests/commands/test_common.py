@@ -123,3 +123,35 @@ def test_bad_method_flags_are_usage_errors(tmp_path: Path, args: list[str], mess
     result = runner.invoke(app, ["score", str(path), "--levels", ",".join(LOW_MID_HIGH), "-B", "0", *args])
     assert result.exit_code == 2, result.output
     assert message in plain(result.output), result.output
+
+
+def test_recoding_flags_on_every_reading_command(tmp_path: Path) -> None:
+    """Issue 31: --merge-levels and --bins are declared once (INPUT_FLAGS) and reach every command that reads
+    ratings; the mapping is printed and kept in the JSON; a bad spec is an error naming the flag."""
+    import typer
+
+    from stableval.commands.common import INPUT_PROFILES
+
+    assert all({"merge_levels", "bins"} <= set(INPUT_PROFILES[p]) for p in ("ratings", "judgments"))
+    group = typer.main.get_command(app)
+    readers = [name for name, command in group.commands.items()  # type: ignore[attr-defined]
+               if any("--label-col" in p.opts for p in command.params)]
+    assert {"score", "stability", "diagnose", "reliability", "report", "agreement"} <= set(readers)
+    for name in readers:
+        flags = {f for p in group.commands[name].params for f in p.opts}  # type: ignore[attr-defined]
+        # pairwise votes have fixed levels; convert takes the dataset loaders' and importers' options
+        assert {"--merge-levels", "--bins"} <= flags or name in ("pairwise", "convert"), name
+    path = tmp_path / "likert.csv"
+    path.write_text("item,agent,rater,label\nq1,A,r1,1\nq1,A,r2,5\nq1,B,r1,3\nq1,B,r2,4\nq2,A,r1,2\nq2,B,r2,4\n")
+    table = runner.invoke(app, ["score", str(path), "-B", "5", "--merge-levels", "1,2=low 3=mid 4,5=high"])
+    assert table.exit_code == 0, table.output
+    assert "levels merged: 1,2 → low; 3 → mid; 4,5 → high" in table.stdout
+    out = runner.invoke(app, ["stability", str(path), "--bins", "2.5,3.5", "-f", "json"])
+    assert out.exit_code == 0, out.output
+    assert json.loads(out.stdout)["dataset"]["recoding"]["bins"] == [2.5, 3.5]
+    bad = runner.invoke(app, ["score", str(path), "--merge-levels", "1,2=low 2=high"])
+    assert bad.exit_code == 1 and "--merge-levels" in bad.output and "merged into both" in bad.output
+    rel = runner.invoke(app, ["reliability", str(path), "--qc-consensus", "--merge-levels", "1,2=low 3,4,5=high",
+                               "-f", "json"])
+    assert rel.exit_code == 0, rel.output
+    assert json.loads(rel.stdout)["settings"]["recoding"]["merge"]["high"] == ["3", "4", "5"]

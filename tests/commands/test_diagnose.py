@@ -164,3 +164,27 @@ def test_cli_diagnose_llm_raters_only_skips_the_judge_statistics(tmp_path: Path)
     assert "no human raters" in table.stdout and "LLM judges against the human consensus" not in table.stdout
     csv = runner.invoke(app, ["diagnose", str(path), "-f", "csv", "--csv-table", "judges"])
     assert csv.exit_code == 2 and "human raters" in csv.output
+
+
+def test_item_text_and_key_findings(tmp_path: Path) -> None:
+    """Issue 31: --item-text (a column, or a file) shows each ambiguous response with its text; the mean ambiguity
+    and the fragile majorities are printed and in the JSON."""
+    path = tmp_path / "ratings.csv"
+    path.write_text("item,agent,rater,label,prompt\n"
+                    "q1,A,r1,1,Is the sky blue?\nq1,A,r2,0,Is the sky blue?\nq1,A,r3,1,Is the sky blue?\n"
+                    "q2,A,r1,0,Why?\nq2,A,r2,0,Why?\nq2,A,r3,0,Why?\nq3,A,r1,1,How?\nq3,A,r2,0,How?\n")
+    args = ["diagnose", str(path), "--ambiguity-threshold", "0.0", "--levels", "0,1"]
+    out = runner.invoke(app, [*args, "--item-text", "prompt"])
+    assert out.exit_code == 0, out.output
+    text = plain(out.stdout)
+    prompts = {"q1": "Is the sky blue?", "q2": "Why?", "q3": "How?"}
+    assert "Text" in text and any(f" {prompt} " in text for prompt in prompts.values())
+    assert "Mean ambiguity" in text and "2 fragile majorities" in text
+    texts = tmp_path / "texts.csv"
+    texts.write_text("item,text\nq1,First question\n")
+    payload = json.loads(runner.invoke(app, [*args, "--item-text", str(texts), "-f", "json"]).stdout)
+    assert payload["key_findings"]["fragile_majorities"] == 2 and payload["key_findings"]["ties"] == 1
+    assert payload["ambiguous"] and all(row["text"] == {"q1": "First question"}.get(row["item"], "")
+                                        for row in payload["ambiguous"])
+    bad = runner.invoke(app, [*args, "--item-text", "nope"])
+    assert bad.exit_code == 1 and "--item-text" in bad.output and "no such item text column" in bad.output

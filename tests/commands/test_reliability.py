@@ -81,3 +81,21 @@ def test_qc_consensus_is_one_flag_in_both_commands_and_qc_consensus_its_alias() 
                                "--qc-consensus"])
     assert both.exit_code == 2 and "give one QC source, not --qc-file and --qc-consensus" in " ".join(
         part for part in both.output.replace("│", " ").split())
+
+
+def test_flag_reasons_breakdown(tmp_path: Path) -> None:
+    """Issue 31: --flag-reasons breaks the flags down by reason per evaluator, in the table and the JSON; with QC
+    as a consensus it is refused (QC has no flags of its own there)."""
+    path = tmp_path / "judgments.csv"
+    path.write_text("item,rater,label,flag,why\n"
+                    "i1,lead,,yes,PII\ni1,a,,yes,PII\ni2,lead,,yes,medical advice\ni2,a,B,no,\n"
+                    "i3,lead,A,no,\ni3,a,A,no,\n")
+    args = ["reliability", str(path), "--qc-rater", "lead", "--flag-reason-col", "why", "--flag-reasons"]
+    table = runner.invoke(app, args)
+    assert table.exit_code == 0, table.output
+    assert "Flags by reason" in table.stdout and "medical advice" in table.stdout
+    payload = json.loads(runner.invoke(app, [*args, "-f", "json"]).stdout)
+    rows = {(r["evaluator"], r["reason"]): r for r in payload["flags_by_reason"]}
+    assert rows[("a", "PII")]["both"] == 1 and rows[("a", "medical advice")]["missed"] == 1
+    refused = runner.invoke(app, ["reliability", str(path), "--qc-consensus", "--flag-reasons"])
+    assert refused.exit_code == 2 and "--flag-reasons" in refused.output

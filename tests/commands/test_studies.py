@@ -111,3 +111,37 @@ def test_ddx_compare_methods_and_conformal(tmp_path: Path) -> None:
     assert sets.exit_code == 0, sets.output
     assert "coverage" in sets.stdout and (tmp_path / "sets.csv").exists()
     assert runner.invoke(app, ["ddx", str(sel), "--conformal", "1"]).exit_code == 2
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".parquet", ".jsonl"])
+def test_medqa_per_question_file(medqa_csv: Path, tmp_path: Path, suffix: str) -> None:
+    """Issue 31: --per-question writes one row per question in the format its suffix names."""
+    from stableval.data.files import read_table_file
+    from stableval.studies.medqa import PER_QUESTION_COLUMNS
+
+    target = tmp_path / "out" / f"questions{suffix}"
+    out = runner.invoke(app, ["medqa", str(medqa_csv), "-B", "50", "--per-question", str(target)])
+    assert out.exit_code == 0, out.output
+    frame = read_table_file(target)
+    assert tuple(frame.columns) == PER_QUESTION_COLUMNS and len(frame) == 6
+    assert frame["excluded_p"].astype(float).tolist()[1:4] == [1.0, 1.0, 1.0]
+
+
+def test_medqa_reason_two_step_and_refusals(medqa_csv: Path, tmp_path: Path) -> None:
+    """Issue 31: --reason chooses the missing-information column, --two-step adds its tables and plot; a bad
+    --reason or --per-question suffix is a usage error before any work."""
+    plot = tmp_path / "two.png"
+    out = runner.invoke(app, ["medqa", str(medqa_csv), "-B", "20", "--reason", "info_missing", "--two-step-plot",
+                              str(plot), "-f", "json"])
+    assert out.exit_code == 0, out.output
+    payload = json.loads(out.stdout)
+    assert payload["settings"]["reason"] == "info_missing"
+    assert [r["ratings"] for r in payload["two_step"]["changes"]] == [11, 0, 7, 1, 19]
+    assert plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    table = runner.invoke(app, ["medqa", str(medqa_csv), "-B", "20", "--two-step"])
+    assert "Two-step design" in table.stdout and "rater pairs with identical answers" in table.stdout
+    bad = clean_failure(runner.invoke(app, ["medqa", str(medqa_csv), "--reason", "missing"]), 2)
+    assert "--reason" in bad and "important_info_missing, info_missing" in bad
+    suffix = clean_failure(runner.invoke(app, ["medqa", str(medqa_csv), "--per-question", str(tmp_path / "q.txt")]),
+                           2)
+    assert "--per-question" in suffix and ".parquet" in suffix

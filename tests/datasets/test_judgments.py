@@ -50,3 +50,19 @@ def test_judgment_readers_live_in_datasets(tmp_path: Path) -> None:
     assert read["skip"].tolist() == [True] and read["label"].tolist() == ["A"]
     data, _ = nvidia_toy_files()
     pd.testing.assert_frame_equal(read_judgments(data), read_toy_json(data))
+
+
+def test_flag_reasons_are_read() -> None:
+    """Issue 31: a flag_reason column says why a row is flagged; a flagged row without one is 'unspecified'; a
+    reason on a row that is not flagged is an error naming the row."""
+    import pandas as pd
+
+    from stableval.datasets.judgments import judgments_from_frame
+    from stableval.errors import InputError
+
+    raw = pd.DataFrame({"item": ["q1", "q2", "q3"], "rater": ["a", "a", "a"], "label": ["", "", "B"],
+                        "flag": ["yes", "yes", "no"], "reason": ["PII", "", ""]})
+    assert judgments_from_frame(raw)["flag_reason"].tolist() == ["PII", "unspecified", ""]
+    raw.loc[2, "reason"] = "NSFW"
+    with pytest.raises(InputError, match=r"row 3, column 'reason': a flag reason on a row that is not flagged"):
+        judgments_from_frame(raw)

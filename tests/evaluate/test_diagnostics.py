@@ -212,3 +212,44 @@ def test_diagnose_reads_each_raters_own_evidence_not_the_prior_smoothed_rows() -
     assert not raters.loc[[f"honest-{r}" for r in range(4)], "near_uniform"].any()
     fitted = Stableval().fit(table)
     assert fitted.fit_summary()["prior_from"] == "flat fit" and min(fitted.fit_summary()["prior_strength"]) > 1
+
+
+def test_fragile_majorities_by_hand() -> None:
+    """Issue 31, hand-worked: 3 raters on 5 responses (levels no/yes). q1 3-0: removing any rater leaves 2-0,
+    stable. q2 2-1: removing a 'yes' rater gives 1-1, fragile. q3 1-1 (two raters): removing either decides it,
+    fragile (a tie). q4 one judgment: never fragile. q5 0-3 stable. So 2 fragile, 1 of them tied; with ambiguity the
+    mean of 1 - max posterior over the five responses."""
+    import pandas as pd
+
+    from stableval.data import AnnotationTable
+    from stableval.evaluate.diagnostics import diagnose, fragile_majorities
+
+    rows = [("q1", "a", 1), ("q1", "b", 1), ("q1", "c", 1), ("q2", "a", 1), ("q2", "b", 1), ("q2", "c", 0),
+            ("q3", "a", 1), ("q3", "b", 0), ("q4", "a", 1), ("q5", "a", 0), ("q5", "b", 0), ("q5", "c", 0)]
+    frame = pd.DataFrame(rows, columns=["item", "rater", "label"]).assign(agent="A")
+    table = AnnotationTable.from_frame(frame, levels=("no", "yes"))
+    assert fragile_majorities(table.vote_counts()).tolist() == [False, True, True, False, False]
+    result = diagnose(table, "ds")
+    findings = result.key_findings()
+    assert (findings["fragile_majorities"], findings["ties"], findings["responses"]) == (2, 1, 5)
+    assert findings["mean_ambiguity"] == pytest.approx(result.responses["ambiguity"].mean())
+    texted = result.with_item_text({"q2": "Is it so?"})
+    assert texted.responses.set_index("item")["text"].to_dict() == {"q1": "", "q2": "Is it so?", "q3": "", "q4": "",
+                                                                    "q5": ""}
+
+
+def test_fragile_majorities_is_vectorised_on_a_large_table() -> None:
+    """One million responses in well under a second: no loop per row."""
+    import time
+
+    import numpy as np
+
+    from stableval.evaluate.diagnostics import fragile_majorities
+
+    counts = np.random.default_rng(0).integers(0, 4, size=(1_000_000, 3))
+    start = time.perf_counter()
+    fragile = fragile_majorities(counts)
+    assert time.perf_counter() - start < 2.0
+    top = np.sort(counts, axis=1)
+    expected = (counts.sum(axis=1) >= 2) & (top[:, 2] - top[:, 1] <= 1)
+    assert np.array_equal(fragile, expected)

@@ -82,3 +82,39 @@ def test_real_data_synthetic_predictions() -> None:
     assert all(acc["key", f] == 1.0 for f in FILTERS)
     tolerance = 4 * np.sqrt(0.25 * 0.75 / 1197)
     assert all(abs(acc["random", f] - 0.25) < tolerance for f in FILTERS)
+
+
+def test_per_question_table_by_hand(medqa_csv: Path) -> None:
+    """Issue 31: per question the flag shares and the exclusion probabilities of the hand derivation above
+    (q6: 2 of 4 raters flag missing info, share 1/2, unanimous probability (1/2)³ = 1/8; q5: label error 1/3,
+    probability 1/27; q2–q4 probability 1; q1 never), and each rater's blind answers."""
+    result = evaluate_medqa(load_medqa(medqa_csv), n_draws=20000, seed=4)
+    table = result.per_question.set_index("qid")
+    assert table["raters"].tolist() == [3, 3, 3, 3, 3, 4]
+    assert table["missing_info_share"].tolist() == [0, 1, 0, 0, 0, 0.5]
+    assert table["label_error_share"].tolist() == pytest.approx([0, 0, 1, 0, 1 / 3, 0])
+    assert table.loc["6", "missing_info_p"] == pytest.approx(1 / 8, abs=0.01)
+    assert table.loc["5", "label_error_p"] == pytest.approx(1 / 27, abs=0.006)
+    assert table.loc[["2", "3", "4"], "excluded_p"].tolist() == [1, 1, 1] and table.loc["1", "excluded_p"] == 0
+    assert table.loc["3", "blind_answers"] == "A; A; A,B" and table.loc["6", "blind_answers"] == "B; B; B; -"
+    assert table.loc["5", "blind_key_share"] == pytest.approx(1 / 3)
+    # the probabilities average to the shares of the exclusion table
+    share = result.exclusions.set_index("filter")["share"]
+    assert table["excluded_p"].mean() == pytest.approx(share["combined"])
+    assert table["missing_info_p"].mean() == pytest.approx(share["missing_info"])
+
+
+def test_the_reason_column_is_selectable(tmp_path: Path) -> None:
+    """Issue 31: --reason info_missing reads the info_missing flag instead of important_info_missing."""
+    from synthetic import MEDQA_HEADER
+
+    path = tmp_path / "r.csv"
+    path.write_text(MEDQA_HEADER + "1,a,A,TRUE,['A'],TRUE,FALSE,FALSE,,\n1,b,A,TRUE,['A'],TRUE,TRUE,FALSE,,\n")
+    important = evaluate_medqa(load_medqa(path), n_draws=10).per_question
+    anything = evaluate_medqa(load_medqa(path, missing="info_missing"), n_draws=10)
+    assert important["missing_info_share"].tolist() == [0.5]
+    assert anything.per_question["missing_info_share"].tolist() == [1.0]
+    assert anything.settings["reason"] == "info_missing"
+    from stableval.errors import InputError
+    with pytest.raises(InputError, match="allowed one of important_info_missing, info_missing"):
+        load_medqa(path, missing="other")

@@ -42,6 +42,7 @@ __all__ = [
     "INPUT_PROFILES",
     "PARAM_FLAGS",
     "QC_FLAGS",
+    "BinsOpt",
     "BootstrapOpt",
     "ClusterChoice",
     "Combine",
@@ -56,6 +57,7 @@ __all__ = [
     "FormatOpt",
     "GoldOpt",
     "LengthColOpt",
+    "MergeLevelsOpt",
     "MethodSelection",
     "Output",
     "OutputFormat",
@@ -225,6 +227,11 @@ _SPECS: dict[str, tuple[str, Any, Any, str]] = {
     "levels": ("levels", str | None, None, "Ordered level names, worst first, e.g. incorrect,partial,correct. "
                "Default: integer labels 0..K-1."),
     "credit": ("credit", str | None, None, "Credit per level, e.g. 0,0.5,1. Default: evenly spaced from 0 to 1."),
+    "merge_levels": ("merge_levels", str | None, None, "Merge label values into ordered levels, worst first, e.g. "
+                     "'1,2=low 3=mid 4,5=high' (quoted; groups separated by spaces or ;). The mapping is printed "
+                     "in the notes and kept in the JSON output."),
+    "bins": ("bins", str | None, None, "Cut numeric labels into levels at increasing cut points, e.g. 2.5,3.5 "
+             "(v < 2.5, 2.5 <= v < 3.5, v >= 3.5); --levels names the bins, worst first."),
     "duplicates": ("duplicates", DuplicatePolicy, DuplicatePolicy.ERROR, "Same (item, agent, rater) judged twice: "
                    "error, keep the first or last, or keep all as independent repeated judgments."),
     "item_col": ("column:item", str | None, None, "Column holding the item id."),
@@ -241,6 +248,8 @@ _SPECS: dict[str, tuple[str, Any, Any, str]] = {
                    "default 1)."),
     "flag_col": ("column:flag", str | None, None, "Column holding the flag (item not ratable, e.g. NSFW): yes/no."),
     "skip_col": ("column:skip", str | None, None, "Column holding the skip mark: yes/no."),
+    "flag_reason_col": ("column:flag_reason", str | None, None, "Column holding why a row is flagged (PII, medical "
+                        "advice, NSFW, ...), for --flag-reasons."),
     "input_format": ("format", str | None, None, "csv, tsv, jsonl or parquet (default: from the file suffix)."),
     "importer": ("importer", str | None, None, "Read FILE as a tool's export: " + "; ".join(
         f"{name} ({importer.tool})" for name, importer in IMPORTERS.items()) + ". The column flags then name the "
@@ -254,17 +263,22 @@ INPUT_FLAGS["pairwise"] = (Annotated[bool | None, typer.Option(
     "--pairwise/--no-pairwise", help="Treat the file as pairwise votes (default: detected from the columns).",
     rich_help_panel="Input", show_default=False)], None, "pairwise")
 
+#: ``--merge-levels`` and ``--bins`` for a command that reads labels with its own flags (rater-bootstrap).
+MergeLevelsOpt = INPUT_FLAGS["merge_levels"][0]
+BinsOpt = INPUT_FLAGS["bins"][0]
+
 #: Which input flags each kind of input takes.
 INPUT_PROFILES: dict[str, tuple[str, ...]] = {
     # annotations or pairwise votes, converted to an annotation table (score, stability, diagnose, report, ...)
-    "ratings": ("levels", "credit", "duplicates", "item_col", "agent_col", "rater_col", "label_col", "default_agent",
-                "agent_a_col", "agent_b_col", "winner_col", "criterion_col", "pairwise", "input_format", "importer"),
+    "ratings": ("levels", "merge_levels", "bins", "credit", "duplicates", "item_col", "agent_col", "rater_col",
+                "label_col", "default_agent", "agent_a_col", "agent_b_col", "winner_col", "criterion_col", "pairwise",
+                "input_format", "importer"),
     # pairwise votes only (Bradley–Terry)
     "votes": ("duplicates", "item_col", "agent_a_col", "agent_b_col", "rater_col", "winner_col", "criterion_col",
               "weight_col", "input_format", "importer"),
     # single judgments with optional flag / skip marks (reliability against QC)
-    "judgments": ("levels", "duplicates", "item_col", "agent_col", "rater_col", "label_col", "flag_col", "skip_col",
-                  "default_agent", "input_format"),
+    "judgments": ("levels", "merge_levels", "bins", "duplicates", "item_col", "agent_col", "rater_col", "label_col",
+                  "flag_col", "skip_col", "flag_reason_col", "default_agent", "input_format"),
 }
 
 
@@ -789,6 +803,10 @@ def read_partitioned(file: Path, inputs: Any, client: Any) -> Any:
     if inputs.format not in (None, "parquet"):
         raise typer.BadParameter(f"--executor dask reads Parquet only, not {inputs.format}; convert the file with "
                                  "stableval convert", param_hint=CLI_FLAGS["format"])
+    for name in ("merge_levels", "bins"):
+        if getattr(inputs, name, None) is not None:
+            raise typer.BadParameter("--executor dask reads the labels as stored; recode them in memory or write "
+                                     "the recoded levels to Parquet first", param_hint=CLI_FLAGS[name])
     return PartitionedTable.read(file, client, inputs)
 
 

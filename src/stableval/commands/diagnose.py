@@ -75,6 +75,10 @@ def diagnose(
     judge_bootstrap: Annotated[int, typer.Option(
         "--judge-bootstrap", min=0, rich_help_panel="Raters",
         help="Item-bootstrap replicates for the LLM judges' intervals (0 = none).")] = 1000,
+    item_text: Annotated[str | None, typer.Option(
+        "--item-text", show_default=False, rich_help_panel="Output",
+        help="Show each ambiguous response with its item's text: a column of FILE (e.g. prompt), or a file of "
+             "item texts (columns item, text).")] = None,
 ) -> None:
     """Rater and item diagnostics from the fitted confusion matrices and posteriors.
 
@@ -82,7 +86,9 @@ def diagnose(
 
     Flags raters at or below chance and near-uniform ones; the confusion matrices are in the JSON output.
 
-    Per response: posterior, predicted level, confidence, ambiguity and entropy (nats); ambiguous ones are listed.
+    Per response: posterior, predicted level, confidence, ambiguity and entropy (nats); ambiguous ones are listed
+    (with their item text: --item-text). Key findings: the mean ambiguity and the fragile majorities (responses
+    whose majority changes when one rater is removed).
 
     With rater kinds (--rater-info or a rater_kind column), each LLM judge against the human consensus: agreement,
     leniency, self-preference, length bias (--length-col) and position bias (pairwise votes).
@@ -96,6 +102,11 @@ def diagnose(
         table = loaded.table
         result = run_diagnose(table, methods.chosen()[0].estimator, ambiguity_threshold=ambiguity_threshold,
                               spammer_threshold=spammer_threshold, difficulty=difficulty)
+        if item_text is not None:
+            from stableval.data.item_text import read_item_text
+
+            result = result.with_item_text(read_item_text(item_text, file, columns=inputs.columns,
+                                                          format=inputs.format))
         emitted: Any = Appended(result, render_options={"top": top})
         if gold is not None:
             emitted = _with_accuracy(emitted, table, result, gold)

@@ -15,9 +15,11 @@ import typer
 
 from stableval.aggregate.ties import describe_ties
 from stableval.commands.common import (
+    BinsOpt,
     ConfidenceOpt,
     DrawnRatersOpt,
     DrawsOpt,
+    MergeLevelsOpt,
     Output,
     PredictionsOpt,
     SeedOpt,
@@ -52,6 +54,8 @@ def rater_bootstrap(
                          ] = None,
     levels: Annotated[str | None, typer.Option("--levels", help="Comma-separated label names in order (default: "
                                                "sorted distinct labels, or the count columns).")] = None,
+    merge_levels: MergeLevelsOpt = None,
+    bins: BinsOpt = None,
     rule: Annotated[VoteRule, typer.Option("--rule", help="Aggregate each draw by majority (plurality) or unanimity "
                                            "(items without agreement are left out of that draw).")
                     ] = VoteRule.MAJORITY,
@@ -71,7 +75,8 @@ def rater_bootstrap(
     models = named_files(predictions)
     with bad_input_exits():
         sets = read_label_sets(file, item_col=item_col, label_col=label_col,
-                               levels=[v.strip() for v in levels.split(",") if v.strip()] if levels else None)
+                               levels=[v.strip() for v in levels.split(",") if v.strip()] if levels else None,
+                               merge_levels=merge_levels, bins=bins)
         preds = {name: read_predictions_file(path, item_col=item_col) for name, path in models.items()}
         result = run(sets, preds, k=raters or None, n_draws=draws, rule=rule.value, ties=ties.value, seed=seed,
                      confidence=confidence, progress=True)

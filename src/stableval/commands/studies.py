@@ -2,6 +2,7 @@
 accuracy of models over bootstrapped ground truths on the Relabeled MedQA and dermatology DDx data.
 
     stableval medqa medqa_relabelling.csv --predictions gemini=answers.csv --plot medqa.png
+    stableval medqa medqa_relabelling.csv --per-question questions.csv --two-step --reason info_missing
     stableval ddx dermatology_selectors.json --predictions modelA=scores.txt
 """
 
@@ -26,7 +27,8 @@ from stableval.commands.common import (
     named_files,
     output_options,
 )
-from stableval.commands.output import check_output_path, save_plot, write_csv
+from stableval.commands.output import Appended, check_output_path, save_plot, write_csv, wrote
+from stableval.datasets.medqa import MISSING_OPTION
 
 #: ``stableval ddx --method``: the registered ranking aggregation methods (:mod:`stableval.aggregate.rankings`)
 if TYPE_CHECKING:
@@ -56,25 +58,56 @@ def medqa(
     confidence: ConfidenceOpt = 0.95,
     plot: Annotated[Path | None, typer.Option("--plot", help="Write a bar plot (PNG) of questions kept and "
                                               "accuracy per exclusion step.")] = None,
+    reason: Annotated[str, typer.Option(MISSING_OPTION.cli, help=MISSING_OPTION.describe(), show_default=False)
+                      ] = MISSING_OPTION.default,
+    per_question: Annotated[Path | None, typer.Option(
+        "--per-question", help="Write one row per question (raters; share and bootstrap probability of each "
+        "exclusion reason; exclusion probability; blind answers) to this file: .csv, .tsv, .jsonl or .parquet.",
+        show_default=False)] = None,
+    two_step: Annotated[bool, typer.Option("--two-step", help="Also show the two-step design: how often raters "
+                                           "changed their answer after seeing the key, by their blind answer, and "
+                                           "agreement blind versus seen.")] = False,
+    two_step_plot: Annotated[Path | None, typer.Option("--two-step-plot", help="Write the two-step design's bar "
+                                                       "plot (implies --two-step).", show_default=False)] = None,
     out: Output = Output(),
 ) -> None:
     """Relabeled MedQA: share of questions excluded for missing information, label errors and multiple correct
     answers, and each model's accuracy (predictions: CSV with qid,answer) after each exclusion."""
+    from stableval.data.files import output_format, write_frame
     from stableval.datasets.medqa import load_medqa, read_medqa_predictions
-    from stableval.report.figures import check_figure_path, medqa_figure
+    from stableval.report.figures import check_figure_path, medqa_figure, two_step_figure
     from stableval.studies.medqa import evaluate_medqa
+    from stableval.studies.medqa_two_step import two_step as analyse_two_step
 
     models = named_files(predictions)
+    for value, flag, check in ((reason, MISSING_OPTION.cli, MISSING_OPTION.check),
+                               (per_question, "--per-question", output_format)):
+        try:
+            if value is not None:
+                check(value)
+        except ValueError as error:
+            raise typer.BadParameter(str(error), param_hint=flag) from None
+    check_output_path(per_question, "--per-question")
     with bad_input_exits():
-        if plot is not None:
-            check_figure_path(plot, option="plot")
-        data = load_medqa(ratings)
+        for figure_path, flag in ((plot, "plot"), (two_step_plot, "two-step-plot")):
+            if figure_path is not None:
+                check_figure_path(figure_path, option=flag)
+        data = load_medqa(ratings, missing=reason)
         preds = {name: read_medqa_predictions(path) for name, path in models.items()}
         result = evaluate_medqa(data, preds, k=raters, n_draws=draws, how=vote.value, seed=seed,
                                 confidence=confidence, progress=True)
     if plot is not None:
         save_plot(medqa_figure(result), plot)
-    out.emit(result)
+    if per_question is not None and result.per_question is not None:
+        per_question.parent.mkdir(parents=True, exist_ok=True)
+        wrote(write_frame(result.per_question, per_question))
+    if not (two_step or two_step_plot):
+        out.emit(result)
+        return
+    steps = analyse_two_step(data)
+    if two_step_plot is not None:
+        save_plot(two_step_figure(steps), two_step_plot)
+    out.emit(Appended(result, json={"two_step": steps.to_dict()}, render_more=steps.render))
 
 
 # ====================================================================================== DDx

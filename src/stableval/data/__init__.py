@@ -52,6 +52,7 @@ if TYPE_CHECKING:  # pragma: no cover  (the public names, declared once: see sta
         write_frame as write_frame,
     )
     from stableval.data.frames import as_table as as_table
+    from stableval.data.item_text import read_item_text as read_item_text
     from stableval.data.labels import parse_list as parse_list
     from stableval.data.loader import (
         Loaded as Loaded,
@@ -75,6 +76,7 @@ if TYPE_CHECKING:  # pragma: no cover  (the public names, declared once: see sta
         pairwise_to_annotations as pairwise_to_annotations,
         read_pairwise as read_pairwise,
     )
+    from stableval.data.recode import Recoding as Recoding, recoding as recoding
     from stableval.data.table import (
         AnnotationTable as AnnotationTable,
         JudgmentTable as JudgmentTable,

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 
 import pandas as pd
 
@@ -32,6 +33,7 @@ from stableval.data.columns import (
 from stableval.data.duplicates import apply_duplicates, check_policy, combine_codes
 from stableval.data.files import file_scale, line_offset, read_table_file
 from stableval.data.labels import check_levels, encode_labels, parse_credit
+from stableval.data.recode import recoding
 from stableval.data.table import AnnotationTable
 from stableval.errors import InputError
 
@@ -47,6 +49,8 @@ def annotations_from_frame(
     duplicates: str = "error",
     source: str = "<DataFrame>",
     default_agent: str | None = None,
+    merge_levels: str | Mapping[str, Sequence[object]] | None = None,
+    bins: str | Sequence[float] | None = None,
 ) -> AnnotationTable:
     """Validate a long frame (one row per judgment) and encode it as an :class:`AnnotationTable`.
 
@@ -60,6 +64,9 @@ def annotations_from_frame(
             ``"last"`` (keep one, note how many were dropped) or ``"keep"`` (independent repeated judgments).
         source: the name used in messages (a file name).
         default_agent: the agent of every row when the frame has no agent column (one system rated).
+        merge_levels, bins: recode the labels into ordered levels first (:func:`stableval.data.recode.recoding`:
+            ``"1,2=low 3=mid 4,5=high"``, or cut points ``"2.5,3.5"`` with ``levels`` naming the bins); the
+            mapping is noted and kept in the table's ``recoding``.
 
     >>> import pandas as pd
     >>> frame = pd.DataFrame({"item": ["q1", "q1"], "agent": ["A", "A"], "rater": ["r1", "r1"],
@@ -75,6 +82,11 @@ def annotations_from_frame(
                             optional=("agent",) if default_agent is not None else ())
     offset = line_offset(frame)
     notes: list[str] = []
+    recode = recoding(merge_levels, bins, levels)
+    if recode is not None:
+        frame = recode.apply_to_frame(frame, str(found["label"]), source=source)
+        levels = recode.levels
+        notes.append(recode.describe())
     declared = file_scale(frame, str(found["label"])) if levels is None else None
     if declared is not None:  # a Parquet file written by stableval convert carries its scale
         levels = declared[0]
@@ -116,8 +128,8 @@ def annotations_from_frame(
     clean = pd.DataFrame({"item": item, "agent": agent, "rater": rater, "label": label})
     if keep is not None:
         clean = clean.loc[keep]
-    return AnnotationTable.from_frame(clean, levels=level_names, credit=credit_values, source=source,
-                                      notes=notes)
+    table = AnnotationTable.from_frame(clean, levels=level_names, credit=credit_values, source=source, notes=notes)
+    return table if recode is None else replace(table, recoding=recode.to_dict())
 
 
 def read_annotations(

@@ -11,7 +11,8 @@ from __future__ import annotations
 __all__ = ["CLI_FLAGS"]
 
 #: The command-line flag of each input option (``levels``, ``credit``, ``duplicates``, ``format``,
-#: ``default_agent``, ``importer``) and of each column role (``item`` → ``--item-col``, ...). The data layer's
+#: ``default_agent``, ``importer``, ``merge_levels``, ``bins``) and of each column role (``item`` →
+#: ``--item-col``, ...). The data layer's
 #: messages name options in Python terms only (``InputError.option``, e.g. ``columns.item``); the command line
 #: declares its input flags from this table and spells those options with it, so the two cannot drift apart.
 CLI_FLAGS: dict[str, str] = {
@@ -21,6 +22,8 @@ CLI_FLAGS: dict[str, str] = {
     "format": "--input-format",
     "importer": "--from",
     "default_agent": "--default-agent",
+    "merge_levels": "--merge-levels",
+    "bins": "--bins",
     "item": "--item-col",
     "agent": "--agent-col",
     "rater": "--rater-col",
@@ -32,4 +35,5 @@ CLI_FLAGS: dict[str, str] = {
     "weight": "--weight-col",
     "flag": "--flag-col",
     "skip": "--skip-col",
+    "flag_reason": "--flag-reason-col",
 }

@@ -70,8 +70,14 @@ def load_frame(frame: pd.DataFrame, options: InputOptions | None = None, *, sour
     if not pairwise:
         table = annotations_from_frame(frame, columns=options.columns, levels=options.levels, credit=options.credit,
                                        duplicates=options.duplicates, source=source,
-                                       default_agent=options.default_agent)
+                                       default_agent=options.default_agent, merge_levels=options.merge_levels,
+                                       bins=options.bins)
         return Loaded(table=replace(table, notes=(*notes, *table.notes)) if notes else table, votes=None)
+    for name in ("merge_levels", "bins"):
+        if getattr(options, name) is not None:
+            raise InputError(f"{name} cannot be set for pairwise votes: their levels are fixed (loss, tie, win)",
+                             file=source, value=getattr(options, name), option=name,
+                             allowed="no recoding of pairwise votes")
     levels = options.levels
     if levels is not None:
         raise InputError("levels cannot be set for pairwise votes: they are fixed", file=source,
@@ -104,8 +110,8 @@ def load(path: str | os.PathLike[str], options: InputOptions | None = None) -> L
     options = options if options is not None else InputOptions()
     if options.importer is not None:
         return load_with_frame(path, options)[0]
-    fast = integer_table(path, options)  # Parquet with integer ids: no text per row; None where it does not apply
-    if fast is not None:
+    fast = None if options.merge_levels is not None or options.bins is not None else integer_table(path, options)
+    if fast is not None:  # Parquet with integer ids: no text per row; None where it does not apply
         return Loaded(table=fast, votes=None)
     frame = read_table_file(path, format=options.format, categorical=True,  # each distinct value read as text once
                             columns=_needed_columns(path, options))
@@ -182,11 +188,14 @@ def read_any(
     duplicates: str = "error",
     format: str | None = None,
     default_agent: str | None = None,
+    merge_levels: str | Mapping[str, Sequence[object]] | None = None,
+    bins: str | Sequence[float] | None = None,
 ) -> AnnotationTable:
     """Read a file once; pairwise votes (auto-detected unless ``pairwise`` says) are converted to judgments.
 
     The table of :func:`load`: with pairwise data the levels are fixed (``loss, tie, win``): passing ``levels``
-    is an error, ``credit`` may give three numbers, ``default_agent`` is not used.
+    is an error, ``credit`` may give three numbers, ``default_agent`` is not used. ``merge_levels`` and ``bins``
+    recode Likert or numeric labels into ordered levels (:mod:`stableval.data.recode`).
 
     >>> from stableval.data import example_path
     >>> table = read_any(example_path("mt_bench"), duplicates="keep")
@@ -194,5 +203,6 @@ def read_any(
     (3378, 6, ('loss', 'tie', 'win'))
     """
     options = InputOptions(levels=levels, credit=credit, duplicates=duplicates, columns=columns,
-                           default_agent=default_agent, pairwise=pairwise, format=format)
+                           default_agent=default_agent, pairwise=pairwise, format=format,
+                           merge_levels=merge_levels, bins=bins)
     return load(path, options).table

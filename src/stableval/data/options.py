@@ -60,6 +60,10 @@ class InputOptions:
         pairwise: ``True``/``False`` says whether the file holds pairwise votes; ``None`` detects it from the
             columns (:func:`~stableval.data.pairwise.is_pairwise_frame`).
         format: ``csv``, ``tsv``, ``jsonl`` or ``parquet``; ``None`` takes it from the file suffix.
+        merge_levels: Likert or other labels merged into ordered levels, worst first: ``"1,2=low 3=mid 4,5=high"``
+            or ``{"low": ["1", "2"], ...}`` (:mod:`stableval.data.recode`); ``levels`` is then not given.
+        bins: numeric labels cut into levels at increasing cut points (``"2.5,3.5"`` or ``[2.5, 3.5]``); ``levels``
+            then names the bins, worst first.
         importer: the tool whose export the file is (a name of :data:`stableval.data.importers.IMPORTERS`, e.g.
             ``"label-studio"``): the file is read by that tool's importer, and the options above say how to read
             what it gives (columns name the tool's fields); ``None``: the file is a table.
@@ -84,6 +88,8 @@ class InputOptions:
     pairwise: bool | None = None
     format: str | None = None
     importer: str | None = None
+    merge_levels: str | Mapping[str, Sequence[object]] | None = None
+    bins: str | Sequence[float] | None = None
 
     def __post_init__(self) -> None:
         check_policy(self.duplicates)

@@ -17,7 +17,7 @@ array([[0., 1., 1., 0.],
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Protocol, Self
@@ -238,6 +238,8 @@ class AnnotationTable(TableSizes):
         credit: (K,) float credit per level, ``v(c)`` in the spec.
         source: where the table came from (a file name, or ``"<DataFrame>"``).
         notes: what reading did to the input (rows dropped and why), for the user to see.
+        recoding: how the file's label values became the levels (``merge_levels`` / ``bins``;
+            :meth:`stableval.data.recode.Recoding.to_dict`), ``None`` when they were read as they are.
     """
 
     response: np.ndarray
@@ -252,6 +254,7 @@ class AnnotationTable(TableSizes):
     credit: np.ndarray
     source: str = "<DataFrame>"
     notes: tuple[str, ...] = field(default=())
+    recoding: Mapping[str, object] | None = None
 
     def __post_init__(self) -> None:
         k = len(self.levels)
@@ -429,6 +432,7 @@ class AnnotationTable(TableSizes):
             credit=self.credit,
             source=self.source,
             notes=self.notes,
+            recoding=self.recoding,
         )
 
     def keep_raters(self, keep: np.ndarray) -> AnnotationTable:
@@ -453,4 +457,5 @@ class AnnotationTable(TableSizes):
             "credit": self.credit.tolist(),
             "mean_judgments_per_response": float(per_response.mean()) if per_response.size else 0.0,
             "notes": list(self.notes),
+            **({"recoding": dict(self.recoding)} if self.recoding is not None else {}),
         }

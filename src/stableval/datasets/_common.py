@@ -29,6 +29,8 @@ FLAG_TRUE: frozenset[str] = frozenset({"yes", "y", "true", "t", "1"})
 FLAG_FALSE: frozenset[str] = frozenset({"no", "n", "false", "f", "0", ""})
 #: What a flag or skip cell may hold, for messages.
 FLAG_ALLOWED = "yes/no, true/false, y/n, 1/0 (case-insensitive) or empty"
+#: The reason of a flagged row that gives none.
+UNSPECIFIED = "unspecified"
 #: Gold labels: (item, agent) → level name.
 GoldMap = Mapping[tuple[str, str], str]
 
@@ -93,3 +95,21 @@ def parse_flags(frame: pd.DataFrame, column: str, *, source: str) -> np.ndarray:
                         offset=line_offset(frame), column=column, value=str(frame[column].iloc[pos]),
                         allowed=FLAG_ALLOWED)
     return truth
+
+
+def flag_reasons(reasons: pd.Series, flag: np.ndarray, *, source: str, column: str,
+                 offset: int | None = None) -> np.ndarray:
+    """(M,) the stripped reason of each flagged row (``unspecified`` where empty), ``""`` on the others; a reason on
+    a row that is not flagged is an error naming the row.
+
+    >>> flag_reasons(pd.Series(["PII", "", None]), np.array([True, True, False]), source="x", column="r").tolist()
+    ['PII', 'unspecified', '']
+    """
+    text = reasons.astype("string").fillna("").str.strip().reset_index(drop=True)
+    stray = (text != "").to_numpy() & ~flag
+    if stray.any():
+        pos = int(np.flatnonzero(stray)[0])
+        raise row_error(f"a flag reason on a row that is not flagged ({int(stray.sum()):,} row(s) in all)",
+                        source=source, row=pos + 1, offset=offset, column=column, value=text.iloc[pos],
+                        allowed="a reason only where the flag is set, or set the flag too")
+    return np.where(flag, text.where(text != "", UNSPECIFIED).to_numpy(dtype=object), "")

@@ -3,9 +3,11 @@
 A judgment table has one row per judgment: the roles of an annotation file (``item``, optional ``agent``,
 ``rater``, ``label``; the aliases of :data:`stableval.data.ROLE_ALIASES`, plus ``best`` for the label) and two
 optional yes/no columns: ``flag`` (the rater marked the item not ratable, e.g. NSFW) and ``skip``. A label may
-be empty only on a flagged or skipped row. :func:`read_judgments` reads CSV, TSV, JSONL or Parquet, and a
-``.json`` file in NVIDIA's notebook format (:mod:`stableval.datasets.nvidia_reliability`), into the columns
-:data:`JUDGMENT_COLUMNS` that :func:`stableval.evaluate.reliability.reliability_vs_qc` takes.
+be empty only on a flagged or skipped row; an optional ``flag_reason`` column says why a row is flagged (``PII``,
+``medical advice``, ``NSFW``, ...; a flagged row without one is ``unspecified``). :func:`read_judgments` reads
+CSV, TSV, JSONL or Parquet, and a ``.json`` file in NVIDIA's notebook format
+(:mod:`stableval.datasets.nvidia_reliability`), into the columns :data:`JUDGMENT_COLUMNS` that
+:func:`stableval.evaluate.reliability.reliability_vs_qc` takes (plus ``flag_reason`` when the file has reasons).
 
 >>> import pandas as pd
 >>> raw = pd.DataFrame({"item": ["q1", "q1"], "worker": ["qc", "ann"], "label": ["A", ""], "flag": ["no", "Yes"]})
@@ -24,7 +26,8 @@ import pandas as pd
 
 from stableval.data.columns import ROLE_ALIASES, id_column, resolve_columns
 from stableval.data.files import line_offset, read_table_file, row_error
-from stableval.datasets._common import FLAG_ALLOWED, FLAG_FALSE, FLAG_TRUE, parse_flags
+from stableval.data.recode import recoding
+from stableval.datasets._common import FLAG_ALLOWED, FLAG_FALSE, FLAG_TRUE, UNSPECIFIED, flag_reasons, parse_flags
 from stableval.errors import InputError
 
 __all__ = [
@@ -33,6 +36,8 @@ __all__ = [
     "FLAG_TRUE",
     "JUDGMENT_COLUMNS",
     "JUDGMENT_ROLES",
+    "UNSPECIFIED",
+    "flag_reasons",
     "judgments_from_frame",
     "parse_flags",
     "read_judgments",
@@ -44,7 +49,9 @@ JUDGMENT_ROLES: dict[str, tuple[str, ...]] = {
     "label": (*ROLE_ALIASES["label"], "best"),
     "flag": ("flag", "item_flag", "flagged", "nsfw", "unratable"),
     "skip": ("skip", "skipped"),
+    "flag_reason": ("flag_reason", "reason", "flag_type"),
 }
+
 #: The columns of a validated judgment frame (``qc`` marks QC judgments; ``row`` is the 1-based data row).
 JUDGMENT_COLUMNS: tuple[str, ...] = ("item", "agent", "rater", "label", "flag", "skip", "qc", "row")
 
@@ -80,14 +87,18 @@ def judgments_from_frame(
     default_agent: str | None = None,
     require_rater: bool = True,
     roles: Mapping[str, tuple[str, ...]] | None = None,
+    merge_levels: str | Mapping[str, Sequence[object]] | None = None,
+    bins: str | Sequence[float] | None = None,
 ) -> pd.DataFrame:
     """Validate a raw judgment frame into the columns :data:`JUDGMENT_COLUMNS`.
 
     ``flag`` / ``skip`` columns are optional (yes/no, true/false, 1/0, empty = no). A label may be empty only
     where the row is flagged or skipped. ``levels`` (optional) restricts the non-empty labels. ``agent`` is
     optional (``default_agent``, else empty when absent: the unit is then the item). ``require_rater=False``
-    reads a QC (gold) table, whose ``rater`` is left empty. ``roles`` replaces :data:`JUDGMENT_ROLES` (the
-    column aliases of each role). ``row`` is the 1-based data row, for messages.
+    reads a QC (gold) table, whose ``rater`` is left empty. With a ``flag_reason`` column the frame has one too
+    (:func:`flag_reasons`). ``roles`` replaces :data:`JUDGMENT_ROLES` (the
+    column aliases of each role). ``row`` is the 1-based data row, for messages. ``merge_levels`` / ``bins``
+    recode the labels first (:func:`stableval.data.recode.recoding`; the frame's ``attrs["recoding"]`` keeps it).
 
     >>> import pandas as pd
     >>> judgments_from_frame(pd.DataFrame({"item": ["1"], "worker": ["w"], "best": ["tie"], "item_flag": ["No"]}))
@@ -99,7 +110,12 @@ def judgments_from_frame(
     aliases = dict(JUDGMENT_ROLES if roles is None else roles)
     if not require_rater:
         aliases.pop("rater", None)
-    found = resolve_columns(frame, aliases, columns, source=source, optional=("agent", "flag", "skip"))
+    found = resolve_columns(frame, aliases, columns, source=source,
+                            optional=("agent", "flag", "skip", "flag_reason"))
+    recode = recoding(merge_levels, bins, levels)
+    if recode is not None:
+        frame = recode.apply_to_frame(frame, str(found["label"]), source=source)
+        levels = recode.levels
     item = id_column(frame, str(found["item"]), source=source, role="item")
     if found.get("agent") is not None:
         agent = id_column(frame, str(found["agent"]), source=source, role="agent")
@@ -111,10 +127,16 @@ def judgments_from_frame(
     flag = parse_flags(frame, str(found["flag"]), source=source) if found.get("flag") is not None else no
     skip = parse_flags(frame, str(found["skip"]), source=source) if found.get("skip") is not None else no
     label = _labels(frame, str(found["label"]), flag=flag, skip=skip, levels=levels, source=source)
-    return pd.DataFrame({"item": item.to_numpy(dtype=object), "agent": agent.to_numpy(dtype=object),
+    out = pd.DataFrame({"item": item.to_numpy(dtype=object), "agent": agent.to_numpy(dtype=object),
                          "rater": rater.to_numpy(dtype=object), "label": label.to_numpy(dtype=object),
                          "flag": flag, "skip": skip, "qc": np.zeros(len(frame), dtype=bool),
                          "row": np.arange(1, len(frame) + 1)})
+    if found.get("flag_reason") is not None:
+        out["flag_reason"] = flag_reasons(frame[str(found["flag_reason"])], flag, source=source,
+                                          column=str(found["flag_reason"]), offset=line_offset(frame))
+    if recode is not None:
+        out.attrs["recoding"] = {"note": recode.describe(), **recode.to_dict()}
+    return out
 
 
 def read_judgments(
@@ -124,6 +146,8 @@ def read_judgments(
     levels: Sequence[str] | str | None = None,
     format: str | None = None,
     default_agent: str | None = None,
+    merge_levels: str | Mapping[str, Sequence[object]] | None = None,
+    bins: str | Sequence[float] | None = None,
 ) -> pd.DataFrame:
     """Read judgments for :func:`~stableval.evaluate.reliability.reliability_vs_qc`: a ``.json`` file in NVIDIA's
     notebook format (:func:`~stableval.datasets.nvidia_reliability.read_toy_json`, QC embedded), else
@@ -142,4 +166,4 @@ def read_judgments(
         return read_toy_json(path)
     frame = read_table_file(path, format=format)
     return judgments_from_frame(frame, columns=columns, levels=levels, source=str(path),
-                                default_agent=default_agent)
+                                default_agent=default_agent, merge_levels=merge_levels, bins=bins)

@@ -19,8 +19,8 @@ item.
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +28,7 @@ import numpy as np
 import pandas as pd
 
 from stableval.data.files import read_table_file
+from stableval.data.recode import recoding
 from stableval.data.table import AnnotationTable
 from stableval.errors import InputError
 
@@ -170,12 +171,15 @@ def _natural_key(value: str) -> tuple[int, float, str]:
 
 
 def read_label_sets(path: str | os.PathLike[str], *, item_col: str = "item", label_col: str | None = None,
-                    levels: Sequence[str] | None = None, format: str | None = None) -> LabelSets:
+                    levels: Sequence[str] | None = None, format: str | None = None,
+                    merge_levels: str | Mapping[str, Sequence[object]] | None = None,
+                    bins: str | Sequence[float] | None = None) -> LabelSets:
     """Read per-item label sets from a file (CSV, TSV, JSONL or Parquet).
 
     Two layouts: *long*, one row per rating with an item and a label column (``label_col``, default ``label``
     when the file has one); or *counts*, one row per item with one integer column per label (all columns other
-    than the item column; the column names are the levels).
+    than the item column; the column names are the levels). ``merge_levels`` / ``bins`` recode the labels of the
+    long layout first (:func:`stableval.data.recode.recoding`; the mapping leads the notes).
     """
     source = str(path)
     frame = read_table_file(path, format=format)
@@ -188,16 +192,23 @@ def read_label_sets(path: str | os.PathLike[str], *, item_col: str = "item", lab
     if blank.any():
         raise InputError("empty item id", file=source, row=int(np.flatnonzero(blank.to_numpy())[0]) + 1,
                          column=item_col, allowed="a non-empty id")
+    if label is None and (merge_levels is not None or bins is not None):
+        raise InputError("merge_levels and bins recode the labels of one row per rating, not a counts file",
+                         file=source, option="merge_levels", allowed="a file with a label column (--label-col)")
     if label is not None:
         if label not in frame.columns:
             raise InputError("no label column", file=source, column=label, value=list(frame.columns))
         text = frame[label].astype(str).str.strip()
+        recode = recoding(merge_levels, bins, levels)
+        if recode is not None:
+            text, levels = recode.apply(frame[label], source=source, column=label), list(recode.levels)
         empty = text == ""
         if empty.any():
             raise InputError("empty label", file=source, row=int(np.flatnonzero(empty.to_numpy())[0]) + 1,
                              column=label, allowed="a label on every row")
         code, names = pd.factorize(items_text, sort=True)
-        return LabelSets._from_flat(code, text, pd.Index(names, dtype=object), levels, source)
+        sets = LabelSets._from_flat(code, text, pd.Index(names, dtype=object), levels, source)
+        return sets if recode is None else replace(sets, notes=(recode.describe(), *sets.notes))
     value_cols = [c for c in frame.columns if c != item_col]
     if not value_cols:
         raise InputError("no label columns", file=source, value=list(frame.columns),

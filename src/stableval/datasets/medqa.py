@@ -7,7 +7,8 @@ and could change their answer.
 
 Per rating (one row of the CSV) three flags are derived:
 
-* **missing_info** — ``important_info_missing`` is TRUE.
+* **missing_info** — ``important_info_missing`` is TRUE (``missing="info_missing"``: the rater's ``info_missing``
+  flag, whether or not the missing information is important; :data:`MISSING_OPTION`).
 * **label_error** — the rater does not accept the key after seeing it. The rater's *final answers* are
   ``seen_answers`` when ``seen_change`` is TRUE (empty when ``seen_answerable`` is FALSE: the rater, having seen
   the key, judged no option correct) and ``blind_answers`` otherwise (the rater saw the key and kept the blind
@@ -33,17 +34,19 @@ from __future__ import annotations
 
 import ast
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import IO
 
 import numpy as np
 import pandas as pd
 
+from stableval._options import Option
 from stableval.data.files import read_table_file
 from stableval.errors import InputError
 
-__all__ = ["LETTERS", "REASONS", "REQUIRED", "MedQARatings", "load_medqa", "read_medqa_predictions"]
+__all__ = ["LETTERS", "MISSING_OPTION", "REASONS", "REQUIRED", "MedQARatings", "answer_text", "load_medqa",
+           "read_medqa_predictions"]
 
 #: The answer options of a MedQA (USMLE) question.
 LETTERS = ("A", "B", "C", "D")
@@ -52,6 +55,13 @@ REASONS = ("missing_info", "label_error", "multiple_answers")
 #: The columns of ``medqa_relabelling.csv`` that are read.
 REQUIRED = ("qid", "worker_id", "answer_idx", "blind_answers", "important_info_missing", "seen_change",
             "seen_answerable", "seen_answers")
+#: Which rater column marks a question's information as missing: declared once, read by ``load_medqa(missing=)``
+#: and by ``stableval medqa --reason``.
+MISSING_OPTION = Option(
+    "reason", str, "The rater flag that excludes a question for missing information: important_info_missing "
+    "(the information is missing and important to answer; the paper's choice) or info_missing (any information "
+    "missing; the authors' notebook).", default="important_info_missing",
+    choices=("important_info_missing", "info_missing"))
 _TRUE = {"true": True, "false": False, "1": True, "0": False}
 
 
@@ -67,6 +77,9 @@ class MedQARatings:
         final_answers: (M, 4) bool, the rater's final answer set (see the module docstring).
         flags: (M, 3) bool, ``missing_info``, ``label_error``, ``multiple_answers`` per rating.
         source: the file read. notes: what reading found (inconsistent rows, counts).
+        blind_answers: (M, 4) bool, the answers given before seeing the key (all False: none given).
+        changed: (M,) bool, ``seen_change``: the rater changed the answer after seeing the key.
+        missing: the column read as the ``missing_info`` flag (:data:`MISSING_OPTION`).
     """
 
     qids: pd.Index
@@ -77,6 +90,9 @@ class MedQARatings:
     flags: np.ndarray
     source: str = "<memory>"
     notes: tuple[str, ...] = field(default=())
+    blind_answers: np.ndarray | None = None
+    changed: np.ndarray | None = None
+    missing: str = "important_info_missing"
 
     @property
     def n_questions(self) -> int:
@@ -86,9 +102,14 @@ class MedQARatings:
     def n_ratings(self) -> int:
         return int(self.worker.size)
 
+    @property
+    def question(self) -> np.ndarray:
+        """(M,) the question index of each rating."""
+        return np.repeat(np.arange(self.n_questions), np.diff(self.offsets))
+
     def flag_counts(self) -> pd.DataFrame:
         """One row per question: ``qid, key, ratings`` and how many ratings carry each flag."""
-        question = np.repeat(np.arange(self.n_questions), np.diff(self.offsets))
+        question = self.question
         frame = pd.DataFrame({"qid": self.qids, "key": np.asarray(LETTERS)[self.key],
                               "ratings": np.diff(self.offsets)})
         for r, reason in enumerate(REASONS):
@@ -135,8 +156,22 @@ def _sort_key(values: pd.Index) -> np.ndarray:
     return np.argsort(values.to_numpy().astype(str), kind="stable")
 
 
-def load_medqa(path: str | os.PathLike[str] | IO[str]) -> MedQARatings:
-    """Read ``medqa_relabelling.csv`` (columns in its SOURCE.md); extra columns are ignored.
+def answer_text(answers: np.ndarray) -> np.ndarray:
+    """(M,) text of (M, 4) bool answer sets: ``"A"``, ``"A,C"``, ``""`` for none.
+
+    >>> answer_text(np.array([[1, 0, 0, 0], [1, 0, 1, 0], [0, 0, 0, 0]], dtype=bool)).tolist()
+    ['A', 'A,C', '']
+    """
+    code = answers.astype(np.int64) @ (1 << np.arange(len(LETTERS)))
+    table = np.array([",".join(x for b, x in enumerate(LETTERS) if c >> b & 1) for c in range(1 << len(LETTERS))],
+                     dtype=object)
+    return np.asarray(table[code])
+
+
+def load_medqa(path: str | os.PathLike[str] | IO[str], *, missing: str = "important_info_missing") -> MedQARatings:
+    """Read ``medqa_relabelling.csv`` (columns in its SOURCE.md); extra columns are ignored. ``missing`` names the
+    column read as the missing-information flag (:data:`MISSING_OPTION`: ``important_info_missing`` or
+    ``info_missing``).
 
     Errors (with file, row, column, value and what is allowed): a missing column, a non-boolean flag, an answer
     list that is not a list of A–D, a key that is not A–D or differs between the rows of one question, and the
@@ -145,15 +180,20 @@ def load_medqa(path: str | os.PathLike[str] | IO[str]) -> MedQARatings:
     source = path if isinstance(path, str | os.PathLike) else "<stream>"
     source = str(source)
     try:
+        missing = MISSING_OPTION.check(missing)
+    except ValueError as error:
+        raise InputError(str(error), option="reason", value=missing, allowed=MISSING_OPTION.constraint) from None
+    try:
         frame = pd.read_csv(path, dtype=str, keep_default_na=False)
     except FileNotFoundError:
         raise InputError("file not found", file=source, allowed="the medqa_relabelling.csv file") from None
     except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as error:
         raise InputError(f"cannot read as CSV: {' '.join(str(error).split())}", file=source) from None
-    missing = [c for c in REQUIRED if c not in frame.columns]
-    if missing:
-        raise InputError(f"missing column(s): {', '.join(missing)}", file=source, value=list(frame.columns),
-                         allowed="the columns of medqa_relabelling.csv: " + ", ".join(REQUIRED))
+    required = dict.fromkeys([*REQUIRED, missing])
+    absent = [c for c in required if c not in frame.columns]
+    if absent:
+        raise InputError(f"missing column(s): {', '.join(absent)}", file=source, value=list(frame.columns),
+                         allowed="the columns of medqa_relabelling.csv: " + ", ".join(required))
     if len(frame) == 0:
         raise InputError("no data rows", file=source)
     qid = frame["qid"].astype(str).str.strip()
@@ -173,14 +213,16 @@ def load_medqa(path: str | os.PathLike[str] | IO[str]) -> MedQARatings:
         row = int(np.flatnonzero(pair.duplicated().to_numpy())[0])
         raise InputError("the same worker rated this question twice", file=source, row=row + 1,
                          column="worker_id", value=worker.iloc[row], allowed="one rating per (qid, worker_id)")
-    important = _parse_bool(frame, "important_info_missing", source=source)
-    final, notes = _final_answers(frame, source=source)
-    return _by_question(qid, key, key_text, worker, important, final, source=source, notes=notes)
+    important = _parse_bool(frame, missing, source=source)
+    final, blind, changed, notes = _final_answers(frame, source=source)
+    ratings = _by_question(qid, key, key_text, worker, important, final, source=source, notes=notes)
+    order = _rating_order(qid)
+    return replace(ratings, blind_answers=blind[order], changed=changed[order], missing=missing)
 
 
-def _final_answers(frame: pd.DataFrame, *, source: str) -> tuple[np.ndarray, list[str]]:
-    """(M, 4) bool final answers of each rating (the seen answers after a change, else the blind ones), and notes
-    on inconsistent but usable rows."""
+def _final_answers(frame: pd.DataFrame, *, source: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[str]]:
+    """(M, 4) bool final answers of each rating (the seen answers after a change, else the blind ones), the blind
+    answers, ``seen_change``, and notes on inconsistent but usable rows."""
     changed = _parse_bool(frame, "seen_change", source=source)
     seen_answerable = _parse_bool(frame, "seen_answerable", source=source, allow_empty=True)
     blind = _parse_answers(frame, "blind_answers", source=source)
@@ -198,7 +240,15 @@ def _final_answers(frame: pd.DataFrame, *, source: str) -> tuple[np.ndarray, lis
     if rejected.any():
         notes.append(f"{int(rejected.sum())} rating(s) changed to 'no option answers the question' after "
                      "seeing the key; they count as rejecting the key")
-    return np.where(changed[:, None], seen, blind), notes
+    return np.where(changed[:, None], seen, blind), blind, changed, notes
+
+
+def _rating_order(qid: pd.Series) -> np.ndarray:
+    """The file rows of the ratings in question order (as :func:`_by_question` orders them)."""
+    code, uniques = pd.factorize(qid)
+    rank = np.empty(len(uniques), dtype=np.int64)
+    rank[_sort_key(pd.Index(uniques))] = np.arange(len(uniques))
+    return np.argsort(rank[code], kind="stable")
 
 
 def _by_question(qid: pd.Series, key: np.ndarray, key_text: pd.Series, worker: pd.Series, important: np.ndarray,
@@ -220,7 +270,7 @@ def _by_question(qid: pd.Series, key: np.ndarray, key_text: pd.Series, worker: p
                          column="answer_idx", value=key_text.iloc[row],
                          allowed=f"{LETTERS[per_question_key[question[row]]]} (as on the other rows of qid "
                                  f"{qid.iloc[row]})")
-    order = np.argsort(question, kind="stable")
+    order = _rating_order(qid)
     sizes = np.bincount(question, minlength=len(uniques))
     final = final[order]
     key_rows = key[order]

@@ -27,7 +27,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from stableval.datasets._common import parse_flags
+from stableval.datasets._common import flag_reasons, parse_flags
 from stableval.errors import InputError
 
 __all__ = ["read_toy_json"]
@@ -54,11 +54,12 @@ def read_toy_json(path: str | os.PathLike[str]) -> pd.DataFrame:
 
     Item ids are the 1-based positions in the list (``row`` too); ``best`` is the label (``response_1``,
     ``response_2``, ``tie``); ``item_flag`` Yes/No is the flag (``best`` may be missing when flagged); an
-    optional ``skip`` (yes/no) is read too.
+    optional ``skip`` (yes/no) is read too, and an optional ``flag_reason`` (why the item is flagged: ``PII``,
+    ``medical advice``, ``NSFW``, ...; column ``flag_reason``, ``unspecified`` on a flagged judgment without one).
     """
     path = Path(path)
     source = str(path)
-    records: list[tuple[str, str, str, str, str, str, bool, int]] = []
+    records: list[tuple[str, str, str, str, str, str, bool, int, str]] = []
     for number, entry in enumerate(_load(path), start=1):
         if not isinstance(entry, dict) or not isinstance(entry.get("output_values"), dict) \
                 or not isinstance(entry.get("QC", {}), dict):
@@ -71,8 +72,9 @@ def read_toy_json(path: str | os.PathLike[str]) -> pd.DataFrame:
                                      value=judgment, allowed='{"item_flag": "No", "best": "response_1"}')
                 records.append((str(number), "", str(rater), str(judgment.get("best") or ""),
                                 str(judgment.get("item_flag") or ""), str(judgment.get("skip") or ""), is_qc,
-                                number))
-    raw = pd.DataFrame(records, columns=["item", "agent", "rater", "best", "item_flag", "skip", "qc", "row"])
+                                number, str(judgment.get("flag_reason") or "")))
+    raw = pd.DataFrame(records, columns=["item", "agent", "rater", "best", "item_flag", "skip", "qc", "row",
+                                         "flag_reason"])
     flag = parse_flags(raw, "item_flag", source=source)
     skip = parse_flags(raw, "skip", source=source)
     missing = (raw["best"] == "").to_numpy() & ~flag & ~skip
@@ -80,5 +82,7 @@ def read_toy_json(path: str | os.PathLike[str]) -> pd.DataFrame:
         pos = int(np.flatnonzero(missing)[0])
         raise InputError("no 'best' on a judgment that is not flagged", file=source, row=int(raw["row"].iloc[pos]),
                          column="best", value=raw["rater"].iloc[pos], allowed="response_1, response_2 or tie")
+    reasons = flag_reasons(raw["flag_reason"], flag, source=source, column="flag_reason")
     return pd.DataFrame({"item": raw["item"], "agent": raw["agent"], "rater": raw["rater"], "label": raw["best"],
-                         "flag": flag, "skip": skip, "qc": raw["qc"].to_numpy(dtype=bool), "row": raw["row"]})
+                         "flag": flag, "skip": skip, "qc": raw["qc"].to_numpy(dtype=bool), "row": raw["row"],
+                         "flag_reason": reasons})

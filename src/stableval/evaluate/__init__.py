@@ -18,7 +18,12 @@ if TYPE_CHECKING:  # pragma: no cover  (the public names, declared once: see sta
         fit_methods as fit_methods,
         item_credit as item_credit,
     )
-    from stableval.evaluate.diagnostics import Diagnostics as Diagnostics, diagnose as diagnose
+    from stableval.evaluate.diagnostics import (
+        Diagnostics as Diagnostics,
+        diagnose as diagnose,
+        fragile_majorities as fragile_majorities,
+    )
+    from stableval.evaluate.flag_reasons import FlagReasons as FlagReasons, flags_by_reason as flags_by_reason
     from stableval.evaluate.pairwise import (
         PairwiseLeaderboard as PairwiseLeaderboard,
         pairwise_leaderboard as pairwise_leaderboard,

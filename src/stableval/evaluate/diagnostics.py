@@ -30,7 +30,7 @@ P(correct) = sigma(ability · beta)), as opposed to the entropy, which says how 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -128,6 +128,27 @@ def posterior_entropy(posteriors: np.ndarray) -> np.ndarray:
     return np.asarray(-(p * logs).sum(axis=1)) + 0.0  # + 0.0 turns -0.0 into 0.0
 
 
+def fragile_majorities(counts: np.ndarray) -> np.ndarray:
+    """(N,) bool: responses whose majority (plurality) changes when one of their raters is removed, from the
+    (N, K) judgments per level: the top level leads the next by at most one vote (removing one of its raters
+    turns a one-vote lead into a tie, and breaks a tie). A response with fewer than 2 judgments is never fragile.
+
+    >>> fragile_majorities(np.array([[3, 0, 0], [2, 1, 0], [1, 1, 0], [1, 0, 0], [0, 3, 1], [2, 2, 1]])).tolist()
+    [False, True, True, False, False, True]
+    """
+    counts = np.asarray(counts, dtype=float)
+    if counts.shape[1] < 2:
+        return np.zeros(counts.shape[0], dtype=bool)
+    top2 = np.sort(counts, axis=1)[:, -2:]
+    return np.asarray((counts.sum(axis=1) >= 2) & (top2[:, 1] - top2[:, 0] <= 1))
+
+
+def _shortened(text: str, width: int = 80) -> str:
+    """``text`` on one line, cut to ``width`` characters with an ellipsis."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= width else flat[: width - 1] + "…"
+
+
 # ====================================================================================== result
 @dataclass(frozen=True)
 class Diagnostics:
@@ -140,9 +161,10 @@ class Diagnostics:
             ``shift`` (> 0 lenient, < 0 strict, in levels) and ``spread``.
         responses: one row per response (table order): ``item, agent, judgments``, ``n_<level>`` (judgments per
             level), ``p_<level>`` (posterior), ``predicted`` (level name), ``confidence, ambiguity, entropy``
-            (nats), ``ambiguous`` (ambiguity > threshold).
+            (nats), ``ambiguous`` (ambiguity > threshold), ``fragile`` (:func:`fragile_majorities`); ``text``
+            with :meth:`with_item_text`.
         ambiguous: the ambiguous responses, most ambiguous first, with ``details``: every judgment as
-            ``rater=level`` (sorted by rater).
+            ``rater=level`` (sorted by rater); with :meth:`with_item_text` also the item's ``text``.
         confusion: (R, K, K) confusion matrices [rater, true, given], rater order of ``raters_order``.
         raters_order: rater names in the order of ``confusion``'s first axis.
         priors: (K,) estimated class priors mu.
@@ -195,6 +217,32 @@ class Diagnostics:
         return pd.DataFrame(self.confusion[index], index=pd.Index(self.levels, name="true"),
                             columns=pd.Index(self.levels, name="given"))
 
+    def with_item_text(self, texts: Mapping[str, str] | pd.Series) -> Diagnostics:
+        """The same diagnostics with each response's item text (column ``text``; empty for an item without one)."""
+        lookup = pd.Series(texts, dtype=object)
+        lookup.index = lookup.index.astype(str)
+        lookup = lookup[~lookup.index.duplicated()]
+
+        def texted(frame: pd.DataFrame) -> pd.DataFrame:
+            found = lookup.reindex(frame["item"].astype(str).to_numpy())
+            return frame.assign(text=found.where(found.notna(), "").to_numpy(dtype=object))
+
+        return replace(self, responses=texted(self.responses), ambiguous=texted(self.ambiguous))
+
+    def key_findings(self) -> dict[str, Any]:
+        """The paper's key findings in numbers: responses, ambiguous ones, the mean ambiguity (1 − largest
+        posterior) and entropy, and the fragile majorities (:func:`fragile_majorities`; ``ties``: of them, the
+        responses whose top levels are already tied)."""
+        responses = self.responses
+        fragile = responses["fragile"].to_numpy(bool) if "fragile" in responses else np.zeros(len(responses), bool)
+        counts = responses[[f"n_{level}" for level in self.levels]].to_numpy(float)
+        top2 = np.sort(counts, axis=1)[:, -2:] if counts.shape[1] >= 2 else np.zeros((len(responses), 2))
+        return {"responses": len(responses), "ambiguous": len(self.ambiguous),
+                "mean_ambiguity": float(responses["ambiguity"].mean()) if len(responses) else 0.0,
+                "mean_entropy": float(responses["entropy"].mean()) if len(responses) else 0.0,
+                "fragile_majorities": int(fragile.sum()),
+                "ties": int((fragile & (top2[:, 1] == top2[:, 0])).sum())}
+
     def _warnings(self) -> list[str]:
         return convergence_warnings({self.method: self.fit}) if self.fit else []
 
@@ -217,6 +265,7 @@ class Diagnostics:
             "raters": raters,
             "responses_total": len(self.responses),
             "ambiguous_count": len(self.ambiguous),
+            "key_findings": self.key_findings(),
             "ambiguous": records(self.ambiguous),
             **({"difficulty": self._difficulty_dict()} if self.difficulty_source is not None else {}),
         }
@@ -282,18 +331,25 @@ class Diagnostics:
         console.print(f"\n{count:,} of {total:,} responses ({share:.1%}) are ambiguous (ambiguity > "
                       f"{settings['ambiguity_threshold']:g}); mean entropy {self.responses['entropy'].mean():.3f} "
                       "nats.")
+        findings = self.key_findings()
+        console.print(f"Mean ambiguity {findings['mean_ambiguity']:.3f}; {findings['fragile_majorities']:,} "
+                      f"fragile majorities (the majority changes when one rater is removed; "
+                      f"{findings['ties']:,} of them already tied).")
         if count and top:
             shown = self.ambiguous.head(top)
             items = Table(box=box.SIMPLE_HEAVY, show_edge=False, title_justify="left",
                           title=f"Most ambiguous responses (top {len(shown)} of {count:,})")
             hard = self.difficulty_source is not None
+            texts = "text" in shown.columns
             numbers = ("Confidence", "Ambiguity", "Entropy") + (("Difficulty",) if hard else ())
-            for name in ("Item", "Agent", "Predicted", *numbers, "Judgments"):
+            for name in ("Item", *(("Text",) if texts else ()), "Agent", "Predicted", *numbers, "Judgments"):
                 items.add_column(name, justify="right" if name in numbers else "left", overflow="fold")
             for row in shown.itertuples(index=False):
                 extra = (f"{row.difficulty:.3f}",) if hard else ()
-                items.add_row(literal(row.item), literal(row.agent), str(row.predicted), f"{row.confidence:.3f}",
-                              f"{row.ambiguity:.3f}", f"{row.entropy:.3f}", *extra, literal(row.details))
+                text_cell = (literal(_shortened(str(row.text))),) if texts else ()
+                items.add_row(literal(row.item), *text_cell, literal(row.agent), str(row.predicted),
+                              f"{row.confidence:.3f}", f"{row.ambiguity:.3f}", f"{row.entropy:.3f}", *extra,
+                              literal(row.details))
             console.print(items)
         if self.difficulty_source is not None and top:
             self._render_difficulty(console, top)
@@ -400,6 +456,7 @@ def diagnose(
     # ---- responses
     responses = response_columns(table.response_frame(), table.vote_counts(), posteriors, table.levels)
     difficulty_source = _difficulty(responses, table, model, name, difficulty)
+    responses["fragile"] = fragile_majorities(table.vote_counts())
     flagged = mark_ambiguous(responses, ambiguity_threshold)
     ambiguous = responses.iloc[flagged].drop(columns="ambiguous").reset_index(drop=True)
     ambiguous["details"] = table.judgment_details(flagged)

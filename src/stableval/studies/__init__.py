@@ -17,6 +17,7 @@ from stableval.studies.ddx_methods import (
     synthetic_models,
 )
 from stableval.studies.medqa import MedQAResult, evaluate_medqa
+from stableval.studies.medqa_two_step import TwoStepResult, two_step
 
-__all__ = ["DDxComparison", "DDxConformal", "DDxResult", "MedQAResult", "compare_ddx_methods", "conformal_ddx",
-           "evaluate_ddx", "evaluate_medqa", "synthetic_models"]
+__all__ = ["DDxComparison", "DDxConformal", "DDxResult", "MedQAResult", "TwoStepResult", "compare_ddx_methods",
+           "conformal_ddx", "evaluate_ddx", "evaluate_medqa", "synthetic_models", "two_step"]

@@ -9,7 +9,8 @@ every drawn rating carries its flag (unanimous vote; ``vote="majority"``: more t
 accuracies (against the original key, on the questions left) are averaged over ``B`` draws (default 1000).
 
 Differences from the authors' notebook (``medqa_analysis.ipynb``): the notebook votes on ``info_missing`` whereas
-the paper and this module use ``important_info_missing``; it draws the raters separately for each reason, whereas
+the paper and this module's default use ``important_info_missing`` (``load_medqa(missing="info_missing")``
+votes as the notebook); it draws the raters separately for each reason, whereas
 here one draw of raters decides all reasons; and for the 33 ratings with ``seen_change`` TRUE and
 ``seen_answerable`` FALSE it falls back to the blind answers, whereas here they reject the key.
 
@@ -32,7 +33,7 @@ import numpy as np
 import pandas as pd
 
 from stableval._json import jsonable, records
-from stableval.datasets.medqa import LETTERS, REASONS, MedQARatings
+from stableval.datasets.medqa import LETTERS, REASONS, MedQARatings, answer_text
 from stableval.errors import InputError
 from stableval.evaluate.intervals import percentile_interval
 from stableval.evaluate.rater_bootstrap import chunk_size, draw_ratings, interval_text, nanmean, vote
@@ -41,7 +42,7 @@ from stableval.progress import progress_bar
 if TYPE_CHECKING:  # pragma: no cover
     from rich.console import Console
 
-__all__ = ["FILTERS", "FILTER_LABELS", "LETTERS", "REASONS", "MedQAResult", "evaluate_medqa"]
+__all__ = ["FILTERS", "FILTER_LABELS", "LETTERS", "PER_QUESTION_COLUMNS", "REASONS", "MedQAResult", "evaluate_medqa"]
 
 #: Filters reported: none, each reason alone, the cumulative steps of the paper's Figure 3, and all combined.
 FILTERS = ("none", "missing_info", "label_error", "multiple_answers", "missing_info+label_error", "combined")
@@ -50,6 +51,9 @@ FILTER_LABELS = {
     "multiple_answers": "w/o multiple answers", "missing_info+label_error": "w/o missing info & label errors",
     "combined": "w/o all three",
 }
+#: The columns of :attr:`MedQAResult.per_question`, in order.
+PER_QUESTION_COLUMNS = ("qid", "key", "raters", *(f"{r}_{what}" for r in REASONS for what in ("share", "p")),
+                        "excluded_p", "blind_answers", "blind_key_share")
 # which reasons each filter excludes (rows of FILTERS × REASONS)
 _FILTER_REASONS = np.array([
     [0, 0, 0], [1, 0, 0], [0, 1, 0], [0, 0, 1], [1, 1, 0], [1, 1, 1],
@@ -103,6 +107,11 @@ class MedQAResult:
             the accuracy against the original key on the questions kept), ``ci_low``, ``ci_high``.
         share_replicates: (B, filters). accuracy_replicates: (B, models, filters).
         settings: parameters and dataset counts.
+        per_question: one row per question (:data:`PER_QUESTION_COLUMNS`): ``qid, key, raters``; per reason the
+            share of the question's ratings that carry its flag (``*_share``) and the probability over draws that
+            the vote excludes the question for it (``*_p``); ``excluded_p``, the probability that any reason
+            excludes it (the ``combined`` filter); ``blind_answers``, each rater's answers before seeing the key
+            (``"A; B; A,C"``; ``-`` for none); ``blind_key_share``, the share of those that include the key.
     """
 
     exclusions: pd.DataFrame
@@ -110,6 +119,7 @@ class MedQAResult:
     share_replicates: np.ndarray
     accuracy_replicates: np.ndarray
     settings: dict[str, Any]
+    per_question: pd.DataFrame | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready: the settings, one record per filter and one per (model, filter); NaN becomes None."""
@@ -132,7 +142,7 @@ class MedQAResult:
         s = self.settings
         console.print(f"[bold]{s['source']}[/]: {s['questions']:,} questions, {s['ratings']:,} ratings by "
                       f"{s['raters']} raters; per draw {s['k']} ratings per question with replacement, {s['vote']} "
-                      f"vote; {s['n_draws']:,} draws (seed {s['seed']}).")
+                      f"vote; {s['n_draws']:,} draws (seed {s['seed']}); missing info: {s.get('reason', '')}.")
         for note in s["notes"]:
             console.print(f"  note: {note}")
         pct = round(100 * s["confidence"])
@@ -200,6 +210,7 @@ def evaluate_medqa(
     accuracy = np.empty((n_draws, len(names), n_filters))
     step = chunk_size(n, k * len(REASONS) * 2, n_draws)
     correct_f = correct.astype(np.float64)
+    times_excluded = np.zeros((n, len(REASONS) + 1))                              # per reason, then any reason
     with progress_bar("MedQA rater bootstrap", total=n_draws, enabled=progress) as bar:
         for start in range(0, n_draws, step):
             stop = min(start + step, n_draws)
@@ -207,6 +218,8 @@ def evaluate_medqa(
             drawn = ratings.flags[positions]                                      # (b, N, k, 3)
             excluded = vote(np.moveaxis(drawn, -1, -2), how)                      # (b, N, 3)
             by_filter = (excluded[:, :, None, :] & _FILTER_REASONS[None, None]).any(axis=-1)  # (b, N, F)
+            times_excluded[:, :-1] += excluded.sum(axis=0)
+            times_excluded[:, -1] += by_filter[:, :, -1].sum(axis=0)
             kept = (~by_filter).astype(np.float64)
             n_kept = kept.sum(axis=1)                                             # (b, F)
             share[start:stop] = 1.0 - n_kept / n
@@ -222,9 +235,31 @@ def evaluate_medqa(
     })
     settings = {"source": ratings.source, "questions": n, "ratings": ratings.n_ratings,
                 "raters": int(pd.unique(ratings.worker).size), "k": k, "n_draws": n_draws, "vote": how,
+                "reason": ratings.missing,
                 "seed": seed, "confidence": confidence, "models": names, "notes": [*ratings.notes, *notes]}
     return MedQAResult(exclusions=exclusions, accuracy=_accuracy_frame(names, accuracy, confidence),
-                       share_replicates=share, accuracy_replicates=accuracy, settings=settings)
+                       share_replicates=share, accuracy_replicates=accuracy, settings=settings,
+                       per_question=_per_question(ratings, times_excluded / n_draws))
+
+
+def _per_question(ratings: MedQARatings, p_excluded: np.ndarray) -> pd.DataFrame:
+    """The per-question table (:data:`PER_QUESTION_COLUMNS`) from the (N, reasons + 1) exclusion probabilities."""
+    counts = ratings.flag_counts()
+    frame = counts[["qid", "key", "ratings"]].rename(columns={"ratings": "raters"})
+    for r, reason in enumerate(REASONS):
+        frame[f"{reason}_share"] = counts[reason] / counts["ratings"]
+        frame[f"{reason}_p"] = p_excluded[:, r]
+    frame["excluded_p"] = p_excluded[:, -1]
+    question = ratings.question
+    if ratings.blind_answers is not None:
+        text = pd.Series(answer_text(ratings.blind_answers)).replace("", "-")
+        frame["blind_answers"] = text.groupby(question).agg("; ".join).to_numpy()
+        has_key = ratings.blind_answers[np.arange(ratings.n_ratings), ratings.key[question]]
+        frame["blind_key_share"] = np.bincount(question, weights=has_key, minlength=ratings.n_questions) / \
+            counts["ratings"].to_numpy()
+    else:
+        frame["blind_answers"], frame["blind_key_share"] = "", np.nan
+    return frame[list(PER_QUESTION_COLUMNS)]
 
 
 def _excluded_by_all_raters(ratings: MedQARatings, how: str) -> np.ndarray:

@@ -6,7 +6,7 @@
 from stableval.report.figures.base import FIGURE_SUFFIXES, check_figure_path, figure_to_svg, new_figure, save_figure
 from stableval.report.figures.ddx_case import ddx_case_figure
 from stableval.report.figures.diagnostics import confusion_grid, rater_scatter
-from stableval.report.figures.medqa import medqa_figure
+from stableval.report.figures.medqa import medqa_figure, two_step_figure
 from stableval.report.figures.nrp import nrp_by_prompt_figure, nrp_vs_size_figure
 from stableval.report.figures.pairwise import rating_plot
 from stableval.report.figures.ppi_plan import plan_figure
@@ -29,5 +29,6 @@ __all__ = [
     "rating_plot",
     "reliability_figure",
     "save_figure",
+    "two_step_figure",
     "win_heatmap",
 ]

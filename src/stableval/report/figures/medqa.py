@@ -1,4 +1,5 @@
-"""Figure of the Relabeled MedQA study: questions kept and accuracy per cumulative exclusion step.
+"""Figures of the Relabeled MedQA study: questions kept and accuracy per cumulative exclusion step
+(:func:`medqa_figure`), and the two-step design's answer changes and agreement (:func:`two_step_figure`).
 
 >>> import io
 >>> from stableval.datasets.medqa import load_medqa
@@ -8,6 +9,10 @@
 >>> figure = medqa_figure(evaluate_medqa(load_medqa(csv), {"always-A": ["A", "A"]}, n_draws=10))
 >>> figure.axes[0].get_ylabel()
 'percent (%)'
+>>> from stableval.studies.medqa_two_step import two_step
+>>> _ = csv.seek(0)
+>>> len(two_step_figure(two_step(load_medqa(csv))).axes)
+2
 """
 
 from __future__ import annotations
@@ -22,8 +27,9 @@ if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.figure import Figure
 
     from stableval.studies.medqa import MedQAResult
+    from stableval.studies.medqa_two_step import TwoStepResult
 
-__all__ = ["PLOT_FILTERS", "medqa_figure"]
+__all__ = ["PLOT_FILTERS", "medqa_figure", "two_step_figure"]
 
 #: The cumulative filters of the paper's Figure 3, in order.
 PLOT_FILTERS = ("none", "missing_info", "missing_info+label_error", "combined")
@@ -65,4 +71,35 @@ def medqa_figure(result: MedQAResult) -> Figure:
                  f"{round(100 * result.settings['confidence'])}% intervals)", fontsize=10)
     ax.legend(fontsize=8, loc="lower left")
     ax.spines[["top", "right"]].set_visible(False)
+    return fig
+
+
+def two_step_figure(result: TwoStepResult) -> Figure:
+    """Two panels: per blind outcome, the % of ratings changed after seeing the key and the % accepting the key
+    then; and the agreement measures (shares), blind versus seen."""
+    changes = result.changes[result.changes["blind"] != "all"]
+    fig = new_figure(10.0, 4.2)
+    left, right = fig.subplots(1, 2, gridspec_kw={"width_ratios": [3, 2]})
+    x = np.arange(len(changes))
+    for s, (column, label) in enumerate((("changed_share", "changed the answer"),
+                                         ("accepts_key_share", "accept the key after seeing it"))):
+        bars = left.bar(x + (s - 0.5) * 0.4, 100 * changes[column].to_numpy(dtype=float), 0.4, label=label)
+        left.bar_label(bars, fmt="%.1f", padding=2, fontsize=7)
+    left.set_xticks(x, [f"{b}\n(n={n:,})" for b, n in zip(changes["blind"], changes["ratings"], strict=True)])
+    left.set_xlabel("blind answer, compared with the key")
+    left.set_ylabel("% of ratings")
+    left.set_ylim(0, 110)
+    left.legend(fontsize=8, loc="upper left")
+    shares = result.agreement.iloc[:2]
+    y = np.arange(len(shares))
+    for s, column in enumerate(("blind", "seen")):
+        bars = right.bar(y + (s - 0.5) * 0.4, 100 * shares[column].to_numpy(dtype=float), 0.4, label=column)
+        right.bar_label(bars, fmt="%.1f", padding=2, fontsize=7)
+    right.set_xticks(y, ["identical answers\n(rater pairs)", "answers include\nthe key (ratings)"])
+    right.set_ylabel("%")
+    right.set_ylim(0, 110)
+    right.legend(fontsize=8, loc="upper left")
+    for ax in (left, right):
+        ax.spines[["top", "right"]].set_visible(False)
+    fig.suptitle("Relabeled MedQA two-step design: answers before (blind) and after seeing the key", fontsize=10)
     return fig
