@@ -24,7 +24,7 @@ from paths import SRC
 LEVELS: dict[str, int] = {
     "_version": 0, "errors": 0,
     "_json": 1, "_lazy": 1, "_options": 1, "progress": 1, "parallel": 1, "markup": 1, "wording": 1,
-    "data": 2,
+    "data": 2, "console": 2,
     "aggregate": 3, "datasets": 3,
     "evaluate": 4, "crowdkit": 4,
     "simulate": 5, "studies": 5, "nrp": 5,
@@ -195,6 +195,7 @@ TESTS = SRC.parents[1] / "tests"
 OTHER_TESTS = {
     "test_docs.py": "the docs: every command, flag and snippet of README.md and docs/*.md",
     "test_layers.py": "the architecture: imports run downward, no import cycle, the tests mirror the package",
+    "test_notebooks.py": "the notebooks of docs/notebooks run top to bottom and show tables and figures",
 }
 #: folders of tests/ outside the mirror: the portal's own tests, fixture files, scripts that make fixtures
 NOT_MIRRORED = ("portal", "fixtures", "oracles")

@@ -49,6 +49,7 @@ from stableval.aggregate.registry import (
     resolve_methods,
     spell_setting,
 )
+from stableval.console import Displayed
 from stableval.data.table import AnnotationTable, JudgmentTable
 from stableval.wording import plural
 
@@ -130,7 +131,7 @@ def posterior_entropy(posteriors: np.ndarray) -> np.ndarray:
 
 # ====================================================================================== result
 @dataclass(frozen=True)
-class Diagnostics:
+class Diagnostics(Displayed):
     """Result of :func:`diagnose`.
 
     Attributes:

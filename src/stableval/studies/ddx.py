@@ -30,6 +30,7 @@ import numpy as np
 import pandas as pd
 
 from stableval._json import jsonable, records
+from stableval.console import Displayed
 from stableval.datasets.ddx import RISK_NAMES, DDxAnnotations
 from stableval.errors import InputError
 from stableval.evaluate.intervals import percentile_interval
@@ -59,7 +60,7 @@ def positions(scores: np.ndarray) -> np.ndarray:
 
 
 @dataclass(frozen=True)
-class DDxResult:
+class DDxResult(Displayed):
     """Top-k accuracy over rater-bootstrap ground truths, and per-case annotation certainty.
 
     Attributes:

@@ -32,6 +32,7 @@ import numpy as np
 import pandas as pd
 
 from stableval._json import jsonable, records
+from stableval.console import Displayed
 from stableval.datasets.medqa import LETTERS, REASONS, MedQARatings
 from stableval.errors import InputError
 from stableval.evaluate.intervals import percentile_interval
@@ -92,7 +93,7 @@ def _correct(ratings: MedQARatings, predictions: Mapping[str, Any]) -> tuple[lis
 
 
 @dataclass(frozen=True)
-class MedQAResult:
+class MedQAResult(Displayed):
     """Exclusion shares and accuracies over rater-bootstrap draws.
 
     Attributes:
