@@ -34,7 +34,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-__all__ = ["COLUMN_OPTION", "InputError", "MissingColumnError", "NotFittedError", "Spelling", "StableValError", "python_spelling",
+__all__ = ["COLUMN_OPTION", "InputError", "MissingColumnError", "NotFittedError", "Spelling", "StableValError",
+           "python_spelling",
            "spell_options"]
 
 #: Spells an option a message asks the user to set: ``(option, value to give it or None) → text``.

@@ -1,6 +1,6 @@
-# Copied from crowd-kit (github.com/Toloka/crowd-kit, commit 35f06615, tests/conftest.py) to run crowd-kit's own
-# tests against stableval.crowdkit. Copyright 2020 Crowd-Kit team authors. Licensed under the Apache License,
-# Version 2.0 (LICENSE in this folder); see NOTICE in this folder for what was changed.
+# Copied from crowd-kit (github.com/Toloka/crowd-kit, commit 35f06615), tests/conftest.py,
+# to run crowd-kit's own tests against stableval.crowdkit. Copyright 2020 Crowd-Kit team authors.
+# Licensed under the Apache License, Version 2.0 (LICENSE in this folder); what was changed: NOTICE.
 import random
 from typing import Any
 
@@ -322,3 +322,28 @@ def bool_labels_ground_truth() -> "pd.Series[Any]":
     return pd.Series(
         [True, True], index=pd.Index(["t1", "t2"], name="task"), name="agg_label"
     )
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Added in stableval (not crowd-kit's): the tests of crowd-kit's private methods or of its quirks, each skipped with
+# the reason (tests/crowdkit_upstream/NOTICE).
+EXCLUDED = {
+    "test_glad_aggregation.py::test_glad_e_step":
+        "private methods: calls GLAD._init, GLAD._join_all and GLAD._e_step, crowd-kit's internals",
+    "test_glad_aggregation.py::test_glad_derivative":
+        "private methods: calls GLAD._gradient_Q, _compute_Q, _update_alphas_betas and _get_alphas_betas_by_point "
+        "(stableval's GLAD is checked against crowd-kit's fitted values in tests/aggregate/test_glad.py)",
+    "test_mace_aggregation.py::test_aggregate_mace_on_simple[em]":
+        "quirk: asserts crowd-kit's accuracy of 0.9 under method='em' (one task of ten wrong from its random "
+        "start); stableval's MACE gets all ten right (1.0)",
+    "test_mace_aggregation.py::test_thetas_on_simple":
+        "quirk: compares thetas_ to 1e-8 with crowd-kit's one random path (its draw order and internal worker "
+        "order); stableval's MACE with crowd-kit's start gives the same labels, other thetas_",
+}
+
+
+def pytest_collection_modifyitems(items: Any) -> None:
+    for item in items:
+        reason = EXCLUDED.get(item.nodeid.split("crowdkit_upstream/")[-1])
+        if reason is not None:
+            item.add_marker(pytest.mark.skip(reason=f"excluded: {reason}"))

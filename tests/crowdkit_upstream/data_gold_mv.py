@@ -1,6 +1,6 @@
-# Copied from crowd-kit (github.com/Toloka/crowd-kit, commit 35f06615, tests/aggregation/data_gold_mv.py) to run crowd-kit's own
-# tests against stableval.crowdkit. Copyright 2020 Crowd-Kit team authors. Licensed under the Apache License,
-# Version 2.0 (LICENSE in this folder); see NOTICE in this folder for what was changed.
+# Copied from crowd-kit (github.com/Toloka/crowd-kit, commit 35f06615), tests/aggregation/data_gold_mv.py,
+# to run crowd-kit's own tests against stableval.crowdkit. Copyright 2020 Crowd-Kit team authors.
+# Licensed under the Apache License, Version 2.0 (LICENSE in this folder); what was changed: NOTICE.
 from typing import Any
 
 import pandas as pd

@@ -1,6 +1,7 @@
-# Copied from crowd-kit (github.com/Toloka/crowd-kit, commit 35f06615, tests/aggregation/test_classification_aggregation.py) to run crowd-kit's own
-# tests against stableval.crowdkit. Copyright 2020 Crowd-Kit team authors. Licensed under the Apache License,
-# Version 2.0 (LICENSE in this folder); see NOTICE in this folder for what was changed.
+# Copied from crowd-kit (github.com/Toloka/crowd-kit, commit 35f06615),
+# tests/aggregation/test_classification_aggregation.py,
+# to run crowd-kit's own tests against stableval.crowdkit. Copyright 2020 Crowd-Kit team authors.
+# Licensed under the Apache License, Version 2.0 (LICENSE in this folder); what was changed: NOTICE.
 """
 Simplest aggregation algorythms tests on different datasets
 Testing all boundary conditions and asserts

@@ -43,10 +43,11 @@ def answers_frame(data: Any, columns: Sequence[str] = COLUMNS, what: str = "data
     return data
 
 
-def _codes(values: pd.Series) -> tuple[np.ndarray, pd.Index]:
-    """Integer codes and the distinct values, sorted when they sort (crowd-kit's labels come out sorted too)."""
+def _codes(values: pd.Series, sort: bool = True) -> tuple[np.ndarray, pd.Index]:
+    """Integer codes and the distinct values, sorted when they sort (``sort``), else in order of first
+    appearance."""
     try:
-        codes, uniques = pd.factorize(values, sort=True)
+        codes, uniques = pd.factorize(values, sort=sort)
     except TypeError:  # mixed types that do not compare
         codes, uniques = pd.factorize(values, sort=False)
     return np.asarray(codes, dtype=np.int64), pd.Index(uniques)
@@ -54,8 +55,9 @@ def _codes(values: pd.Series) -> tuple[np.ndarray, pd.Index]:
 
 @dataclass(frozen=True)
 class Answers:
-    """The rows as codes: ``task``, ``worker``, ``label`` (J,) index the distinct ``tasks`` (in order of first
-    appearance), ``workers`` (likewise) and ``labels`` (sorted)."""
+    """The rows as codes: ``task``, ``worker``, ``label`` (J,) index the distinct ``tasks``, ``workers`` and
+    ``labels``, each sorted as crowd-kit's pandas group-bys sort them (in order of first appearance when the values
+    do not compare, or for a model whose random start crowd-kit draws in that order)."""
 
     tasks: pd.Index
     workers: pd.Index
@@ -65,13 +67,13 @@ class Answers:
     label: np.ndarray
 
     @classmethod
-    def of(cls, data: Any, what: str = "data") -> Answers:
+    def of(cls, data: Any, what: str = "data", *, sort: bool = True) -> Answers:
+        """The answers of ``data``; ``sort=False``: tasks, workers and labels in order of first appearance."""
         frame = answers_frame(data, what=what)
-        task, tasks = pd.factorize(frame["task"], sort=False)
-        worker, workers = pd.factorize(frame["worker"], sort=False)
-        label, labels = _codes(frame["label"])
-        return cls(pd.Index(tasks, name="task"), pd.Index(workers, name="worker"), labels,
-                   np.asarray(task, dtype=np.int64), np.asarray(worker, dtype=np.int64), label)
+        task, tasks = _codes(frame["task"], sort)
+        worker, workers = _codes(frame["worker"], sort)
+        label, labels = _codes(frame["label"], sort)
+        return cls(tasks.rename("task"), workers.rename("worker"), labels, task, worker, label)
 
     @property
     def n_tasks(self) -> int:

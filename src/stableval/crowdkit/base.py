@@ -35,6 +35,14 @@ class CrowdKitAggregator:
     #: the results this model sets in ``fit``
     results: ClassVar[tuple[str, ...]] = ("labels_", "probas_")
 
+    def __new__(cls, *args: Any, **kwargs: Any) -> Self:
+        """Refuse an unknown parameter naming the allowed ones."""
+        allowed = [name for name in inspect.signature(cls.__init__).parameters if name != "self"]
+        for key in kwargs:
+            if key not in allowed:
+                raise TypeError(f"{cls.__name__} got an unexpected parameter {key!r}; allowed: {', '.join(allowed)}")
+        return super().__new__(cls)
+
     def fit(self, data: Any, *args: Any, **kwargs: Any) -> Self:  # pragma: no cover - interface
         raise NotImplementedError
 

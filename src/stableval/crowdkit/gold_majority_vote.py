@@ -14,7 +14,6 @@ from __future__ import annotations
 
 from typing import Any, Self
 
-import numpy as np
 import pandas as pd
 
 from stableval.crowdkit.answers import Answers, answers_frame, true_labels_series
@@ -25,24 +24,21 @@ __all__ = ["GoldMajorityVote"]
 
 
 class GoldMajorityVote(CrowdKitAggregator):
-    """``fit(data, true_labels)``: ``skills_`` each worker's share of right answers on the known tasks (workers
-    who answered none are left out); ``predict(data)`` / ``predict_proba(data)``: the vote weighted by them
-    (a worker without a skill raises ``ValueError``, as crowd-kit's does)."""
+    """``fit(data, true_labels)``: ``skills_`` each worker's share of right answers on the known tasks (an answer
+    is right when it is one of its task's true labels; workers who answered none are left out);
+    ``predict(data)`` / ``predict_proba(data)``: the vote weighted by them (a worker without a skill raises
+    ``ValueError``, as crowd-kit's does)."""
 
     results = ("labels_", "probas_", "skills_")
 
     def fit(self, data: Any, true_labels: Any) -> Self:
         frame = answers_frame(data)
         known = true_labels_series(true_labels)
-        answers = Answers.of(frame)
-        gold = answers.gold(known)
-        assert gold is not None
-        scored = gold[answers.task] >= 0
-        hits = np.bincount(answers.worker[scored], weights=(answers.label == gold[answers.task])[scored],
-                           minlength=answers.n_workers)
-        seen = np.bincount(answers.worker[scored], minlength=answers.n_workers)
-        answered = seen > 0
-        self.skills_ = pd.Series(hits[answered] / seen[answered], index=answers.workers[answered], name="skill")
+        truths = known.groupby(level=0).agg(lambda labels: set(labels))  # a task may have several true labels
+        scored = frame[frame["task"].isin(truths.index)]
+        right = [label in truths[task] for task, label in zip(scored["task"], scored["label"], strict=True)]
+        skills = pd.Series(right, index=pd.Index(scored["worker"], name="worker"), dtype=float)
+        self.skills_ = skills.groupby(level=0).mean().rename("skill")
         return self
 
     def predict(self, data: Any) -> pd.Series:

@@ -110,9 +110,12 @@ class _Wrapped(CrowdKitAggregator):
     def _estimator(self) -> Any:  # pragma: no cover - interface
         raise NotImplementedError
 
+    #: tasks, workers and labels sorted (False: in order of first appearance, as crowd-kit draws a random start)
+    sort: bool = True
+
     def _fit(self, data: Any, true_labels: Any = None) -> Answers | None:
         """Fit ``model_`` (None returned, results set empty, for empty input)."""
-        answers = Answers.of(data)
+        answers = Answers.of(data, sort=self.sort)
         self.model_ = self._estimator()
         if answers.empty:
             self._set_empty()
@@ -146,29 +149,53 @@ class _SkillPredictor(_Wrapped):
 
 
 class Wawa(_SkillPredictor):
-    """crowd-kit's ``Wawa()`` (:class:`stableval.aggregate.Wawa`): skills are the agreement with the majority."""
+    """crowd-kit's ``Wawa()`` ("worker agreement with aggregate"): each worker's skill is its agreement with the
+    majority vote (ties to the lowest label, as crowd-kit's majority vote breaks them on its examples), and the
+    labels are the vote weighted by those skills (:class:`stableval.aggregate.Wawa` counts a tied vote as a
+    share of each tied label instead)."""
 
-    def _estimator(self) -> Any:
-        from stableval.aggregate import Wawa as Native
-
-        return Native()
+    def fit(self, data: Any) -> Self:
+        majority = MajorityVote().fit(data)
+        self.skills_ = majority.skills_
+        if len(self.skills_):
+            answers, probas, _ = skill_vote(data, self.skills_)
+            self._set_labels(answers, probas)
+        else:
+            self._set_empty()
+        return self
 
 
 class ZeroBasedSkill(_SkillPredictor):
     """crowd-kit's ``ZeroBasedSkill(n_iter=100, lr_init=1.0, lr_steps_to_reduce=20, lr_reduce_factor=0.5,
-    eps=1e-5)`` (:class:`stableval.aggregate.ZeroBasedSkill`)."""
+    eps=1e-5)``: skills start at 1/K + eps and step ``n_iter`` times towards each worker's agreement with the
+    skill-weighted vote (its ties to the lowest label, as crowd-kit breaks them on its examples;
+    :class:`stableval.aggregate.ZeroBasedSkill` counts a tied vote as a share of each tied label instead)."""
 
     def __init__(self, n_iter: int = 100, lr_init: float = 1.0, lr_steps_to_reduce: int = 20,
                  lr_reduce_factor: float = 0.5, eps: float = 1e-5) -> None:
-        self.n_iter, self.lr_init, self.lr_steps_to_reduce = n_iter, lr_init, lr_steps_to_reduce
-        self.lr_reduce_factor, self.eps = lr_reduce_factor, eps
-        self._estimator()  # the parameters are checked here
-
-    def _estimator(self) -> Any:
         from stableval.aggregate import ZeroBasedSkill as Native
 
-        return Native(n_iter=self.n_iter, lr_init=self.lr_init, lr_steps_to_reduce=self.lr_steps_to_reduce,
-                      lr_reduce_factor=self.lr_reduce_factor, eps=self.eps)
+        Native(n_iter=n_iter, lr_init=lr_init, lr_steps_to_reduce=lr_steps_to_reduce,
+               lr_reduce_factor=lr_reduce_factor, eps=eps)  # the parameters are checked there
+        self.n_iter, self.lr_init, self.lr_steps_to_reduce = n_iter, lr_init, lr_steps_to_reduce
+        self.lr_reduce_factor, self.eps = lr_reduce_factor, eps
+
+    def fit(self, data: Any) -> Self:
+        answers = Answers.of(data)
+        if answers.empty:
+            self._set_empty()
+            self.skills_ = pd.Series(dtype=float, name="skill")
+            return self
+        skills = np.full(answers.n_workers, 1.0 / answers.n_labels + self.eps)
+        rate = self.lr_init
+        for round_ in range(1, self.n_iter + 1):
+            if round_ % self.lr_steps_to_reduce == 0:
+                rate *= self.lr_reduce_factor
+            labels = most_probable(answers.votes(skills))
+            skills = skills + rate * (_agreement(answers, labels) - skills)
+        self.skills_ = answers.worker_series(skills)
+        self._set_labels(answers, _shares(answers.votes(skills)))
+        return self
 
 
 class OneCoinDawidSkene(_Wrapped):
@@ -239,10 +266,11 @@ class DawidSkene(CrowdKitAggregator):
         confusion = _normalised(expected)
         priors = shares.mean(axis=0)
         posteriors = shares
-        if self.n_iter > 0:
-            result = run_em(X, n_raters=r, n_levels=k, init_params=(priors, confusion), max_iter=self.n_iter,
-                            tol=self.tol, gold=gold, acceleration="none")
-            posteriors, priors, confusion = result.posteriors.T, result.priors, result.confusion
+        if self.n_iter > 0:  # then the M-step of the final posteriors, as crowd-kit reports it
+            posteriors = run_em(X, n_raters=r, n_levels=k, init_params=(priors, confusion), max_iter=self.n_iter,
+                                tol=self.tol, gold=gold, acceleration="none").posteriors.T
+            priors = posteriors.mean(axis=0)
+            confusion = _normalised(np.asarray(X.T @ posteriors).reshape(r, k, k).transpose(0, 2, 1))
         self._set_labels(answers, np.asarray(posteriors))
         self.priors_ = answers.label_priors(priors)
         self.errors_ = answers.errors_frame(confusion)
@@ -333,6 +361,7 @@ class MACE(_Wrapped):
     accepted and, as in crowd-kit 1.4.2, not used: the ``em`` smoothing is 0.01 / (number of labels)."""
 
     results = ("labels_", "probas_", "thetas_", "spamming_", "skills_")
+    sort = False
 
     def __init__(self, n_restarts: int = 10, n_iter: int = 50, method: Literal["vb", "em"] = "vb",
                  smoothing: float = 0.1, default_noise: float = 0.5, alpha: float = 0.5, beta: float = 0.5,
