@@ -197,8 +197,9 @@ OTHER_TESTS = {
     "test_layers.py": "the architecture: imports run downward, no import cycle, the tests mirror the package",
     "test_notebooks.py": "the notebooks of docs/notebooks run top to bottom and show tables and figures",
 }
-#: folders of tests/ outside the mirror: the portal's own tests, fixture files, scripts that make fixtures
-NOT_MIRRORED = ("portal", "fixtures", "oracles")
+#: folders of tests/ outside the mirror: the portal's own tests, fixture files, scripts that make fixtures, and
+#: crowd-kit's own tests run against stableval.crowdkit (a copy, its licence kept)
+NOT_MIRRORED = ("portal", "fixtures", "oracles", "crowdkit_upstream")
 
 
 def misplaced_tests(paths: list[Path]) -> list[str]:

@@ -110,7 +110,7 @@ class Answers:
         known = true_labels_series(true_labels)
         codes = np.full(self.n_tasks, -1, dtype=np.int64)
         where = self.tasks.get_indexer(known.index)
-        label = self.labels.get_indexer(known.to_numpy())
+        label = self.labels.get_indexer(pd.Index(known.to_numpy()))
         usable = (where >= 0) & (label >= 0)
         codes[where[usable]] = label[usable]
         return codes

@@ -34,8 +34,10 @@ class GoldMajorityVote(CrowdKitAggregator):
     def fit(self, data: Any, true_labels: Any) -> Self:
         frame = answers_frame(data)
         known = true_labels_series(true_labels)
-        truths = known.groupby(level=0).agg(lambda labels: set(labels))  # a task may have several true labels
-        scored = frame[frame["task"].isin(truths.index)]
+        truths: dict[Any, set[Any]] = {}  # a task may have several true labels
+        for task, label in known.items():
+            truths.setdefault(task, set()).add(label)
+        scored = frame[frame["task"].isin(list(truths))]
         right = [label in truths[task] for task, label in zip(scored["task"], scored["label"], strict=True)]
         skills = pd.Series(right, index=pd.Index(scored["worker"], name="worker"), dtype=float)
         self.skills_ = skills.groupby(level=0).mean().rename("skill")

@@ -55,7 +55,8 @@ class MMSR(CrowdKitAggregator):
     def fit(self, data: Any) -> Self:
         answers = Answers.of(data)
         if answers.empty:
-            self.skills_, self.loss_history_ = pd.Series(dtype=float, name="skill"), []
+            self.skills_ = pd.Series(dtype=float, name="skill")
+            self.loss_history_: list[float] = []
             return self
         m, n_tasks, r = answers.n_labels, answers.n_tasks, answers.n_workers
         last = np.zeros((r, n_tasks), dtype=np.int64)  # the label (code + 1) each worker gave each task, 0: none
