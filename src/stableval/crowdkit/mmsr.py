@@ -57,6 +57,7 @@ class MMSR(CrowdKitAggregator):
         if answers.empty:
             self.skills_ = pd.Series(dtype=float, name="skill")
             self.loss_history_: list[float] = []
+            self.labels_, self.scores_ = pd.Series(dtype=float, name="agg_label"), pd.DataFrame()
             return self
         m, n_tasks, r = answers.n_labels, answers.n_tasks, answers.n_workers
         last = np.zeros((r, n_tasks), dtype=np.int64)  # the label (code + 1) each worker gave each task, 0: none
