@@ -129,7 +129,7 @@ def test_hard_distribution_equals_the_one_hot_divided_by_its_row_sums() -> None:
 
 def test_crowdkit_parameter_names_say_which_to_use() -> None:
     """Issue 32: DawidSkene(n_iter=100) (crowd-kit's name) named neither stableval's name nor the compatible class."""
-    from stableval.aggregate import DawidSkene, MACE
+    from stableval.aggregate import MACE, DawidSkene
 
     with pytest.raises(TypeError, match=r"unexpected parameter 'n_iter'; stableval's name is max_iter \(or use "
                                         r"stableval.crowdkit.DawidSkene.*allowed: max_iter, tol, acceleration"):
