@@ -44,3 +44,18 @@ def compare_with_crowdkit(fitted: object, expected: pd.DataFrame) -> np.ndarray:
     columns = [c for c in expected.columns if c.startswith("p")]
     ours = fitted.probas_.loc[expected.index, [c[1:] for c in columns]].to_numpy()  # type: ignore[attr-defined]
     return np.asarray(ours - expected[columns].to_numpy())
+
+
+def random_answers(seed: int, n_tasks: int = 60, n_workers: int = 12, labels: tuple[str, ...] = ("a", "b", "c"),
+                   per_task: int = 5) -> tuple[pd.DataFrame, pd.Series]:
+    """crowd-kit-style answers (``task, worker, label``) of workers of random accuracy to tasks of random truth;
+    returns (answers, truth), for checking stableval.crowdkit against crowd-kit itself."""
+    rng = np.random.default_rng(seed)
+    truth = pd.Series(rng.choice(labels, n_tasks), index=[f"t{i}" for i in range(n_tasks)])
+    accuracy = rng.uniform(0.4, 0.95, n_workers)
+    rows = []
+    for task, true in truth.items():
+        for worker in rng.choice(n_workers, per_task, replace=False):
+            label = true if rng.random() < accuracy[worker] else rng.choice(labels)
+            rows.append((task, f"w{worker}", label))
+    return pd.DataFrame(rows, columns=["task", "worker", "label"]), truth

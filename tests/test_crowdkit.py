@@ -180,7 +180,7 @@ def test_crowdkit_classes_answer_in_crowdkit_shapes() -> None:
     assert model.errors_.index.names == ["worker", "label"] and model.errors_.index[0] == (7, 0)
     assert model.skills_.index.name == "worker" and model.skills_.index.dtype == np.int64
     assert list(model.probas_.columns) == [0, 1]
-    assert crowdkit.ZeroBasedSkill(lr_init=0.5).fit(df).model_.lr_init == 0.5
+    assert crowdkit.ZeroBasedSkill(lr_init=0.5).fit(df).lr_init == 0.5  # fitted by stableval.crowdkit itself
     with pytest.raises(NotFittedError, match="call fit"):
         _ = crowdkit.Wawa().labels_
     with pytest.raises(AttributeError):

@@ -24,7 +24,7 @@ from paths import SRC
 LEVELS: dict[str, int] = {
     "_version": 0, "errors": 0,
     "_json": 1, "_lazy": 1, "_options": 1, "progress": 1, "parallel": 1, "markup": 1, "wording": 1,
-    "data": 2,
+    "data": 2, "console": 2,
     "aggregate": 3, "datasets": 3,
     "evaluate": 4, "crowdkit": 4,
     "simulate": 5, "studies": 5, "nrp": 5,
@@ -197,9 +197,11 @@ OTHER_TESTS = {
     "test_layers.py": "the architecture: imports run downward, no import cycle, the tests mirror the package",
     "test_packaging.py": "the package build: version, package data, extras, Pythons, the wheel check's scripts",
     "test_docs_site.py": "the docs site's generated navigation, API and command-line references, its links",
+    "test_notebooks.py": "the notebooks of docs/notebooks run top to bottom and show tables and figures",
 }
-#: folders of tests/ outside the mirror: the portal's own tests, fixture files, scripts that make fixtures
-NOT_MIRRORED = ("portal", "fixtures", "oracles")
+#: folders of tests/ outside the mirror: the portal's own tests, fixture files, scripts that make fixtures, and
+#: crowd-kit's own tests run against stableval.crowdkit (a copy, its licence kept)
+NOT_MIRRORED = ("portal", "fixtures", "oracles", "crowdkit_upstream")
 
 
 def misplaced_tests(paths: list[Path]) -> list[str]:

@@ -48,6 +48,7 @@ if TYPE_CHECKING:  # pragma: no cover  (the public names, declared once: see sta
     from stableval.datasets import load_dataset as load_dataset
     from stableval.errors import (
         InputError as InputError,
+        MissingColumnError as MissingColumnError,
         NotFittedError as NotFittedError,
         StableValError as StableValError,
     )

@@ -34,7 +34,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-__all__ = ["COLUMN_OPTION", "InputError", "NotFittedError", "Spelling", "StableValError", "python_spelling",
+__all__ = ["COLUMN_OPTION", "InputError", "MissingColumnError", "NotFittedError", "Spelling", "StableValError",
+           "python_spelling",
            "spell_options"]
 
 #: Spells an option a message asks the user to set: ``(option, value to give it or None) → text``.
@@ -163,6 +164,18 @@ class InputError(StableValError, ValueError):
 
 def _rebuild(kind: type[InputError], problem: str, fields: dict[str, Any]) -> InputError:
     return kind(problem, **fields)
+
+
+class MissingColumnError(InputError, KeyError):
+    """A column the input must have is missing: an :class:`InputError` to stableval's users, a ``KeyError`` to
+    pandas' and crowd-kit's (``data["task"]`` raises ``KeyError`` there).
+
+    >>> error = MissingColumnError("no such column", column="task", allowed="task, worker, label")
+    >>> isinstance(error, KeyError), isinstance(error, InputError), str(error)
+    (True, True, "column 'task': no such column; allowed: task, worker, label")
+    """
+
+    __str__ = InputError.__str__  # the message as written, not KeyError's repr of it
 
 
 class NotFittedError(StableValError, AttributeError):

@@ -125,3 +125,16 @@ def test_hard_distribution_equals_the_one_hot_divided_by_its_row_sums() -> None:
         np.testing.assert_array_equal(fast, simple)
     with np.errstate(invalid="ignore"):
         assert np.isnan(base.hard_distribution(probabilities)[5]).all()  # a NaN row stays NaN, as 0 / 0 gave
+
+
+def test_crowdkit_parameter_names_say_which_to_use() -> None:
+    """Issue 32: DawidSkene(n_iter=100) (crowd-kit's name) named neither stableval's name nor the compatible class."""
+    from stableval.aggregate import MACE, DawidSkene
+
+    with pytest.raises(TypeError, match=r"unexpected parameter 'n_iter'; stableval's name is max_iter \(or use "
+                                        r"stableval.crowdkit.DawidSkene.*allowed: max_iter, tol, acceleration"):
+        DawidSkene(n_iter=100)
+    with pytest.raises(TypeError, match="'random_state'; stableval's name is seed"):
+        MACE(random_state=1)
+    with pytest.raises(TypeError, match=r"unexpected parameter 'nope'; allowed: max_iter"):
+        DawidSkene(nope=1)

@@ -81,7 +81,7 @@ def test_gold_clamps_known_responses(model: GLAD | MACE) -> None:
     (lambda: MACE(smoothing=-1.0), "smoothing=-1.0: allowed a number ≥ 0"),
     (lambda: GLAD(m_step_max_iter=0), "m_step_max_iter=0: allowed an integer ≥ 1"),
     (lambda: GLAD(m_step_tol=0), "m_step_tol=0: allowed a number > 0"),
-    (lambda: GLAD(max_iter=0), "max_iter=0: allowed an integer ≥ 1"),
+    (lambda: GLAD(max_iter=-1), "max_iter=-1: allowed an integer ≥ 0"),  # 0: crowd-kit's n_iter=0 (issue 32)
 ])
 def test_bad_settings_are_refused_naming_the_value(build: object, message: str) -> None:
     """The messages of the parameter declarations (``PARAMETERS``, issue 25): the name, the value and what is

@@ -41,6 +41,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from stableval.data.table import AnnotationTable
 
 __all__ = [
+    "CROWDKIT_NAMES",
     "Aggregator",
     "Estimator",
     "GoldLabels",
@@ -53,6 +54,10 @@ __all__ = [
 
 #: Known true levels: {(item, agent): level name or code}, or an (N,) code array (-1 = unknown).
 GoldLabels = Mapping[tuple[str, str], "str | int"] | np.ndarray
+
+
+#: crowd-kit's parameter names → stableval's (an estimator given crowd-kit's name says which to use)
+CROWDKIT_NAMES = {"n_iter": "max_iter", "random_state": "seed"}
 
 
 class Estimator:
@@ -68,6 +73,19 @@ class Estimator:
 
     #: every hyper-parameter's declaration, in ``__init__``'s order (the default left out: ``__init__`` has it)
     PARAMETERS: ClassVar[tuple[Option, ...]] = ()
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> Self:
+        """Refuse an unknown parameter naming the allowed ones, and for crowd-kit's names (:data:`CROWDKIT_NAMES`)
+        stableval's name and the crowd-kit-compatible class."""
+        allowed = cls.parameter_names()
+        for key in kwargs:
+            if key not in allowed:
+                ours = CROWDKIT_NAMES.get(key)
+                hint = (f"; stableval's name is {ours} (or use stableval.crowdkit.{cls.__name__}, which takes "
+                        f"crowd-kit's names)" if ours in allowed else "")
+                raise TypeError(f"{cls.__name__} got an unexpected parameter {key!r}{hint}; allowed: "
+                                + ", ".join(allowed))
+        return super().__new__(cls)
 
     def __getattr__(self, name: str) -> Any:
         # Only called when normal lookup fails: a result attribute that fit() has not set yet.

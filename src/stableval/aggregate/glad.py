@@ -57,7 +57,7 @@ class GLAD(Aggregator):
     """
 
     PARAMETERS = (
-        replace(MAX_ITER, help="Most EM iterations."),
+        replace(MAX_ITER, help="Most EM iterations (0: the E-step of the start only, as crowd-kit allows).", ge=0),
         replace(TOL, help="Stop when the mean expected log-likelihood per (judgment, level) improves by less than "
                           "this (crowd-kit's criterion)."),
         Option("m_step_max_iter", int, "Most conjugate-gradient iterations per M-step.", ge=1),

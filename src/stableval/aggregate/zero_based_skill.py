@@ -49,7 +49,8 @@ class ZeroBasedSkill(Aggregator):
     """
 
     PARAMETERS = (
-        Option("n_iter", int, "Rounds of (weighted vote, skill step); all are run, as in crowd-kit.", ge=1),
+        Option("n_iter", int, "Rounds of (weighted vote, skill step); all are run, as in crowd-kit (0: the "
+                            "plain vote).", ge=0),
         Option("lr_init", float, "First learning rate of the skill step skill += lr · (agreement − skill) (1 sets "
                                  "every skill to its agreement at once).", gt=0),
         Option("lr_steps_to_reduce", int, "The learning rate is reduced every this many rounds.", ge=1),

@@ -25,8 +25,6 @@ from __future__ import annotations
 import io
 import json
 import os
-import re
-import shutil
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -37,7 +35,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 import typer
 
 from stableval._version import __version__
-from stableval.markup import LITERAL_MARK, TAG, literal
+from stableval.console import Displayed, make_console, styled_text, visible
+from stableval.markup import literal
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -65,7 +64,7 @@ class Result(Protocol):
 
 
 @dataclass(frozen=True)
-class Appended:
+class Appended(Displayed):
     """A result with more to say: ``json`` entries added to its dictionary, ``render_more`` printed after its
     table (e.g. accuracy against gold labels), ``render_options`` passed to its ``render`` (e.g. ``top=20``)."""
 
@@ -88,7 +87,7 @@ class Appended:
 
 
 @dataclass(frozen=True)
-class TableResult:
+class TableResult(Displayed):
     """A table of results with a title, notes and extra JSON entries, written by :func:`emit` (JSON: the extra
     entries, ``notes`` and ``rows``; the table prints a missing number as ``-`` and ``params`` as ``124M``).
 
@@ -163,118 +162,6 @@ class Output:
     def emit(self, result: Result, *, frame: pd.DataFrame | None = None) -> None:
         """Write ``result`` (``frame`` replaces ``result.to_frame()`` as the CSV table)."""
         emit(result, self.format, self.path, frame=frame, width=self.width)
-
-
-# C0 and C1 control characters (tab and newline kept), DEL, and the bidirectional overrides and marks that
-# reorder what a terminal shows
-_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
-# the style words the project's own messages use inside [...] tags; any other bracketed text is shown as written
-_STYLE_WORDS = frozenset({"bold", "dim", "italic", "underline", "red", "green", "yellow", "blue", "magenta", "cyan"})
-
-
-def _shown(text: str) -> str:
-    return visible(text.replace(LITERAL_MARK + "[", "["))
-
-
-def visible(text: str) -> str:
-    r"""``text`` with control characters (terminal escapes, bell, bidirectional overrides) written as escapes.
-
-    >>> visible("\x1b[31mRED\x1b[0m\tok\u202e")
-    '\\x1b[31mRED\\x1b[0m\tok\\u202e'
-    """
-    def escaped(match: re.Match[str]) -> str:
-        code = ord(match.group())
-        return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
-
-    return _CONTROL.sub(escaped, text)
-
-
-def styled_text(text: str, style: str = "") -> Any:
-    """A rich ``Text`` of ``text`` where only the project's style tags (``[bold red]...[/]``) style it: any other
-    bracketed text, an unmatched closing tag and control characters are shown as written (escaped).
-
-    >>> styled_text("[bold]scores[/] of [b]x1[/b] and [/]").plain
-    'scores of [b]x1[/b] and [/]'
-    """
-    from rich.text import Text
-
-    opened: list[tuple[int, str]] = []  # (index of the opening tag, its style) not closed yet
-    active: dict[int, str | None] = {}  # tag index → style it opens, or None for a closing tag; matched pairs only
-    tags = list(TAG.finditer(text))
-    for index, match in enumerate(tags):
-        closing, words = match.group(1), " ".join(match.group(2).split())
-        if not closing and words and set(words.split()) <= _STYLE_WORDS:
-            opened.append((index, words))
-        elif closing and opened and words in ("", opened[-1][1]):
-            start, words = opened.pop()
-            active[start], active[index] = words, None
-    out = Text(style=style)
-    stack: list[str] = []
-    position = 0
-    for index, match in enumerate(tags):
-        if index not in active:
-            continue
-        out.append(_shown(text[position:match.start()]), style=" ".join(stack) or None)
-        opens = active[index]
-        if opens is not None:
-            stack.append(opens)
-        else:
-            stack.pop()
-        position = match.end()
-    out.append(_shown(text[position:]), style=" ".join(stack) or None)
-    return out
-
-
-def _safe_console_class() -> type:
-    """The rich Console that renders every string (printed lines, table cells, titles) with :func:`styled_text`."""
-    from rich.console import Console
-    from rich.text import Text
-
-    class SafeConsole(Console):
-        def render_str(self, text: str, *, style: Any = "", justify: Any = None, overflow: Any = None,
-                       emoji: bool | None = None, markup: bool | None = None, highlight: bool | None = None,
-                       highlighter: Any = None) -> Text:
-            use_markup = markup or (markup is None and self._markup)
-            rendered: Text = styled_text(text, style) if use_markup else Text(visible(text), style=style)
-            rendered.justify = justify
-            rendered.overflow = overflow
-            return rendered
-
-        def render(self, renderable: Any, options: Any = None) -> Any:
-            _never_truncate(renderable)
-            return super().render(renderable, options)
-
-    return SafeConsole
-
-
-def _never_truncate(renderable: Any) -> None:
-    """Make a rich Table show every name in full: a cell too wide for its column folds onto the next line instead
-    of being cut to an ellipsis (``gpt-3.…``)."""
-    from rich.table import Table
-
-    if isinstance(renderable, Table):
-        for column in renderable.columns:
-            if column.overflow == "ellipsis":
-                column.overflow = "fold"
-
-
-def make_console(buffer: io.StringIO | None = None, *, to_file: bool, width: int = 140,
-                 stderr: bool = False) -> Console:
-    r"""A rich console writing into ``buffer`` (or stderr): colours and the terminal's width on a terminal, plain
-    text of ``width`` columns into files and pipes. Strings from the data are safe to print: only the project's
-    style tags style text (:func:`styled_text`) and control characters are escaped (:func:`visible`).
-
-    >>> buffer = io.StringIO()
-    >>> make_console(buffer, to_file=True).print("[bold]agent[/] [/] \x1b[31m")
-    >>> buffer.getvalue()
-    'agent [/] \\x1b[31m\n'
-    """
-    stream = sys.stderr if stderr else sys.stdout
-    terminal = not to_file and stream.isatty()
-    columns = shutil.get_terminal_size((width, 40)).columns if terminal else width
-    console: Console = _safe_console_class()(file=buffer, stderr=stderr, force_terminal=terminal, width=columns,
-                                             highlight=False, emoji=False)
-    return console
 
 
 def render_text(result: Result, output_format: OutputFormat, *, command: str | None = None, to_file: bool = False,

@@ -29,6 +29,7 @@ import pandas as pd
 from stableval._json import records
 from stableval.aggregate import Aggregator
 from stableval.aggregate.registry import Chosen, method_label, primary_method, resolve_methods
+from stableval.console import Displayed
 from stableval.data.labels import credit_text
 from stableval.data.table import AnnotationTable
 from stableval.evaluate.scores import AgentScores, score_agents
@@ -40,7 +41,7 @@ __all__ = ["ScoresAcross", "score_across"]
 
 
 @dataclass(frozen=True)
-class ScoresAcross:
+class ScoresAcross(Displayed):
     """Result of :func:`score_across`.
 
     Attributes:

@@ -26,6 +26,7 @@ import pandas as pd
 import scipy.sparse as sp
 
 from stableval._json import records
+from stableval.console import Displayed
 from stableval.data.table import AnnotationTable
 from stableval.evaluate.intervals import percentile_interval
 from stableval.progress import progress_bar
@@ -329,7 +330,7 @@ def _number(value: float, digits: int = 3) -> str:
 
 
 @dataclass(frozen=True)
-class AgreementResult:
+class AgreementResult(Displayed):
     """What :func:`agreement` returns.
 
     Attributes:

@@ -49,6 +49,7 @@ from stableval.aggregate.registry import (
     resolve_methods,
     spell_setting,
 )
+from stableval.console import Displayed
 from stableval.data.table import AnnotationTable, JudgmentTable
 from stableval.wording import plural
 
@@ -151,7 +152,7 @@ def _shortened(text: str, width: int = 80) -> str:
 
 # ====================================================================================== result
 @dataclass(frozen=True)
-class Diagnostics:
+class Diagnostics(Displayed):
     """Result of :func:`diagnose`.
 
     Attributes:

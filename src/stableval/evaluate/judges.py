@@ -46,6 +46,7 @@ import pandas as pd
 from stableval._json import jsonable, records
 from stableval.aggregate import Aggregator
 from stableval.aggregate.registry import Chosen, method_names, primary_method, resolve_methods
+from stableval.console import Displayed
 from stableval.data.pairwise import PairwiseTable
 from stableval.data.raters import RaterInfo
 from stableval.data.table import AnnotationTable
@@ -73,7 +74,7 @@ _CHUNK_CELLS = 2_000_000
 
 
 @dataclass(frozen=True)
-class JudgeReport:
+class JudgeReport(Displayed):
     """Result of :func:`judge_diagnostics`.
 
     Attributes:

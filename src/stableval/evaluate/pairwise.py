@@ -28,6 +28,7 @@ from stableval._json import jsonable, matrix, records
 from stableval.aggregate import clone
 from stableval.aggregate.bradley_terry import BradleyTerry
 from stableval.aggregate.pairwise import count_matrices, pairwise_counts, vote_codes
+from stableval.console import Displayed
 from stableval.data.pairwise import PairwiseTable
 from stableval.evaluate.intervals import wilson_interval
 from stableval.evaluate.scores import competition_ranks
@@ -40,7 +41,7 @@ ALL = "all"
 
 
 @dataclass(frozen=True)
-class PairwiseLeaderboard:
+class PairwiseLeaderboard(Displayed):
     """Result of :func:`pairwise_leaderboard`.
 
     Attributes:

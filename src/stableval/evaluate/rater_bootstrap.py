@@ -32,6 +32,7 @@ import pandas as pd
 
 from stableval._json import jsonable, records
 from stableval.aggregate.ties import describe_ties
+from stableval.console import Displayed
 from stableval.datasets.label_sets import LabelSets
 from stableval.errors import InputError
 from stableval.evaluate.intervals import percentile_interval
@@ -174,7 +175,7 @@ def interval_text(mean: float, low: float, high: float, scale: float = 100.0, di
 
 
 @dataclass(frozen=True)
-class RaterBootstrapResult:
+class RaterBootstrapResult(Displayed):
     """Accuracy of each model over rater-bootstrap ground truths.
 
     Attributes:

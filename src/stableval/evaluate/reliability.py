@@ -39,6 +39,7 @@ import numpy as np
 import pandas as pd
 
 from stableval._json import jsonable, records
+from stableval.console import Displayed
 from stableval.data.table import AnnotationTable
 from stableval.datasets.gold import GOLD_ROLES, GoldLabels
 from stableval.datasets.judgments import JUDGMENT_COLUMNS, judgments_from_frame
@@ -59,7 +60,7 @@ def _pct(value: float, digits: int = 1) -> str:
 
 
 @dataclass(frozen=True)
-class ReliabilityResult:
+class ReliabilityResult(Displayed):
     """What :func:`reliability_vs_qc` returns.
 
     Attributes:

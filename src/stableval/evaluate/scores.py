@@ -44,6 +44,7 @@ from stableval.aggregate.registry import (
     resolve_methods,
     spell_setting,
 )
+from stableval.console import Displayed
 from stableval.data.labels import credit_text
 from stableval.data.table import AnnotationTable, JudgmentTable
 from stableval.errors import StableValError
@@ -68,7 +69,7 @@ REFIT_IN_MEMORY = ("a refit per bootstrap replicate would fit every method on th
 
 
 @dataclass(frozen=True)
-class AgentScores:
+class AgentScores(Displayed):
     """Result of :func:`score_agents`.
 
     Attributes:

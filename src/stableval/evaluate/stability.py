@@ -32,6 +32,7 @@ import pandas as pd
 from stableval._json import records
 from stableval.aggregate import Aggregator
 from stableval.aggregate.registry import Chosen, method_label, resolve_methods
+from stableval.console import Displayed
 from stableval.data.table import AnnotationTable, JudgmentTable
 from stableval.evaluate.credit import credits_by_method
 from stableval.evaluate.intervals import nan_quantile, t_interval
@@ -204,7 +205,7 @@ def _all_subsets(table: AnnotationTable, methods: Sequence[Chosen], sizes: Seque
 
 # ====================================================================================== result
 @dataclass(frozen=True)
-class StabilityResult:
+class StabilityResult(Displayed):
     """Result of :func:`ranking_stability`.
 
     Attributes:

@@ -39,6 +39,7 @@ from stableval.aggregate.rankings.base import RankingAggregator, top_entries
 from stableval.aggregate.rankings.irn import IRN
 from stableval.aggregate.rankings.method import RankingMethod
 from stableval.aggregate.rankings.registry import RANKING_REGISTRY, default_ranking_method, get_ranking_method
+from stableval.console import Displayed
 from stableval.data.rankings import Rankings
 from stableval.datasets.ddx import RISK_NAMES, DDxAnnotations
 from stableval.errors import InputError
@@ -72,7 +73,7 @@ def positions(scores: np.ndarray) -> np.ndarray:
 
 
 @dataclass(frozen=True)
-class DDxResult:
+class DDxResult(Displayed):
     """Top-k accuracy over rater-bootstrap ground truths, and per-case annotation certainty.
 
     Attributes:

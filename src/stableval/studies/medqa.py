@@ -33,6 +33,7 @@ import numpy as np
 import pandas as pd
 
 from stableval._json import jsonable, records
+from stableval.console import Displayed
 from stableval.datasets.medqa import LETTERS, REASONS, MedQARatings, answer_text
 from stableval.errors import InputError
 from stableval.evaluate.intervals import percentile_interval
@@ -96,7 +97,7 @@ def _correct(ratings: MedQARatings, predictions: Mapping[str, Any]) -> tuple[lis
 
 
 @dataclass(frozen=True)
-class MedQAResult:
+class MedQAResult(Displayed):
     """Exclusion shares and accuracies over rater-bootstrap draws.
 
     Attributes:
