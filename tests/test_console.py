@@ -7,10 +7,8 @@ import importlib
 import inspect
 import io
 import pkgutil
-import re
 import tempfile
 from collections.abc import Callable
-from html import unescape
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +17,7 @@ import pandas as pd
 import pytest
 
 import stableval
+from displayed import html_text
 from stableval.console import Displayed, html_of, make_console
 
 from synthetic import synthetic_frame
@@ -40,11 +39,6 @@ def result_classes() -> dict[str, type]:
                     and not getattr(cls, "_is_protocol", False) and cls is not Displayed):
                 found[name] = cls
     return found
-
-
-def html_text(html: str) -> str:
-    """The text a browser shows of ``html`` (tags dropped, entities read)."""
-    return unescape(re.sub(r"<[^>]+>", "", html))
 
 
 def evil_table() -> Any:
@@ -112,6 +106,14 @@ BUILDERS: dict[str, Callable[[], Any] | None] = {
     "JudgeReport": None,        # needs rater kinds and families: tests/evaluate/test_judges.py
     "ReliabilityResult": None,  # needs QC judgments: tests/evaluate/test_reliability.py
     "MedQAResult": None,        # needs the MedQA fixture: tests/studies/test_medqa.py
+    # checked with displayed.check_displayed in their own tests, on the data those tests build:
+    "PPIScores": None,          # tests/evaluate/test_ppi.py::test_the_frame_and_the_table_people_read
+    "PPIPairwise": None,        # tests/evaluate/test_ppi_pairwise.py (the ranking test)
+    "BudgetPlan": None,         # tests/evaluate/test_ppi_plan.py::test_plan_from_a_table
+    "FlagReasons": None,        # tests/evaluate/test_flag_reasons.py::test_counts_by_hand
+    "TwoStepResult": None,      # tests/studies/test_medqa_two_step.py::test_changes_and_agreement_by_hand
+    "DDxComparison": None,      # tests/studies/test_ddx_methods.py (the comparison test)
+    "DDxConformal": None,       # tests/studies/test_ddx_methods.py (the conformal test)
 }
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from displayed import check_displayed
 from stableval.evaluate.flag_reasons import FLAG_REASON_COLUMNS, flags_by_reason
 
 
@@ -32,6 +33,7 @@ def test_counts_by_hand() -> None:
     assert table.loc[("b", "PII"), columns].tolist() == [1, 1, 1, 0, 0, 0]
     assert table.loc[("(all)", "PII"), columns].tolist() == [3, 3, 2, 0, 1, 0]
     assert result.notes == ("1 evaluator judgment(s) without a QC judgment of the same item are left out",)
+    check_displayed(result)
 
 
 def test_qc_by_rater_id_and_no_reason_column() -> None:

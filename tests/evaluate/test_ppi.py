@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from displayed import check_displayed
 from stableval.data.raters import RaterInfo, rater_info_from_frames, select_raters
 from stableval.data.table import AnnotationTable
 from stableval.errors import InputError
@@ -220,3 +221,4 @@ def test_the_frame_and_the_table_people_read() -> None:
     assert "People [95% CI]" in text and "PPI++ [95% CI]" in text and "Closest pair" in text
     assert "Width ratio" in text and "Eff. n (saved)" in text and "λ from" in text
     assert isinstance(result.to_frame(), pd.DataFrame) and "ppi_boot_low" in result.to_frame().columns
+    check_displayed(result)

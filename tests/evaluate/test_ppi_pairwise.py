@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from displayed import check_displayed
 from stableval.data import pairwise_from_frame
 from stableval.errors import InputError
 from stableval.evaluate.ppi_pairwise import _design, comparisons, ppi_bradley_terry, ppi_logistic
@@ -88,6 +89,7 @@ def test_the_ranking_follows_the_people_not_the_biased_judge() -> None:
     assert len(board.differences) == 10 and 0 < board.settings["lam"] <= 1
     assert (ratings["rank_low"] <= ratings["rank"]).all() and (ratings["rank"] <= ratings["rank_high"]).all()
     assert set(board.to_dict()) == {"settings", "notes", "ppi_ratings", "differences", "win_probability"}
+    check_displayed(board)
 
 
 def test_too_few_comparisons_state_the_minimum() -> None:

@@ -8,6 +8,7 @@ import math
 import numpy as np
 import pytest
 
+from displayed import check_displayed
 from stableval.errors import InputError
 from stableval.evaluate.ppi import ppi_mean
 from stableval.evaluate.ppi_plan import active_mean, active_probabilities, plan_budget, plan_ppi, ppi_variance
@@ -131,6 +132,7 @@ def test_plan_from_a_table(judge_files) -> None:  # type: ignore[no-untyped-def]
     assert (plan.agents["more_ppi"] <= plan.agents["more_people_only"]).all()
     assert set(plan.items["item"]) <= {f"q{i}" for i in range(60, 300)}
     assert {"plan", "curve", "items", "settings"} <= set(plan.to_dict())
+    check_displayed(plan)
 
 
 def test_mt_bench_plan_width_is_met_and_ppi_covers() -> None:

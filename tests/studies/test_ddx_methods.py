@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from displayed import check_displayed
 from stableval.aggregate.rankings import ranking_method_names
 from stableval.studies.ddx_methods import compare_ddx_methods, conformal_ddx, synthetic_models
 
@@ -22,6 +23,7 @@ def test_comparison_has_a_row_per_method_and_the_reference_never_changes_its_own
     assert set(frame["rank_order"].str.split(" > ").iloc[0]) == set(models)
     assert {"top1_A", "top3_D", "top1 A"} <= set(frame.columns)
     assert "methods" in table.to_dict()
+    check_displayed(table)
 
 
 def test_comparison_needs_models() -> None:
@@ -39,3 +41,4 @@ def test_conformal_on_certain_cases_covers_with_one_condition() -> None:
     row = result.summary.iloc[0]
     assert row["coverage"] >= 0.85 and row["calibration"] + row["held_out"] == 200
     assert (result.sets["size"] >= 1).all()
+    check_displayed(result)

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from displayed import check_displayed
 from stableval.datasets.medqa import load_medqa
 from stableval.studies.medqa_two_step import two_step
 
@@ -33,6 +34,7 @@ def test_changes_and_agreement_by_hand(medqa_csv: Path) -> None:
     assert agreement.loc["rater pairs with identical answers", "blind"] == pytest.approx(11 / 21)
     assert agreement.loc["rater pairs with identical answers", "seen"] == pytest.approx(17 / 21)
     assert agreement.iloc[2][["blind", "seen"]].tolist() == [2, 4]
+    check_displayed(result)
 
 
 def test_real_file_matches_a_row_by_row_count() -> None:

@@ -32,6 +32,7 @@ import numpy as np
 import pandas as pd
 
 from stableval._json import records
+from stableval.console import Displayed
 
 if TYPE_CHECKING:  # pragma: no cover
     from rich.console import Console
@@ -43,7 +44,7 @@ FLAG_REASON_COLUMNS = ("evaluator", "reason", "flagged", "qc_flagged", "both", "
 
 
 @dataclass(frozen=True)
-class FlagReasons:
+class FlagReasons(Displayed):
     """The breakdown (:data:`FLAG_REASON_COLUMNS`, evaluators sorted, then ``(all)``) and notes."""
 
     frame: pd.DataFrame

@@ -52,6 +52,7 @@ from scipy.special import ndtr, ndtri
 from stableval._json import jsonable, matrix, records
 from stableval.aggregate import Aggregator
 from stableval.aggregate.registry import Chosen, method_names, primary_method, resolve_methods
+from stableval.console import Displayed
 from stableval.data.raters import RaterInfo
 from stableval.data.table import AnnotationTable
 from stableval.errors import InputError
@@ -264,7 +265,7 @@ def _resolve(method: str | Aggregator | Chosen | None, params: Mapping[str, Any]
 
 # ====================================================================================== the result
 @dataclass(frozen=True)
-class PPIScores:
+class PPIScores(Displayed):
     """Result of :func:`ppi_scores` / :func:`ppi_agent_scores`.
 
     Attributes:

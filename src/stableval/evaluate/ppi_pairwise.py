@@ -50,6 +50,7 @@ import pandas as pd
 from scipy.special import expit, ndtr
 
 from stableval._json import jsonable, matrix, records
+from stableval.console import Displayed
 from stableval.data.pairwise import PairwiseTable
 from stableval.data.raters import RaterInfo
 from stableval.errors import InputError
@@ -229,7 +230,7 @@ def _ratings(fit: LogisticFit, n_agents: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 @dataclass(frozen=True)
-class PPIPairwise:
+class PPIPairwise(Displayed):
     """Result of :func:`ppi_bradley_terry`.
 
     Attributes:

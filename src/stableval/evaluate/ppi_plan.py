@@ -42,6 +42,7 @@ import pandas as pd
 from scipy.special import ndtr
 
 from stableval._json import jsonable, records
+from stableval.console import Displayed
 from stableval.errors import InputError
 from stableval.evaluate.ppi import MIN_LABELLED, normal_quantile
 
@@ -128,7 +129,7 @@ def active_mean(judge: np.ndarray, people: np.ndarray, probability: np.ndarray, 
 
 
 @dataclass(frozen=True)
-class BudgetPlan:
+class BudgetPlan(Displayed):
     """Result of :func:`plan_budget` / :func:`plan_ppi`.
 
     Attributes:

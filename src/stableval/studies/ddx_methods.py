@@ -30,6 +30,7 @@ import pandas as pd
 
 from stableval._json import jsonable, records
 from stableval.aggregate.rankings.registry import resolve_ranking_methods
+from stableval.console import Displayed
 from stableval.datasets.ddx import DDxAnnotations
 from stableval.studies.ddx import DDxResult, evaluate_ddx, noisy_predictor
 
@@ -49,7 +50,7 @@ def synthetic_models(annotations: DDxAnnotations, seed: int = 1) -> dict[str, np
 
 
 @dataclass(frozen=True)
-class DDxComparison:
+class DDxComparison(Displayed):
     """One row per method (``frame``) and the full result of each (``results``).
 
     ``frame`` columns: ``method``, ``label``, ``samples`` (bootstrap or posterior), per model ``top1 MODEL`` and
@@ -146,7 +147,7 @@ def compare_ddx_methods(annotations: DDxAnnotations, predictions: Mapping[str, n
 
 
 @dataclass(frozen=True)
-class DDxConformal:
+class DDxConformal(Displayed):
     """Monte Carlo conformal prediction sets (:mod:`stableval.evaluate.conformal`) of every model on DDx, calibrated
     on the plausibilities of one half of the cases and measured on the other.
 

@@ -27,6 +27,7 @@ import numpy as np
 import pandas as pd
 
 from stableval._json import records
+from stableval.console import Displayed
 from stableval.datasets.medqa import LETTERS, MedQARatings
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -39,7 +40,7 @@ BLIND_OUTCOMES = ("key", "key among others", "misses key", "no answer")
 
 
 @dataclass(frozen=True)
-class TwoStepResult:
+class TwoStepResult(Displayed):
     """The two-step design analysed.
 
     Attributes:
