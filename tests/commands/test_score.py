@@ -297,6 +297,27 @@ def test_demo_scores_the_bundled_example() -> None:
         assert agent in result.output
 
 
+def test_demo_from_a_long_path_is_never_wrapped_into_a_pipe(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 27: ``make test`` failed in a clone whose path was 23 characters or more: the summary line, which starts
+    with the example's absolute path, was hard-wrapped at 140 columns into a pipe, splitting "65 raters". Output to
+    a pipe or a file is never wrapped, however long the path (here 200+ characters) or a line."""
+    import stableval.data
+
+    folder = tmp_path.joinpath(*["a-folder-of-a-long-clone-path"] * 7)
+    folder.mkdir(parents=True)
+    copy = folder / example_path("mt_bench").name
+    copy.write_bytes(example_path("mt_bench").read_bytes())
+    assert len(str(copy)) >= 200
+    monkeypatch.setattr(stableval.data, "example_path", lambda name=None: copy)
+    result = runner.invoke(app, ["demo", "-B", "20"])
+    assert result.exit_code == 0, result.output
+    summary = next(line for line in result.output.splitlines() if line.startswith(str(copy) + ":"))
+    assert "3,378 judgments of 480 responses (80 items × 6 agents) by 65 raters; 7.04 judgments per response" in summary
+    assert f"Same as: stableval score {copy} --duplicates keep" in result.output.splitlines()
+    rows = [line.split() for line in result.output.splitlines() if line.startswith(" gpt-4 ")]
+    assert len(rows) == 1 and len(rows[0]) == 17  # the whole row on one line: name, responses, 3 × (score, CI, rank)
+
+
 def test_pairwise_example_via_score(tmp_path: Path) -> None:
     out = tmp_path / "s.json"
     result = runner.invoke(app, ["score", str(example_path()), "--duplicates", "keep", "-B", "0", "-f", "json",

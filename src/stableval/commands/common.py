@@ -298,12 +298,13 @@ def input_options(profile: str = "ratings") -> Callable[[F], F]:
     return record_options("inputs", flags, _input_record)
 
 
-def output_options(width: int = 140) -> Callable[[F], F]:
+def output_options() -> Callable[[F], F]:
     """Give the decorated command ``--format/-f`` and ``--output/-o``, collected into its ``out: Output``
-    parameter (``out.emit(result)`` writes the result); tables are ``width`` columns wide in files."""
+    parameter (``out.emit(result)`` writes the result; a table fits the terminal, and is never wrapped in a file
+    or a pipe)."""
     flags = [("output_format", FormatOpt, OutputFormat.TABLE), ("output", OutputOpt, None)]
     return record_options("out", flags, lambda values: Output(values.get("output_format", OutputFormat.TABLE),
-                                                              check_output_path(values.get("output")), width))
+                                                              check_output_path(values.get("output"))))
 
 
 def read_input(file: Path, inputs: Any) -> Any:

@@ -32,7 +32,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TextIO
 
 import typer
 
@@ -43,9 +43,9 @@ if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
     from rich.console import Console
 
-__all__ = ["Appended", "Output", "OutputFormat", "Result", "TableResult", "check_output_path", "emit", "literal",
-           "make_console", "render_text", "save_plot", "size_text", "styled_text", "visible", "write_csv",
-           "write_output", "wrote"]
+__all__ = ["UNWRAPPED", "Appended", "Output", "OutputFormat", "Result", "TableResult", "check_output_path", "emit",
+           "literal", "make_console", "render_text", "save_plot", "size_text", "styled_text", "terminal_columns",
+           "visible", "write_csv", "write_output", "wrote"]
 
 
 class OutputFormat(StrEnum):
@@ -158,11 +158,10 @@ class Output:
 
     format: OutputFormat = OutputFormat.TABLE
     path: Path | None = None
-    width: int = 140
 
     def emit(self, result: Result, *, frame: pd.DataFrame | None = None) -> None:
         """Write ``result`` (``frame`` replaces ``result.to_frame()`` as the CSV table)."""
-        emit(result, self.format, self.path, frame=frame, width=self.width)
+        emit(result, self.format, self.path, frame=frame)
 
 
 # C0 and C1 control characters (tab and newline kept), DEL, and the bidirectional overrides and marks that
@@ -258,27 +257,39 @@ def _never_truncate(renderable: Any) -> None:
                 column.overflow = "fold"
 
 
-def make_console(buffer: io.StringIO | None = None, *, to_file: bool, width: int = 140,
+#: The width of text written to a file or a pipe: in effect none. A line is never wrapped there (``grep``, ``cut``
+#: and log parsers read whole lines) and a table keeps its natural width, however long a name or a path is.
+UNWRAPPED = 1_000_000
+
+
+def terminal_columns(stream: TextIO) -> int | None:
+    """The width of the terminal ``stream`` writes to (``COLUMNS`` if set), or ``None`` when it is a file or pipe."""
+    return shutil.get_terminal_size().columns if stream.isatty() else None
+
+
+def make_console(buffer: io.StringIO | None = None, *, to_file: bool, width: int | None = None,
                  stderr: bool = False) -> Console:
-    r"""A rich console writing into ``buffer`` (or stderr): colours and the terminal's width on a terminal, plain
-    text of ``width`` columns into files and pipes. Strings from the data are safe to print: only the project's
-    style tags style text (:func:`styled_text`) and control characters are escaped (:func:`visible`).
+    r"""A rich console writing into ``buffer`` (or stderr). On a terminal: colours, and lines and tables fitted to
+    the terminal's width. Into files and pipes: plain text never wrapped (:data:`UNWRAPPED`). ``width`` fixes the
+    width instead (tests, previews). Strings from the data are safe to print: only the project's style tags style
+    text (:func:`styled_text`) and control characters are escaped (:func:`visible`).
 
     >>> buffer = io.StringIO()
-    >>> make_console(buffer, to_file=True).print("[bold]agent[/] [/] \x1b[31m")
-    >>> buffer.getvalue()
-    'agent [/] \\x1b[31m\n'
+    >>> make_console(buffer, to_file=True).print("[bold]agent[/] [/] \x1b[31m " + "x" * 200)
+    >>> buffer.getvalue() == "agent [/] \\x1b[31m " + "x" * 200 + "\n"
+    True
     """
     stream = sys.stderr if stderr else sys.stdout
-    terminal = not to_file and stream.isatty()
-    columns = shutil.get_terminal_size((width, 40)).columns if terminal else width
-    console: Console = _safe_console_class()(file=buffer, stderr=stderr, force_terminal=terminal, width=columns,
-                                             highlight=False, emoji=False)
+    columns = None if to_file else terminal_columns(stream)
+    terminal = columns is not None
+    console: Console = _safe_console_class()(file=buffer, stderr=stderr, force_terminal=terminal,
+                                             width=width or columns or UNWRAPPED,
+                                             soft_wrap=width is None and not terminal, highlight=False, emoji=False)
     return console
 
 
 def render_text(result: Result, output_format: OutputFormat, *, command: str | None = None, to_file: bool = False,
-                frame: pd.DataFrame | None = None, width: int = 140) -> str:
+                frame: pd.DataFrame | None = None, width: int | None = None) -> str:
     """The text ``emit`` writes: JSON (command and version first), CSV (``frame`` or ``to_frame()``) or the
     rendered table."""
     if output_format is OutputFormat.JSON:
@@ -295,9 +306,10 @@ def render_text(result: Result, output_format: OutputFormat, *, command: str | N
 
 
 def emit(result: Result, output_format: OutputFormat, output: Path | None = None, *,
-         frame: pd.DataFrame | None = None, width: int = 140) -> None:
-    """Write ``result`` as a table, JSON or CSV to stdout, or to ``output`` (saying so on stderr)."""
-    write_output(render_text(result, output_format, to_file=output is not None, frame=frame, width=width), output)
+         frame: pd.DataFrame | None = None) -> None:
+    """Write ``result`` as a table, JSON or CSV to stdout, or to ``output`` (saying so on stderr): a table fits the
+    terminal's width on a terminal, and is never wrapped in a file or a pipe."""
+    write_output(render_text(result, output_format, to_file=output is not None, frame=frame), output)
 
 
 def check_output_path(path: Path | None, option: str = "--output") -> Path | None:

@@ -28,7 +28,7 @@ def register(app: typer.Typer) -> None:
 
 @input_options("judgments")
 @qc_options()
-@output_options(width=120)
+@output_options()
 def reliability(
     file: Annotated[Path, typer.Argument(
         help="Judgments: CSV, TSV, JSONL or Parquet with item, rater, label, an optional agent and optional "
