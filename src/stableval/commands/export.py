@@ -22,7 +22,7 @@ from stableval.commands.common import OutputOpt, bad_input_exits, fail
 from stableval.commands.portal import DEFAULT_DB, DatabaseOpt, open_database, portal_app, require_existing
 from stableval.wording import plural
 
-__all__ = ["HELP", "ExportFormat", "ExportKind", "export", "register"]
+__all__ = ["HELP", "ExportFormat", "ExportKind", "add_to_portal", "export", "register"]
 
 #: Help of the top-level ``stableval export`` (``stableval portal export`` shows the function's docstring).
 HELP = ("Export the portal's confirmed judgments (one row per rater × item × criterion) as stableval annotation or "
@@ -44,7 +44,13 @@ class ExportFormat(StrEnum):
 def register(app: typer.Typer) -> None:
     """Register :func:`export` twice, the same function: ``stableval export`` and ``stableval portal export``."""
     app.command("export", help=HELP)(export)
-    portal_app.command("export")(export)
+    add_to_portal()
+
+
+def add_to_portal() -> None:
+    """Add :func:`export` to the ``stableval portal`` group as ``portal export`` (once)."""
+    if not any(info.callback is export for info in portal_app.registered_commands):
+        portal_app.command("export")(export)
 
 
 def export(

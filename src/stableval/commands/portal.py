@@ -39,7 +39,10 @@ portal_app = typer.Typer(help="Portal admin tasks without the web server: migrat
 
 
 def register(app: typer.Typer) -> None:
-    """The ``stableval portal`` group (its ``export`` is added by :func:`stableval.commands.export.register`)."""
+    """The ``stableval portal`` group (its ``export`` is declared in :mod:`stableval.commands.export`)."""
+    from stableval.commands.export import add_to_portal
+
+    add_to_portal()
     app.add_typer(portal_app, name="portal")
 
 
