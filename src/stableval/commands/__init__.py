@@ -26,19 +26,20 @@ import sys
 from collections.abc import Iterator, Mapping
 from typing import Any, NamedTuple
 
-import click
 import typer
-from typer.core import TyperGroup
+from typer.core import TyperCommand, TyperGroup
 
 __all__ = ["COMMANDS", "LazyGroup", "Listed", "load_command", "register_all", "tidy_help", "tidy_text"]
 
 
 class Listed(NamedTuple):
     """A command as ``stableval --help`` lists it: the module of ``stableval.commands`` whose ``register(app)``
-    adds it, and the first paragraph of its help (a test checks that the command's own help starts with it)."""
+    adds it, the first paragraph of its help (a test checks that the command's own help starts with it) and the
+    optional extra it needs (:data:`stableval.extras.EXTRAS`), checked before it runs."""
 
     module: str
     summary: str
+    extra: str | None = None
 
 
 #: every command of ``stableval``, in ``stableval --help`` order (``score`` adds ``score`` and ``demo``; ``nrp`` and
@@ -84,19 +85,24 @@ COMMANDS: dict[str, Listed] = {
                                "of FILE."),
     "plot": Listed("report", "Draw one figure of the report to an image file."),
     "serve": Listed("serve", "Run the evaluation portal: experts compare and rate two models' answers per "
-                             "question."),
+                             "question.", extra="portal"),
     "export": Listed("export", "Export the portal's confirmed judgments (one row per rater × item × criterion) as "
                                "stableval annotation or pairwise tables, without the web server; same as 'stableval "
-                               "portal export'. Score one criterion with 'stableval score FILE --levels 1,2,3,4,5'."),
+                               "portal export'. Score one criterion with 'stableval score FILE --levels 1,2,3,4,5'.",
+                     extra="portal"),
     "nrp": Listed("nrp", "NRP: score generated answers by their rank among human-judged documents (Heineking et al. "
-                         "2024); choose the ranker; check agreement with experts."),
+                         "2024); choose the ranker; check agreement with experts.", extra="nrp"),
     "portal": Listed("portal", "Portal admin tasks without the web server: migrate, tracks, question import, "
-                               "invites, export."),
+                               "invites, export.", extra="portal"),
 }
 
 
+#: a command as typer builds it (typer's click classes: its own copy of click in typer ≥ 0.17)
+Command = Any
+
+
 @functools.cache
-def _registered(module: str) -> click.Group:
+def _registered(module: str) -> TyperGroup:
     """The click commands that ``stableval.commands.MODULE.register`` adds, built once per process."""
     app = typer.Typer()
     importlib.import_module(f"stableval.commands.{module}").register(app)
@@ -106,7 +112,7 @@ def _registered(module: str) -> click.Group:
     return group
 
 
-def load_command(name: str) -> click.Command:
+def load_command(name: str) -> Command:
     """The click command ``name`` of :data:`COMMANDS`, its module imported now; ``KeyError`` for an unknown name."""
     module = COMMANDS[name].module
     command = _registered(module).commands.get(name)
@@ -115,10 +121,10 @@ def load_command(name: str) -> click.Command:
     return command
 
 
-class _Commands(Mapping[str, click.Command]):
+class _Commands(Mapping[str, Command]):
     """The commands of :data:`COMMANDS` as click's ``Group.commands`` mapping, each module imported on first use."""
 
-    def __getitem__(self, name: str) -> click.Command:
+    def __getitem__(self, name: str) -> Command:
         if name not in COMMANDS:
             raise KeyError(name)
         return load_command(name)
@@ -139,17 +145,36 @@ class LazyGroup(TyperGroup):
         self.commands = _Commands()  # type: ignore[assignment]
         self._listing = False
 
-    def list_commands(self, ctx: click.Context) -> list[str]:
+    def list_commands(self, ctx: Any) -> list[str]:
         return list(COMMANDS)
 
-    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+    def get_command(self, ctx: Any, cmd_name: str) -> Command | None:
         if cmd_name not in COMMANDS:
             return None
         if self._listing:  # the list in --help: the name and summary suffice
-            return click.Command(cmd_name, help=COMMANDS[cmd_name].summary)
+            return TyperCommand(cmd_name, help=COMMANDS[cmd_name].summary)
         return load_command(cmd_name)
 
-    def format_help(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+    def resolve_command(self, ctx: Any, args: list[str]) -> tuple[str | None, Command | None,
+                                                                            list[str]]:
+        """The command to run; before it runs (not for its ``--help``), a missing extra ends the run with the one
+        line that installs it (exit 1)."""
+        name, command, rest = super().resolve_command(ctx, args)
+        showing_help = any(arg in ctx.help_option_names for arg in rest) or (
+            not rest and isinstance(command, TyperGroup))
+        extra = COMMANDS[name].extra if name in COMMANDS else None
+        if extra is not None and not showing_help:
+            from stableval.extras import require_extra
+
+            try:
+                require_extra(extra, f"stableval {name}")
+            except Exception as error:
+                from stableval.commands.common import fail
+
+                raise fail(str(error)) from None
+        return name, command, rest
+
+    def format_help(self, ctx: Any, formatter: Any) -> None:
         self._listing = True
         try:
             super().format_help(ctx, formatter)
@@ -157,7 +182,7 @@ class LazyGroup(TyperGroup):
             self._listing = False
 
 
-def tidy_help(command: click.Command) -> None:
+def tidy_help(command: Command) -> None:
     """Give ``command`` (and a group's commands) help without hard line breaks inside a paragraph
     (:func:`tidy_text`): typer keeps a docstring's line breaks, which break sentences mid-line in ``--help``."""
     command.help = tidy_text(command.help) if command.help else command.help

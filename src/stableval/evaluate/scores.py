@@ -249,11 +249,12 @@ class AgentScores:
         table.add_column("Agent", style="bold")
         for method in methods:
             table.add_column(method_label(method))
+        columns = [str(column) for column in display.columns]
         for row in display.to_dict("records"):
             cells = [f"{literal(row['Agent'])}\n[dim]{row['Responses']} responses[/]"]
             for method in methods:
                 rank = f"{method_label(method)} rank"
-                score, _, interval = str(row[display.columns[display.columns.get_loc(rank) - 1]]).partition(" ")
+                score, _, interval = str(row[columns[columns.index(rank) - 1]]).partition(" ")
                 cells.append(f"{score}  {row[rank]}" + (f"\n{interval}" if interval else ""))
             table.add_row(*cells)
         return table
