@@ -50,3 +50,17 @@ def test_judgment_readers_live_in_datasets(tmp_path: Path) -> None:
     assert read["skip"].tolist() == [True] and read["label"].tolist() == ["A"]
     data, _ = nvidia_toy_files()
     pd.testing.assert_frame_equal(read_judgments(data), read_toy_json(data))
+
+
+def test_votes_are_judgments_of_the_comparison() -> None:
+    """Issue 27: pairwise votes read as judgments; the same preference agrees whichever side the answer was on."""
+    import pandas as pd
+
+    from stableval.datasets.judgments import JUDGMENT_COLUMNS, judgments_from_votes
+
+    votes = pd.DataFrame({"question_id": ["q1", "q1", "q1"], "model_a": ["A", "B", "A"], "model_b": ["B", "A", "B"],
+                          "judge": ["r1", "r2", "r3"], "winner": ["model_a", "model_b", "tie"]})
+    out = judgments_from_votes(votes)
+    assert tuple(out.columns) == JUDGMENT_COLUMNS
+    assert out["item"].unique().tolist() == ["q1: A vs B"] and out["label"].tolist() == ["A", "A", "tie"]
+    assert out["row"].tolist() == [1, 2, 3] and not out[["flag", "skip", "qc"]].to_numpy().any()

@@ -42,8 +42,8 @@ class Listed(NamedTuple):
     extra: str | None = None
 
 
-#: every command of ``stableval``, in ``stableval --help`` order (``score`` adds ``score`` and ``demo``; ``nrp`` and
-#: ``portal`` add a group)
+#: every command of ``stableval``, in ``stableval --help`` order (``score`` adds ``score`` and ``demo``; ``nrp`` adds
+#: a group; ``export`` adds ``export`` and the ``portal`` group, declared in ``portal``, with its ``export``)
 COMMANDS: dict[str, Listed] = {
     "score": Listed("score", "Score every agent under MV, Dawid–Skene and STABLEVAL, with bootstrap CIs and rank "
                              "intervals."),
@@ -92,7 +92,7 @@ COMMANDS: dict[str, Listed] = {
                      extra="portal"),
     "nrp": Listed("nrp", "NRP: score generated answers by their rank among human-judged documents (Heineking et al. "
                          "2024); choose the ranker; check agreement with experts.", extra="nrp"),
-    "portal": Listed("portal", "Portal admin tasks without the web server: migrate, tracks, question import, "
+    "portal": Listed("export", "Portal admin tasks without the web server: migrate, tracks, question import, "
                                "invites, export.", extra="portal"),
 }
 

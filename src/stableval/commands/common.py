@@ -225,6 +225,10 @@ _SPECS: dict[str, tuple[str, Any, Any, str]] = {
     "credit": ("credit", str | None, None, "Credit per level, e.g. 0,0.5,1. Default: evenly spaced from 0 to 1."),
     "duplicates": ("duplicates", DuplicatePolicy, DuplicatePolicy.ERROR, "Same (item, agent, rater) judged twice: "
                    "error, keep the first or last, or keep all as independent repeated judgments."),
+    "one_judgment_duplicates": ("duplicates", StrEnum("OneJudgmentPolicy", {
+        policy.name: policy.value for policy in DuplicatePolicy if policy is not DuplicatePolicy.KEEP}),
+        DuplicatePolicy.ERROR.value, "Same (item, agent, rater) judged twice: error, or keep the first or last "
+        "(an evaluator has one judgment per item)."),
     "item_col": ("column:item", str | None, None, "Column holding the item id."),
     "agent_col": ("column:agent", str | None, None, "Column holding the agent (system) name."),
     "rater_col": ("column:rater", str | None, None, "Column holding the rater id."),
@@ -261,8 +265,8 @@ INPUT_PROFILES: dict[str, tuple[str, ...]] = {
     "votes": ("duplicates", "item_col", "agent_a_col", "agent_b_col", "rater_col", "winner_col", "criterion_col",
               "weight_col", "input_format", "importer"),
     # single judgments with optional flag / skip marks (reliability against QC)
-    "judgments": ("levels", "duplicates", "item_col", "agent_col", "rater_col", "label_col", "flag_col", "skip_col",
-                  "default_agent", "input_format"),
+    "judgments": ("levels", "one_judgment_duplicates", "item_col", "agent_col", "rater_col", "label_col",
+                  "flag_col", "skip_col", "default_agent", "input_format"),
 }
 
 

@@ -22,7 +22,7 @@ from stableval.commands.common import OutputOpt, bad_input_exits, fail
 from stableval.commands.portal import DEFAULT_DB, DatabaseOpt, open_database, portal_app, require_existing
 from stableval.wording import plural
 
-__all__ = ["HELP", "ExportFormat", "ExportKind", "add_to_portal", "export", "register"]
+__all__ = ["HELP", "ExportFormat", "ExportKind", "export", "register"]
 
 #: Help of the top-level ``stableval export`` (``stableval portal export`` shows the function's docstring).
 HELP = ("Export the portal's confirmed judgments (one row per rater × item × criterion) as stableval annotation or "
@@ -42,15 +42,12 @@ class ExportFormat(StrEnum):
 
 
 def register(app: typer.Typer) -> None:
-    """Register :func:`export` twice, the same function: ``stableval export`` and ``stableval portal export``."""
+    """Register :func:`export` twice, the same function: ``stableval export`` and ``stableval portal export``; and
+    with it the ``portal`` group (declared in :mod:`stableval.commands.portal`)."""
     app.command("export", help=HELP)(export)
-    add_to_portal()
-
-
-def add_to_portal() -> None:
-    """Add :func:`export` to the ``stableval portal`` group as ``portal export`` (once)."""
     if not any(info.callback is export for info in portal_app.registered_commands):
         portal_app.command("export")(export)
+    app.add_typer(portal_app, name="portal")
 
 
 def export(

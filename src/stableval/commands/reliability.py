@@ -57,9 +57,6 @@ def reliability(
     from stableval.evaluate.reliability import reliability_vs_qc
     from stableval.report.figures import check_figure_path, reliability_figure
 
-    if inputs.duplicates == "keep":
-        raise typer.BadParameter("'keep' does not apply here: an evaluator has one judgment per item",
-                                 param_hint="--duplicates")
     columns = dict(inputs.columns or {})
     with bad_input_exits():
         if plot is not None:
