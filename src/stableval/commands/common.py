@@ -53,6 +53,7 @@ __all__ = [
     "FileArg",
     "FormatOpt",
     "GoldOpt",
+    "JobsOpt",
     "LengthColOpt",
     "MethodSelection",
     "Output",
@@ -576,6 +577,9 @@ def _selection(values: dict[str, Any], allowed: Sequence[str], single: bool,
 # ====================================================================================== shared options
 CreditOpt = INPUT_FLAGS["credit"][0]
 SeedOpt = Annotated[int, typer.Option("--seed", min=0, help="Random seed (a whole number >= 0).")]
+#: worker processes of a long analysis; the default, 0, uses every core (results do not depend on it)
+JobsOpt = Annotated[int, typer.Option("--jobs", "-j", min=0, help="Worker processes (0 = one per CPU core; 1 = in "
+                                      "this process). Results do not depend on it.")]
 FormatOpt = Annotated[OutputFormat, typer.Option("--format", "-f", help="table (readable), json or csv.",
                                                  rich_help_panel="Output")]
 OutputOpt = Annotated[Path | None, typer.Option("--output", "-o", help="Write to this file instead of stdout.",

@@ -11,6 +11,7 @@ import typer
 from stableval.commands.common import (
     BootstrapOpt,
     FileArg,
+    JobsOpt,
     LengthColOpt,
     MethodSelection,
     RaterInfoOpt,
@@ -52,8 +53,7 @@ def report(
     bootstrap: Annotated[int | None, bootstrap_flag("Bootstrap replicates (default 1000, or 200 with --quick).")
                          ] = None,
     seed: SeedOpt = 0,
-    jobs: Annotated[int, typer.Option("--jobs", "-j", min=0, help="Worker processes for the stability analysis "
-                                      "(0 = one per core).")] = 1,
+    jobs: JobsOpt = 0,
     rater_info: RaterInfoOpt = None,
     length_col: LengthColOpt = None,
 ) -> None:

@@ -433,8 +433,9 @@ def build_report(
               and (name != "reliability" or ctx.options.qc is not None)
               and (name != "rater-kinds" or ctx.options.rater_info is not None)]
     built = []
-    with progress_bar("report", total=len(chosen), enabled=progress) as bar:
+    with progress_bar("report", total=len(chosen), enabled=progress, lines=True) as bar:
         for name in chosen:
+            bar.stage(name)
             built.append(BUILDERS[name](ctx))
             bar.advance()
     env = Environment(loader=PackageLoader("stableval.report", "templates"), autoescape=select_autoescape())
