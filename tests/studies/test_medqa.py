@@ -82,3 +82,18 @@ def test_real_data_synthetic_predictions() -> None:
     assert all(acc["key", f] == 1.0 for f in FILTERS)
     tolerance = 4 * np.sqrt(0.25 * 0.75 / 1197)
     assert all(abs(acc["random", f] - 0.25) < tolerance for f in FILTERS)
+
+
+def test_table_says_the_questions_kept_are_a_mean(medqa_csv: Path) -> None:
+    """Issue 27: "questions kept" (1,239.1) is a mean over draws; the table says so."""
+    import io
+
+    from rich.console import Console
+
+    from stableval.datasets.medqa import load_medqa
+    from stableval.studies.medqa import evaluate_medqa
+
+    result = evaluate_medqa(load_medqa(medqa_csv), {}, n_draws=20, seed=0)
+    console = Console(file=io.StringIO(), width=200)
+    result.render(console)
+    assert "mean questions kept" in console.file.getvalue()  # type: ignore[attr-defined]
