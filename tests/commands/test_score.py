@@ -318,6 +318,29 @@ def test_demo_from_a_long_path_is_never_wrapped_into_a_pipe(tmp_path: Path, monk
     assert len(rows) == 1 and len(rows[0]) == 17  # the whole row on one line: name, responses, 3 × (score, CI, rank)
 
 
+@pytest.mark.slow  # a fresh interpreter
+def test_demo_through_a_200_character_path_into_a_real_pipe(tmp_path: Path) -> None:
+    """Issue 27: the package imported through a path of 200+ characters (a symlink to src/), the demo run in a
+    fresh process with stdout a real pipe and COLUMNS set: the summary line, which starts with that path, is whole."""
+    import os
+    import subprocess
+    import sys
+
+    from paths import SRC
+
+    folder = tmp_path.joinpath(*["a-folder-of-a-long-clone-path"] * 7)
+    folder.mkdir(parents=True)
+    (folder / "src").symlink_to(SRC.parent, target_is_directory=True)
+    example = folder / "src" / "stableval" / "examples" / example_path("mt_bench").name
+    assert len(str(example)) >= 200
+    env = {**os.environ, "PYTHONPATH": str(folder / "src"), "COLUMNS": "80"}
+    run = subprocess.run([sys.executable, "-m", "stableval", "demo", "-B", "20"], capture_output=True, text=True,
+                         env=env, timeout=600, check=False)
+    assert run.returncode == 0, run.stderr[-2000:]
+    summary = next(line for line in run.stdout.splitlines() if line.startswith(str(example) + ":"))
+    assert "by 65 raters; 7.04 judgments per response" in summary
+
+
 def test_pairwise_example_via_score(tmp_path: Path) -> None:
     out = tmp_path / "s.json"
     result = runner.invoke(app, ["score", str(example_path()), "--duplicates", "keep", "-B", "0", "-f", "json",
