@@ -162,3 +162,53 @@ def test_every_option_an_error_names_is_spelled_as_a_real_flag() -> None:
     assert {"duplicates", "rater_info", "model_path", "columns.item"} <= named
     missing = sorted(f"{name} -> {flag_spelling(name)}" for name in named if flag_spelling(name) not in real)
     assert not missing, missing
+
+
+def test_each_listed_summary_opens_its_command_help() -> None:
+    """Issue 27: ``stableval --help`` lists the summaries declared in COMMANDS; each is the first paragraph of the
+    command's own help (so the two cannot drift), and each module registers the commands COMMANDS names."""
+    from stableval.commands import COMMANDS, load_command
+
+    for name, listed in COMMANDS.items():
+        help_text = load_command(name).help or ""
+        assert help_text.split("\n\n")[0] == listed.summary, name
+    assert list(typer.main.get_command(app).commands) == list(COMMANDS)  # type: ignore[attr-defined]
+
+
+def test_help_lists_every_command_without_importing_any() -> None:
+    """Issue 27: ``stableval --help`` and a mistyped command import no command module, numpy or pandas (it was
+    ~1 CPU-second with every command module imported up front)."""
+    import subprocess
+    import sys
+
+    probe = ("import sys, runpy\nsys.argv = ['stableval', *sys.argv[1:]]\n"
+             "try:\n    runpy.run_module('stableval', run_name='__main__')\nexcept SystemExit:\n    pass\n"
+             "heavy = sorted(m for m in sys.modules if m in ('numpy', 'pandas', 'scipy') "
+             "or m.startswith('stableval.commands.') or m.startswith('stableval.aggregate'))\n"
+             "print('HEAVY', heavy)")
+    for argv in (["--help"], ["scroe"], ["--bogus"]):
+        result = subprocess.run([sys.executable, "-c", probe, *argv], capture_output=True, text=True,
+                                env={**__import__("os").environ, "COLUMNS": "200"}, check=False)
+        assert "HEAVY []" in result.stdout, (argv, result.stdout[-500:], result.stderr[-500:])
+    listing = subprocess.run([sys.executable, "-c", probe, "--help"], capture_output=True, text=True,
+                             env={**__import__("os").environ, "COLUMNS": "200"}, check=False).stdout
+    assert "reliability" in listing and "Export the portal's confirmed judgments" in listing
+
+
+def test_tidy_text_joins_the_lines_of_a_paragraph() -> None:
+    """Issue 27: help without mid-sentence hard breaks (a docstring's line breaks are joined, lists kept)."""
+    from stableval.commands import tidy_text
+
+    assert tidy_text("One\n  two.\n\nThree\nfour.") == "One two.\n\nThree four."
+    assert tidy_text("- a\n- b") == "- a\n- b"
+    result = runner.invoke(app, ["score", "--help"], env={"COLUMNS": "300"}, terminal_width=300)
+    assert "a rater_kind column)." in " ".join(result.output.split())
+    assert "rater_kind\n" not in result.output
+
+
+def test_portal_export_and_export_are_the_same_command() -> None:
+    from stableval.commands import load_command
+
+    portal = load_command("portal")
+    assert inspect.unwrap(portal.commands["export"].callback) is inspect.unwrap(  # type: ignore[attr-defined]
+        load_command("export").callback)

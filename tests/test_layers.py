@@ -23,7 +23,7 @@ from paths import SRC
 #: each top-level part of the package and its floor; a module may import its own floor and those below
 LEVELS: dict[str, int] = {
     "_version": 0, "errors": 0,
-    "_json": 1, "_lazy": 1, "_options": 1, "progress": 1, "parallel": 1, "markup": 1, "wording": 1,
+    "_json": 1, "_lazy": 1, "_options": 1, "progress": 1, "parallel": 1, "markup": 1, "wording": 1, "extras": 1,
     "data": 2, "console": 2,
     "aggregate": 3, "datasets": 3,
     "evaluate": 4, "crowdkit": 4,

@@ -4,7 +4,8 @@
     stableval score votes.jsonl --method stableval --bootstrap 2000 --format json -o scores.json
     stableval demo
 
-Each sub-command lives in ``stableval/commands/NAME.py`` and registers itself here.
+Each sub-command lives in ``stableval/commands/NAME.py``, listed in ``stableval.commands.COMMANDS`` and imported
+only when it runs.
 Exit codes: 0 success, 1 bad input (the message names file, row, column, value and what is allowed),
 2 usage error (unknown option or option value).
 """
@@ -16,10 +17,11 @@ from typing import Annotated
 import typer
 
 from stableval._version import __version__
-from stableval.commands import register_all
+from stableval.commands import LazyGroup, register_all
 
 app = typer.Typer(
     name="stableval",
+    cls=LazyGroup,
     help="Disagreement-aware, stable evaluation of AI systems from human and LLM-judge ratings.",
     no_args_is_help=True,
     add_completion=False,

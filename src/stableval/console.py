@@ -17,7 +17,7 @@ import io
 import re
 import shutil
 import sys
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TextIO
 
 from stableval.markup import LITERAL_MARK, TAG
 
@@ -120,26 +120,38 @@ def _never_truncate(renderable: Any) -> None:
                 column.overflow = "fold"
 
 
-def make_console(buffer: io.StringIO | None = None, *, to_file: bool, width: int = 140,
+#: The width of text written to a file or a pipe: in effect none. A line is never wrapped there (``grep``, ``cut``
+#: and log parsers read whole lines) and a table keeps its natural width, however long a name or a path is.
+UNWRAPPED = 1_000_000
+
+
+def terminal_columns(stream: TextIO) -> int | None:
+    """The width of the terminal ``stream`` writes to (``COLUMNS`` if set), or ``None`` when it is a file or pipe."""
+    return shutil.get_terminal_size().columns if stream.isatty() else None
+
+
+def make_console(buffer: io.StringIO | None = None, *, to_file: bool, width: int | None = None,
                  stderr: bool = False) -> Console:
-    r"""A rich console writing into ``buffer`` (or stderr): colours and the terminal's width on a terminal, plain
-    text of ``width`` columns into files and pipes. Strings from the data are safe to print: only the project's
-    style tags style text (:func:`styled_text`) and control characters are escaped (:func:`visible`).
+    r"""A rich console writing into ``buffer`` (or stderr). On a terminal: colours, and lines and tables fitted to
+    the terminal's width. Into files and pipes: plain text never wrapped (:data:`UNWRAPPED`). ``width`` fixes the
+    width instead (tests, previews). Strings from the data are safe to print: only the project's style tags style
+    text (:func:`styled_text`) and control characters are escaped (:func:`visible`).
 
     >>> buffer = io.StringIO()
-    >>> make_console(buffer, to_file=True).print("[bold]agent[/] [/] \x1b[31m")
-    >>> buffer.getvalue()
-    'agent [/] \\x1b[31m\n'
+    >>> make_console(buffer, to_file=True).print("[bold]agent[/] [/] \x1b[31m " + "x" * 200)
+    >>> buffer.getvalue() == "agent [/] \\x1b[31m " + "x" * 200 + "\n"
+    True
     """
     stream = sys.stderr if stderr else sys.stdout
-    terminal = not to_file and stream.isatty()
-    columns = shutil.get_terminal_size((width, 40)).columns if terminal else width
-    console: Console = _safe_console_class()(file=buffer, stderr=stderr, force_terminal=terminal, force_jupyter=False,
-                                             width=columns, highlight=False, emoji=False)
+    columns = None if to_file else terminal_columns(stream)
+    terminal = columns is not None
+    console: Console = _safe_console_class()(file=buffer, stderr=stderr, force_terminal=terminal,
+                                             force_jupyter=False, width=width or columns or UNWRAPPED,
+                                             soft_wrap=width is None and not terminal, highlight=False, emoji=False)
     return console
 
 
-def html_of(result: Any, width: int = 140) -> str:
+def html_of(result: Any, width: int | None = None) -> str:
     """The table ``result.render(console)`` draws, as HTML: the same text as the terminal's, its styles inline,
     every character of the data escaped.
 

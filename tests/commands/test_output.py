@@ -12,7 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 from stableval.cli import app
-from stableval.commands.output import literal, make_console, styled_text, visible
+from stableval.commands.output import TableResult, literal, make_console, styled_text, visible
 
 from command_line import LEVEL_FLAGS, clean_failure, two_item_ratings
 
@@ -79,10 +79,10 @@ def test_names_fold_instead_of_being_cut(tmp_path: Path) -> None:
     name = "gpt-3.5-turbo-0613-with-a-long-suffix"
     result = score_agents(read_any(two_item_ratings(tmp_path / "r.csv", agent=name), levels="bad,good"), bootstrap=0)
     buffer = io.StringIO()
-    result.render(make_console(buffer, to_file=True, width=80))
-    table = buffer.getvalue().split("━\n", 1)[1].split("STABLEVAL −")[0]
+    result.render(make_console(buffer, to_file=True, width=30))  # narrower than the name and one method's column
+    table = buffer.getvalue().split("━\n", 1)[1].split("Leaderboard")[0]
     assert "…" not in table
-    first_column = [line.split()[0] for line in table.splitlines() if line[:2].strip()]
+    first_column = [line.split()[0] for line in table.splitlines() if line[:2].strip() and "responses" not in line]
     assert "".join(first_column) == name + "m2"
 
 
@@ -112,3 +112,39 @@ def test_table_result_lives_in_output_and_is_still_importable_from_nrp() -> None
     from stableval.commands import nrp, output
 
     assert nrp.TableResult is output.TableResult and nrp.size_text is output.size_text
+
+
+def test_tables_fit_a_terminal_and_are_never_wrapped_into_a_pipe(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 27: output to a pipe or a file was hard-wrapped at 140 columns (a long path split the demo's summary
+    line; ``grep`` and log parsers lost lines). On a terminal lines and tables fit its width; into a file or a pipe
+    (stdout not a terminal) nothing is wrapped, whatever ``COLUMNS`` says."""
+    import stableval.commands.output as output
+
+    line = "a line of " + "words " * 60
+    frame = pd.DataFrame({"model": ["a-model-name-" + "x" * 150], "score": [0.5]})
+    monkeypatch.setenv("COLUMNS", "80")
+    for to_file in (True, False):  # --output FILE, and stdout into a pipe (CliRunner's stdout is not a terminal)
+        buffer = io.StringIO()
+        console = make_console(buffer, to_file=to_file)
+        console.print(line)
+        TableResult(frame, "Scores").render(console)
+        lines = buffer.getvalue().splitlines()
+        assert lines[0].rstrip() == line.rstrip() and any(frame["model"][0] in row for row in lines)
+    monkeypatch.setattr("stableval.console.terminal_columns", lambda stream: 80)  # a terminal 80 columns wide
+    buffer = io.StringIO()
+    console = make_console(buffer, to_file=False)
+    console.print(line)
+    TableResult(frame, "Scores").render(console)
+    shown = re.sub("\x1b\\[[0-9;]*m", "", buffer.getvalue())  # a terminal's colours, which take no room
+    assert max(len(row) for row in shown.splitlines()) <= 80 and frame["model"][0] not in shown
+    assert make_console(io.StringIO(), to_file=True).width == output.UNWRAPPED  # --output FILE: never the terminal's
+
+
+def test_only_the_output_module_makes_consoles() -> None:
+    """Issue 27: every command prints through :func:`stableval.console.make_console` (or ``typer.echo``), so no
+    command's output to a pipe is wrapped; a rich ``Console`` made elsewhere would wrap at its own width."""
+    from paths import SRC
+
+    makers = sorted(str(path.relative_to(SRC)) for path in SRC.rglob("*.py")
+                    if "Console(" in path.read_text(encoding="utf-8"))  # Console(...) or class SafeConsole(Console)
+    assert makers == ["console.py", "progress.py"]  # progress.py: the transient bar, on a terminal only

@@ -99,3 +99,26 @@ def test_flag_reasons_breakdown(tmp_path: Path) -> None:
     assert rows[("a", "PII")]["both"] == 1 and rows[("a", "medical advice")]["missed"] == 1
     refused = runner.invoke(app, ["reliability", str(path), "--qc-consensus", "--flag-reasons"])
     assert refused.exit_code == 2 and "--flag-reasons" in refused.output
+
+
+def test_reliability_reads_the_bundled_pairwise_votes() -> None:
+    """Issue 27: the bundled example (pairwise votes) was refused with "no label column"; each comparison is now a
+    unit and a vote's label the preferred agent, as every other reading command reads votes."""
+    import stableval
+
+    example = str(stableval.example_path("mt_bench"))
+    result = runner.invoke(app, ["reliability", example, "--qc-consensus", "--duplicates", "last", "-f", "json"])
+    assert result.exit_code == 0, result.output
+    rows = json.loads(result.output)["evaluators"]
+    assert len(rows) == 65 and all(0 <= row["reliability"] <= 1 for row in rows if row["reliability"] is not None)
+    repeated = runner.invoke(app, ["reliability", example, "--qc-consensus"])
+    assert repeated.exit_code == 1 and "--duplicates first|last keeps one" in " ".join(repeated.output.split())
+
+
+def test_help_offers_only_the_duplicate_policies_reliability_takes() -> None:
+    """Issue 27: --help offered --duplicates keep, which reliability then refused."""
+    help_text = runner.invoke(app, ["reliability", "--help"], terminal_width=200).output
+    assert "error|first|last" in help_text and "keep]" not in help_text and "|keep" not in help_text
+    data, _ = nvidia_toy_files()
+    result = runner.invoke(app, ["reliability", str(data), "--duplicates", "keep"])
+    assert result.exit_code == 2 and "'keep' is not one of" in result.output

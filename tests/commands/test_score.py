@@ -297,6 +297,50 @@ def test_demo_scores_the_bundled_example() -> None:
         assert agent in result.output
 
 
+def test_demo_from_a_long_path_is_never_wrapped_into_a_pipe(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 27: ``make test`` failed in a clone whose path was 23 characters or more: the summary line, which starts
+    with the example's absolute path, was hard-wrapped at 140 columns into a pipe, splitting "65 raters". Output to
+    a pipe or a file is never wrapped, however long the path (here 200+ characters) or a line."""
+    import stableval.data
+
+    folder = tmp_path.joinpath(*["a-folder-of-a-long-clone-path"] * 7)
+    folder.mkdir(parents=True)
+    copy = folder / example_path("mt_bench").name
+    copy.write_bytes(example_path("mt_bench").read_bytes())
+    assert len(str(copy)) >= 200
+    monkeypatch.setattr(stableval.data, "example_path", lambda name=None: copy)
+    result = runner.invoke(app, ["demo", "-B", "20"])
+    assert result.exit_code == 0, result.output
+    summary = next(line for line in result.output.splitlines() if line.startswith(str(copy) + ":"))
+    assert "3,378 judgments of 480 responses (80 items × 6 agents) by 65 raters; 7.04 judgments per response" in summary
+    assert f"Same as: stableval score {copy} --duplicates keep" in result.output.splitlines()
+    rows = [line.split() for line in result.output.splitlines() if line.startswith(" gpt-4 ")]
+    assert len(rows) == 1 and len(rows[0]) == 17  # the whole row on one line: name, responses, 3 × (score, CI, rank)
+
+
+@pytest.mark.slow  # a fresh interpreter
+def test_demo_through_a_200_character_path_into_a_real_pipe(tmp_path: Path) -> None:
+    """Issue 27: the package imported through a path of 200+ characters (a symlink to src/), the demo run in a
+    fresh process with stdout a real pipe and COLUMNS set: the summary line, which starts with that path, is whole."""
+    import os
+    import subprocess
+    import sys
+
+    from paths import SRC
+
+    folder = tmp_path.joinpath(*["a-folder-of-a-long-clone-path"] * 7)
+    folder.mkdir(parents=True)
+    (folder / "src").symlink_to(SRC.parent, target_is_directory=True)
+    example = folder / "src" / "stableval" / "examples" / example_path("mt_bench").name
+    assert len(str(example)) >= 200
+    env = {**os.environ, "PYTHONPATH": str(folder / "src"), "COLUMNS": "80"}
+    run = subprocess.run([sys.executable, "-m", "stableval", "demo", "-B", "20"], capture_output=True, text=True,
+                         env=env, timeout=600, check=False)
+    assert run.returncode == 0, run.stderr[-2000:]
+    summary = next(line for line in run.stdout.splitlines() if line.startswith(str(example) + ":"))
+    assert "by 65 raters; 7.04 judgments per response" in summary
+
+
 def test_pairwise_example_via_score(tmp_path: Path) -> None:
     out = tmp_path / "s.json"
     result = runner.invoke(app, ["score", str(example_path()), "--duplicates", "keep", "-B", "0", "-f", "json",

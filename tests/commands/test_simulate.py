@@ -61,3 +61,21 @@ def test_simulate_with_llm_judges(tmp_path: Path) -> None:
     assert scored.exit_code == 0, scored.output
     refused = CliRunner().invoke(app, ["simulate", "-o", str(out), "--human-share", "0.5"])
     assert refused.exit_code == 2
+
+
+def test_another_runs_truth_is_not_overwritten_without_force(tmp_path: Path) -> None:
+    """Issue 27: ``simulate -o X.parquet`` overwrote the truth of an earlier ``-o X.csv`` (X.agents.csv, ...),
+    leaving X.csv beside another run's truth."""
+    runner = CliRunner()
+    small = ["--items", "10", "--raters", "6", "-L", "3"]
+    first = runner.invoke(app, ["simulate", "-o", str(tmp_path / "x.csv"), *small, "--seed", "1"])
+    assert first.exit_code == 0, first.output
+    truth = (tmp_path / "x.agents.csv").read_text()
+    again = runner.invoke(app, ["simulate", "-o", str(tmp_path / "x.csv"), *small, "--seed", "2"])  # its own run
+    assert again.exit_code == 0, again.output
+    truth = (tmp_path / "x.agents.csv").read_text()
+    refused = runner.invoke(app, ["simulate", "-o", str(tmp_path / "x.parquet"), *small, "--seed", "3"])
+    assert refused.exit_code == 2 and "--force" in refused.output and "x.csv" in refused.output
+    assert (tmp_path / "x.agents.csv").read_text() == truth and not (tmp_path / "x.parquet").exists()
+    forced = runner.invoke(app, ["simulate", "-o", str(tmp_path / "x.parquet"), *small, "--seed", "3", "--force"])
+    assert forced.exit_code == 0 and (tmp_path / "x.parquet").exists()

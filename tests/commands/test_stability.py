@@ -90,7 +90,7 @@ def test_cli_table_json_csv_and_plot(tmp_path: Path) -> None:
     assert len(payload["repetitions"]) == 2 * 2 * 6 and "command" in payload
     result = runner.invoke(app, [*args, "-f", "csv"])
     assert result.exit_code == 0
-    lines = result.output.strip().splitlines()
+    lines = result.stdout.strip().splitlines()  # progress lines go to stderr
     assert lines[0].startswith("method,size,raters,fraction,repetitions,tau_mean,tau_ci_low,tau_ci_high")
     assert len(lines) == 5
 

@@ -64,3 +64,24 @@ def test_missing_paths_name_the_file(tmp_path: Path) -> None:
         load_convabuse(tmp_path)
     with pytest.raises(InputError, match="not found"):
         load_truth_inference(tmp_path / "nothing")
+
+
+def test_convabuse_credit_is_higher_for_less_abuse(tmp_path: Path) -> None:
+    """Issue 27: the credit was 0, 0.5, 1 by severity, so the leaderboard ranked the more abusive bot first while
+    every leaderboard reads higher as better; ``convert`` now suggests that credit too."""
+    from typer.testing import CliRunner
+
+    from stableval.cli import app
+
+    path = tmp_path / "full.csv"
+    path.write_text("annotator_id,conv_id,bot,is_abuse.1,is_abuse.0,is_abuse.-1,is_abuse.-2,is_abuse.-3\n"
+                    "A1,c1,clean,1,0,0,0,0\nA2,c1,clean,1,0,0,0,0\nA1,c1,rude,0,0,0,0,1\nA2,c1,rude,0,0,0,1,0\n")
+    table = load_convabuse(path)
+    assert table.credit.tolist() == [1.0, 0.5, 0.0]
+    result = CliRunner().invoke(app, ["convert", "convabuse", str(path), "-o", str(tmp_path / "c.csv")])
+    assert result.exit_code == 0, result.output
+    command = result.output.split("score it: ")[1].split()
+    assert command[-2:] == ["--credit", "1,0.5,0"]
+    scored = CliRunner().invoke(app, ["score", *command[2:], "-B", "0", "-f", "json", "--method", "mv"])
+    scores = {row["agent"]: row["score"] for row in __import__("json").loads(scored.stdout)["scores"]}
+    assert scores["clean"] > scores["rude"]

@@ -66,3 +66,17 @@ def test_flag_reasons_are_read() -> None:
     raw.loc[2, "reason"] = "NSFW"
     with pytest.raises(InputError, match=r"row 3, column 'reason': a flag reason on a row that is not flagged"):
         judgments_from_frame(raw)
+
+
+def test_votes_are_judgments_of_the_comparison() -> None:
+    """Issue 27: pairwise votes read as judgments; the same preference agrees whichever side the answer was on."""
+    import pandas as pd
+
+    from stableval.datasets.judgments import JUDGMENT_COLUMNS, judgments_from_votes
+
+    votes = pd.DataFrame({"question_id": ["q1", "q1", "q1"], "model_a": ["A", "B", "A"], "model_b": ["B", "A", "B"],
+                          "judge": ["r1", "r2", "r3"], "winner": ["model_a", "model_b", "tie"]})
+    out = judgments_from_votes(votes)
+    assert tuple(out.columns) == JUDGMENT_COLUMNS
+    assert out["item"].unique().tolist() == ["q1: A vs B"] and out["label"].tolist() == ["A", "A", "tie"]
+    assert out["row"].tolist() == [1, 2, 3] and not out[["flag", "skip", "qc"]].to_numpy().any()

@@ -108,6 +108,28 @@ def test_predictions_reader_and_figure(medqa_csv: Path, tmp_path: Path) -> None:
     result = evaluate_medqa(load_medqa(medqa_csv), {"A": ["A"] * 6}, n_draws=50, seed=0)
     figure = medqa_figure(result)
     assert isinstance(figure, Figure) and figure.axes[0].get_ylabel() == "percent (%)"
-    assert [t.get_text() for t in figure.axes[0].get_legend().get_texts()] == ["questions kept", "A accuracy"]
+    assert [t.get_text() for t in figure.legends[0].get_texts()] == ["questions kept", "A accuracy"]
     out = save_figure(figure, tmp_path / "sub" / "medqa.svg")
     assert out.read_text().lstrip().startswith("<?xml")
+
+
+def test_figure_starts_at_zero_and_no_label_collides(medqa_csv: Path) -> None:
+    """Issue 27: the y-axis started above 0 without saying so, value labels overlapped, and the title did not
+    say what the bars are."""
+    from stableval.report.figures import medqa_figure
+
+    result = evaluate_medqa(load_medqa(medqa_csv), {"A": ["A"] * 6, "B": ["B"] * 6, "C": ["C"] * 6}, n_draws=50,
+                            seed=0)
+    figure = medqa_figure(result)
+    ax = figure.axes[0]
+    assert ax.get_ylim()[0] == 0 and "share of questions kept" in ax.get_title()
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    canvas = FigureCanvasAgg(figure)
+    canvas.draw()
+    renderer = canvas.get_renderer()
+    boxes = [text.get_window_extent(renderer) for text in ax.texts]
+    assert len(boxes) == 4 * 4
+    assert not [(a, b) for i, a in enumerate(boxes) for b in boxes[i + 1:] if a.overlaps(b)]
+    legend = figure.legends[0].get_window_extent(renderer)
+    assert not legend.overlaps(ax.xaxis.label.get_window_extent(renderer))

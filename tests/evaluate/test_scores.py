@@ -3,6 +3,7 @@ MV/STABLEVAL comparison, and scoring at scale (models let go, no int64 copies) w
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import numpy as np
@@ -328,3 +329,63 @@ def test_credits_print_with_one_precision_everywhere() -> None:
     console = Console(record=True, width=200)
     result.render(console)
     assert "(credit 0, 0.333, 0.667, 1)" in console.export_text()
+
+
+# ====================================================================================== the leaderboard's layout
+def _leaderboard_at(width: int | None, methods: list[str] | None = None, bootstrap: int = 50) -> list[str]:
+    """The leaderboard of the bundled example printed by a console ``width`` columns wide (``None``: into a file or
+    a pipe), as lines."""
+    import io
+
+    from stableval.commands.output import make_console
+    from stableval.data import InputOptions, load
+
+    table = load(example_path("mt_bench"), InputOptions(duplicates="keep")).table
+    result = score_agents(table, methods, bootstrap=bootstrap, seed=0)
+    buffer = io.StringIO()
+    result.render(make_console(buffer, to_file=True, width=width))
+    return [line.rstrip() for line in buffer.getvalue().splitlines()]
+
+
+AGENTS = ("gpt-4", "gpt-3.5-turbo", "claude-v1", "vicuna-13b-v1.2", "alpaca-13b", "llama-13b")
+
+
+def test_the_leaderboard_is_compact_on_an_80_column_terminal() -> None:
+    """Issue 27: at 80 columns the leaderboard's headers broke mid-word (``Respons/es``, ``STABLEVA/L [95%``) and
+    names and intervals wrapped. Narrow: one line per agent with each method's score and rank, the interval under
+    it; nothing wider than the terminal, no header, name or interval broken."""
+    lines = _leaderboard_at(80)
+    assert max(len(line) for line in lines) <= 80
+    header = next(line for line in lines if line.lstrip().startswith("Agent"))
+    assert header.split() == ["Agent", "MV", "DS", "STABLEVAL"]
+    assert not any("Respons" in line and "Responses" not in line for line in lines)
+    for agent in AGENTS:
+        row = next(k for k, line in enumerate(lines) if line.startswith(f" {agent} "))
+        assert re.fullmatch(r" \S+ +(0\.\d{3}  \d( \(\d–\d\))? *){3}", lines[row] + " "), lines[row]
+        assert re.fullmatch(r" 80 responses +(\[0\.\d{3}, 0\.\d{3}\] *){3}", lines[row + 1] + " "), lines[row + 1]
+    assert "Leaderboard (best first; 95% CI under each score)" in lines
+
+
+def test_the_leaderboard_splits_its_methods_when_even_compact_is_too_wide() -> None:
+    """Issue 27: six methods do not fit 80 columns side by side even compact: a few methods per table, each with
+    the agents' names."""
+    lines = _leaderboard_at(80, ["mv", "ds", "stableval", "glad", "mace", "wawa"], bootstrap=0)
+    assert max(len(line) for line in lines) <= 80
+    headers = [line.split() for line in lines if line.lstrip().startswith("Agent")]
+    assert len(headers) >= 2 and [name for header in headers for name in header[1:]] == [
+        "MV", "DS", "STABLEVAL", "GLAD", "MACE", "Wawa"]
+    assert any(line.startswith("Leaderboard (best first; part 2 of ") for line in lines)
+
+
+def test_the_leaderboard_is_full_when_wide() -> None:
+    """Issue 27: at 200 columns (and in a file or a pipe) every column side by side, one line per agent."""
+    lines = _leaderboard_at(200)
+    header = next(line for line in lines if line.lstrip().startswith("Agent"))
+    assert header.split() == ["Agent", "Responses", "MV", "[95%", "CI]", "rank", "DS", "[95%", "CI]", "rank",
+                              "STABLEVAL", "[95%", "CI]", "rank"]
+    for agent in AGENTS:
+        row = next(line for line in lines if line.startswith(f" {agent} "))
+        assert re.fullmatch(r" \S+ +80( +0\.\d{3} \[0\.\d{3}, 0\.\d{3}\] +\d( \(\d–\d\))?){3}", row), row
+    table = lines[lines.index(header) - 1:lines.index(header) + 8]
+    piped = _leaderboard_at(None)
+    assert piped[piped.index(header) - 1:piped.index(header) + 8] == table  # into a pipe: the same full table

@@ -5,7 +5,8 @@ from __future__ import annotations
 import os
 import re
 import shutil
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -211,6 +212,20 @@ def portal(db_url: str) -> Iterator[tuple[Any, Database]]:
     app.state.portal.db.dispose()
 
 
+#: the longest a test waits for something that will happen (a server starting, a page loading): generous, so the
+#: suite passes on a machine busy with other work; every wait ends as soon as its condition holds
+PATIENCE = 180.0
+
+
+def wait_until(condition: Callable[[], bool], what: str, *, ceiling: float = PATIENCE, poll: float = 0.1) -> None:
+    """Return as soon as ``condition()`` is true; fail the test after ``ceiling`` seconds, naming ``what``."""
+    deadline = time.monotonic() + ceiling
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"waited {ceiling:.0f} s for {what}")
+        time.sleep(poll)
+
+
 class LiveServer:
     """``stableval serve`` in a child process on a free loopback port (killed with SIGKILL to simulate a crash)."""
 
@@ -228,7 +243,6 @@ class LiveServer:
         import socket
         import subprocess
         import sys
-        import time
 
         import httpx
 
@@ -244,22 +258,27 @@ class LiveServer:
                        "uvicorn.run(create_app(sys.argv[1], sys.argv[2]), host='127.0.0.1', port=int(sys.argv[3]), "
                        "log_level='warning')", self.db_url, ADMIN, str(self.port)]
         self.process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                raise RuntimeError(f"server exited: {self.process.stderr.read().decode()[-2000:]}")
+        process = self.process
+
+        def answers() -> bool:
+            if process.poll() is not None:
+                raise RuntimeError(f"server exited: {process.stderr.read().decode()[-2000:]}")
             try:
-                if httpx.get(self.base + "/", timeout=1).status_code == 200:
-                    return self
+                return bool(httpx.get(self.base + "/", timeout=5).status_code == 200)
             except httpx.HTTPError:
-                time.sleep(0.1)
-        self.kill()
-        raise RuntimeError("server did not start within 30 s")
+                return False
+
+        try:
+            wait_until(answers, "the server to answer")
+        except BaseException:
+            self.kill()
+            raise
+        return self
 
     def kill(self) -> None:
         if self.process is not None and self.process.poll() is None:
             self.process.kill()
-            self.process.wait(timeout=10)
+            self.process.wait(timeout=PATIENCE)
         if self.process is not None and self.process.stderr is not None:
             self.process.stderr.close()
         self.process = None
@@ -277,8 +296,31 @@ def launched_chromium() -> Iterator[Any]:
     sync_api = pytest.importorskip("playwright.sync_api", reason="playwright (Python) not installed")
     with sync_api.sync_playwright() as playwright:
         launched = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
-        yield launched
+        yield PatientBrowser(launched)
         launched.close()
+
+
+class PatientBrowser:
+    """A Playwright browser whose pages wait up to :data:`PATIENCE` for navigation, selectors and actions (their
+    default, 30 s, fails on a busy machine); everything else is the browser's."""
+
+    def __init__(self, browser: Any) -> None:
+        self._browser = browser
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._browser, name)
+
+    def new_page(self, **options: Any) -> Any:
+        page = self._browser.new_page(**options)
+        page.set_default_timeout(PATIENCE * 1000)
+        page.set_default_navigation_timeout(PATIENCE * 1000)
+        return page
+
+    def new_context(self, **options: Any) -> Any:
+        context = self._browser.new_context(**options)
+        context.set_default_timeout(PATIENCE * 1000)
+        context.set_default_navigation_timeout(PATIENCE * 1000)
+        return context
 
 
 def focused(page: Any) -> dict[str, Any]:

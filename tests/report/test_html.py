@@ -168,3 +168,20 @@ def test_report_options_are_a_typed_record_and_a_mapping_of_its_fields_still_wor
     assert ReportOptions.of({"qc": {}}).qc is None  # an empty QC mapping adds no section, as before
     with pytest.raises(TypeError, match="unknown report option"):
         build_report(path, sections=("summary",), options={"QC": {"consensus": True}})
+
+
+def test_games_print_as_integers_and_methods_as_labels() -> None:
+    """Issue 27: Bradley–Terry ``games`` showed as 519.0, the stability table said ``stableval``/``mv``."""
+    from stableval.report.html import table_html
+
+    html = table_html(pd.DataFrame({"method": ["stableval", "mv", "stableval-2"], "games": [519.0, 501.0, 2.0]}))
+    assert re.findall(r"<td>([^<]*)</td>", html) == ["STABLEVAL", "519", "MV", "501", "STABLEVAL #2", "2"]
+    fractional = table_html(pd.DataFrame({"games": [1.5, 2.0]}))  # weighted votes: not counts
+    assert "1.500" in fractional
+
+
+def test_headers_break_between_words_only() -> None:
+    """Issue 27: the "Most ambiguous responses" headers broke mid-word (``overflow-wrap: anywhere``); a wide table
+    scrolls in its box instead."""
+    html = build_report(EXAMPLE, inputs=InputOptions(duplicates="keep"), quick=True, sections=("summary",))
+    assert "anywhere" not in html and re.search(r"\bth \{[^}]*overflow-wrap: normal", html)

@@ -118,3 +118,18 @@ def test_the_reason_column_is_selectable(tmp_path: Path) -> None:
     from stableval.errors import InputError
     with pytest.raises(InputError, match="allowed one of important_info_missing, info_missing"):
         load_medqa(path, missing="other")
+
+
+def test_table_says_the_questions_kept_are_a_mean(medqa_csv: Path) -> None:
+    """Issue 27: "questions kept" (1,239.1) is a mean over draws; the table says so."""
+    import io
+
+    from rich.console import Console
+
+    from stableval.datasets.medqa import load_medqa
+    from stableval.studies.medqa import evaluate_medqa
+
+    result = evaluate_medqa(load_medqa(medqa_csv), {}, n_draws=20, seed=0)
+    console = Console(file=io.StringIO(), width=200)
+    result.render(console)
+    assert "mean questions kept" in console.file.getvalue()  # type: ignore[attr-defined]

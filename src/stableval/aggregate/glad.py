@@ -8,9 +8,13 @@ probability sigma(alpha_r · beta_i) and otherwise gives any of the K − 1 wron
 multi-class form of the paper's Section 3, as crowd-kit implements it). EM: the E-step is exact; the M-step
 maximises the expected complete log-likelihood plus Gaussian priors N(1, 1) on every alpha_r and on every log
 inverse difficulty b_i by conjugate gradients (scipy's ``CG``, a few steps per EM iteration), stopping when the
-mean expected log-likelihood per (judgment, level) improves by less than ``tol``. These settings are crowd-kit
-1.4.2's (``crowdkit.aggregation.GLAD``) so the two agree; everything here runs as numpy vectors over the stored
-judgments (``np.bincount`` per rater and per response), with no per-row loop.
+mean expected log-likelihood per (judgment, level) improves by less than ``tol`` (so also when it falls, which it
+can while the likelihood still rises: each E-step changes the expectation; on Dawid & Skene's caries data it falls
+at the second iteration, and GLAD stops there, as crowd-kit does; running on to a change below ``tol`` either way
+lowered the mean accuracy on the 16 gold sets of docs/accuracy.md, 0.7948 to 0.7918, and took 35 iterations instead
+of 2 on S_Rel). These settings are crowd-kit 1.4.2's (``crowdkit.aggregation.GLAD``) so the two agree;
+everything here runs as numpy vectors over the stored judgments (``np.bincount`` per rater and per response), with no
+per-row loop.
 
 Results: ``difficulty_`` (N,) = 1/beta_i (larger = harder: even able raters disagree on it), ``ability_`` (R,)
 = alpha_r (negative = a rater who tends to give a wrong level), and, for ``diagnose``, ``confusion_`` (R, K, K): the

@@ -37,7 +37,7 @@ def register(app: typer.Typer) -> None:
 
 
 @input_options("ratings")
-@output_options(width=120)
+@output_options()
 def agreement(
     file: FileArg,
     inputs: InputOptions,

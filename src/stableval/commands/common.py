@@ -56,6 +56,7 @@ __all__ = [
     "FileArg",
     "FormatOpt",
     "GoldOpt",
+    "JobsOpt",
     "LengthColOpt",
     "MergeLevelsOpt",
     "MethodSelection",
@@ -234,6 +235,10 @@ _SPECS: dict[str, tuple[str, Any, Any, str]] = {
              "(v < 2.5, 2.5 <= v < 3.5, v >= 3.5); --levels names the bins, worst first."),
     "duplicates": ("duplicates", DuplicatePolicy, DuplicatePolicy.ERROR, "Same (item, agent, rater) judged twice: "
                    "error, keep the first or last, or keep all as independent repeated judgments."),
+    "one_judgment_duplicates": ("duplicates", StrEnum("OneJudgmentPolicy", {
+        policy.name: policy.value for policy in DuplicatePolicy if policy is not DuplicatePolicy.KEEP}),
+        DuplicatePolicy.ERROR.value, "Same (item, agent, rater) judged twice: error, or keep the first or last "
+        "(an evaluator has one judgment per item)."),
     "item_col": ("column:item", str | None, None, "Column holding the item id."),
     "agent_col": ("column:agent", str | None, None, "Column holding the agent (system) name."),
     "rater_col": ("column:rater", str | None, None, "Column holding the rater id."),
@@ -277,8 +282,8 @@ INPUT_PROFILES: dict[str, tuple[str, ...]] = {
     "votes": ("duplicates", "item_col", "agent_a_col", "agent_b_col", "rater_col", "winner_col", "criterion_col",
               "weight_col", "input_format", "importer"),
     # single judgments with optional flag / skip marks (reliability against QC)
-    "judgments": ("levels", "merge_levels", "bins", "duplicates", "item_col", "agent_col", "rater_col", "label_col",
-                  "flag_col", "skip_col", "flag_reason_col", "default_agent", "input_format"),
+    "judgments": ("levels", "merge_levels", "bins", "one_judgment_duplicates", "item_col", "agent_col", "rater_col",
+                  "label_col", "flag_col", "skip_col", "flag_reason_col", "default_agent", "input_format"),
 }
 
 
@@ -314,12 +319,13 @@ def input_options(profile: str = "ratings") -> Callable[[F], F]:
     return record_options("inputs", flags, _input_record)
 
 
-def output_options(width: int = 140) -> Callable[[F], F]:
+def output_options() -> Callable[[F], F]:
     """Give the decorated command ``--format/-f`` and ``--output/-o``, collected into its ``out: Output``
-    parameter (``out.emit(result)`` writes the result); tables are ``width`` columns wide in files."""
+    parameter (``out.emit(result)`` writes the result; a table fits the terminal, and is never wrapped in a file
+    or a pipe)."""
     flags = [("output_format", FormatOpt, OutputFormat.TABLE), ("output", OutputOpt, None)]
     return record_options("out", flags, lambda values: Output(values.get("output_format", OutputFormat.TABLE),
-                                                              check_output_path(values.get("output")), width))
+                                                              check_output_path(values.get("output"))))
 
 
 def read_input(file: Path, inputs: Any) -> Any:
@@ -587,6 +593,9 @@ def _selection(values: dict[str, Any], allowed: Sequence[str], single: bool,
 # ====================================================================================== shared options
 CreditOpt = INPUT_FLAGS["credit"][0]
 SeedOpt = Annotated[int, typer.Option("--seed", min=0, help="Random seed (a whole number >= 0).")]
+#: worker processes of a long analysis; the default, 0, uses every core (results do not depend on it)
+JobsOpt = Annotated[int, typer.Option("--jobs", "-j", min=0, help="Worker processes (0 = one per CPU core; 1 = in "
+                                      "this process). Results do not depend on it.")]
 FormatOpt = Annotated[OutputFormat, typer.Option("--format", "-f", help="table (readable), json or csv.",
                                                  rich_help_panel="Output")]
 OutputOpt = Annotated[Path | None, typer.Option("--output", "-o", help="Write to this file instead of stdout.",

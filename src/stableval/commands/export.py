@@ -42,9 +42,12 @@ class ExportFormat(StrEnum):
 
 
 def register(app: typer.Typer) -> None:
-    """Register :func:`export` twice, the same function: ``stableval export`` and ``stableval portal export``."""
+    """Register :func:`export` twice, the same function: ``stableval export`` and ``stableval portal export``; and
+    with it the ``portal`` group (declared in :mod:`stableval.commands.portal`)."""
     app.command("export", help=HELP)(export)
-    portal_app.command("export")(export)
+    if not any(info.callback is export for info in portal_app.registered_commands):
+        portal_app.command("export")(export)
+    app.add_typer(portal_app, name="portal")
 
 
 def export(

@@ -50,7 +50,7 @@ def _mappings(text: str) -> list[str]:
 
 
 @method_options(_paper_pair())
-@output_options(width=180)
+@output_options()
 def mt_bench(
     path: Annotated[Path, typer.Argument(help="MT-Bench human votes: mt_bench_human_votes_available.jsonl (fields "
                                               "question_id, turn, model_a, model_b, winner, judge) or its folder.",

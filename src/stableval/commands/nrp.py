@@ -361,7 +361,7 @@ grade_options = record_options("grades", [
 
 @app.command("evaluate-rankers")
 @ranker_options
-@output_options(width=160)
+@output_options()
 def evaluate_rankers(
     collection: CollectionArg,
     ranker: RankersOpt = RANKERS[0],
@@ -433,7 +433,7 @@ def _parse_sizes(text: str | None) -> dict[str, float]:
 @answer_checks
 @grade_options
 @nrp_options
-@output_options(width=160)
+@output_options()
 def score(
     collection: CollectionArg,
     answers: Annotated[Path, typer.Argument(help="Generated answers: CSV/TSV/JSONL/Parquet with qid, model, "
@@ -555,7 +555,7 @@ def _scoring_ranker(data: TestCollection, name: str, options: RankerOptions, not
 @ranker_options
 @answer_checks
 @nrp_options
-@output_options(width=160)
+@output_options()
 def compare(
     source: Annotated[Path, typer.Argument(
         help="Per-answer NRP: the table score --answers-out writes (qid, model, prompt, nrp), or the Webis "
@@ -637,7 +637,7 @@ def _per_answer_nrp(source: Path, answers: Path | None, ranker: str, options: Ra
 @answer_checks
 @grade_options
 @nrp_options
-@output_options(width=160)
+@output_options()
 def validate(
     collection: CollectionArg,
     answers: Annotated[Path | None, typer.Argument(
@@ -725,7 +725,7 @@ def _no_value_notes(frame: pd.DataFrame, relevant: float, correct: float) -> lis
 
 
 @app.command("agree")
-@output_options(width=160)
+@output_options()
 def agree(
     expert: Annotated[Path, typer.Argument(help="Expert rankings: a Label Studio ranker export (.json) or a "
                                            "table qid, item, rank (1 = best).", show_default=False)],
@@ -920,7 +920,7 @@ def generate(
 
 @app.command("study")
 @ranker_options
-@output_options(width=160)
+@output_options()
 def study(
     collection: CollectionArg,
     answers: Annotated[Path, typer.Argument(help="Generated answers (as for score): qid, model, prompt, text.",

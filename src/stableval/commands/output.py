@@ -35,16 +35,16 @@ from typing import TYPE_CHECKING, Any, Protocol
 import typer
 
 from stableval._version import __version__
-from stableval.console import Displayed, make_console, styled_text, visible
+from stableval.console import UNWRAPPED, Displayed, make_console, styled_text, terminal_columns, visible
 from stableval.markup import literal
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
     from rich.console import Console
 
-__all__ = ["Appended", "Output", "OutputFormat", "Result", "TableResult", "check_output_path", "emit", "literal",
-           "make_console", "render_text", "save_plot", "size_text", "styled_text", "visible", "write_csv",
-           "write_output", "wrote"]
+__all__ = ["UNWRAPPED", "Appended", "Output", "OutputFormat", "Result", "TableResult", "check_output_path", "emit",
+           "literal", "make_console", "render_text", "save_plot", "size_text", "styled_text", "terminal_columns",
+           "visible", "write_csv", "write_output", "wrote"]
 
 
 class OutputFormat(StrEnum):
@@ -157,15 +157,14 @@ class Output:
 
     format: OutputFormat = OutputFormat.TABLE
     path: Path | None = None
-    width: int = 140
 
     def emit(self, result: Result, *, frame: pd.DataFrame | None = None) -> None:
         """Write ``result`` (``frame`` replaces ``result.to_frame()`` as the CSV table)."""
-        emit(result, self.format, self.path, frame=frame, width=self.width)
+        emit(result, self.format, self.path, frame=frame)
 
 
 def render_text(result: Result, output_format: OutputFormat, *, command: str | None = None, to_file: bool = False,
-                frame: pd.DataFrame | None = None, width: int = 140) -> str:
+                frame: pd.DataFrame | None = None, width: int | None = None) -> str:
     """The text ``emit`` writes: JSON (command and version first), CSV (``frame`` or ``to_frame()``) or the
     rendered table."""
     if output_format is OutputFormat.JSON:
@@ -182,9 +181,10 @@ def render_text(result: Result, output_format: OutputFormat, *, command: str | N
 
 
 def emit(result: Result, output_format: OutputFormat, output: Path | None = None, *,
-         frame: pd.DataFrame | None = None, width: int = 140) -> None:
-    """Write ``result`` as a table, JSON or CSV to stdout, or to ``output`` (saying so on stderr)."""
-    write_output(render_text(result, output_format, to_file=output is not None, frame=frame, width=width), output)
+         frame: pd.DataFrame | None = None) -> None:
+    """Write ``result`` as a table, JSON or CSV to stdout, or to ``output`` (saying so on stderr): a table fits the
+    terminal's width on a terminal, and is never wrapped in a file or a pipe."""
+    write_output(render_text(result, output_format, to_file=output is not None, frame=frame), output)
 
 
 def check_output_path(path: Path | None, option: str = "--output") -> Path | None:

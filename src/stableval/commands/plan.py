@@ -32,7 +32,7 @@ def register(app: typer.Typer) -> None:
 
 @input_options("ratings")
 @method_options("stableval", single=True)
-@output_options(width=160)
+@output_options()
 def plan(
     file: FileArg,
     inputs: InputOptions,

@@ -2,8 +2,8 @@
 migrate, create tracks (their flags come from the declared track settings, :mod:`stableval.portal.settings`),
 routing, import questions, create invites, revoke invites / raters / sessions, diagnostics, adaptive assignment,
 proposed questions and quality control. Exporting (``stableval portal export``, also ``stableval export``) lives in
-:mod:`stableval.commands.export`, which adds itself to the :data:`portal_app` group declared here; the web server is
-``stableval serve`` (:mod:`stableval.commands.serve`).
+:mod:`stableval.commands.export`, which adds the :data:`portal_app` group declared here, and itself to it; the web
+server is ``stableval serve`` (:mod:`stableval.commands.serve`).
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from stableval.portal.settings import TrackSettings
     from stableval.portal.store.db import Database
 
-__all__ = ["DEFAULT_DB", "DatabaseOpt", "TaskName", "open_database", "portal_app", "register", "require_existing"]
+__all__ = ["DEFAULT_DB", "DatabaseOpt", "TaskName", "open_database", "portal_app", "require_existing"]
 
 DEFAULT_DB = "sqlite:///stableval-portal.db"
 
@@ -36,11 +36,6 @@ DatabaseOpt = Annotated[str, typer.Option(
 
 portal_app = typer.Typer(help="Portal admin tasks without the web server: migrate, tracks, question import, "
                               "invites, export.", no_args_is_help=True)
-
-
-def register(app: typer.Typer) -> None:
-    """The ``stableval portal`` group (its ``export`` is added by :func:`stableval.commands.export.register`)."""
-    app.add_typer(portal_app, name="portal")
 
 
 def open_database(url: str) -> Database:

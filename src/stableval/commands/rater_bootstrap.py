@@ -41,7 +41,7 @@ def register(app: typer.Typer) -> None:
     app.command("rater-bootstrap")(rater_bootstrap)
 
 
-@output_options(width=160)
+@output_options()
 def rater_bootstrap(
     file: Annotated[Path, typer.Argument(help="Per-item labels: one row per rating (item, label) or one row per "
                                               "item with one count column per label (CSV, TSV, JSONL, Parquet).",

@@ -28,7 +28,7 @@ def register(app: typer.Typer) -> None:
 
 @input_options("judgments")
 @qc_options()
-@output_options(width=120)
+@output_options()
 def reliability(
     file: Annotated[Path, typer.Argument(
         help="Judgments: CSV, TSV, JSONL or Parquet with item, rater, label, an optional agent and optional "
@@ -63,9 +63,6 @@ def reliability(
     from stableval.evaluate.reliability import reliability_vs_qc
     from stableval.report.figures import check_figure_path, reliability_figure
 
-    if inputs.duplicates == "keep":
-        raise typer.BadParameter("'keep' does not apply here: an evaluator has one judgment per item",
-                                 param_hint="--duplicates")
     columns = dict(inputs.columns or {})
     with bad_input_exits():
         if plot is not None:

@@ -11,6 +11,7 @@ import typer
 from stableval.commands.common import (
     BootstrapOpt,
     FileArg,
+    JobsOpt,
     LengthColOpt,
     MethodSelection,
     RaterInfoOpt,
@@ -53,8 +54,7 @@ def report(
     bootstrap: Annotated[int | None, bootstrap_flag("Bootstrap replicates (default 1000, or 200 with --quick).")
                          ] = None,
     seed: SeedOpt = 0,
-    jobs: Annotated[int, typer.Option("--jobs", "-j", min=0, help="Worker processes for the stability analysis "
-                                      "(0 = one per core).")] = 1,
+    jobs: JobsOpt = 0,
     rater_info: RaterInfoOpt = None,
     length_col: LengthColOpt = None,
 ) -> None:
@@ -100,7 +100,7 @@ def plot(
                                                               "aggregation method of the plausibility.")
                               ] = RankingMethodName(default_ranking_method()),
 ) -> None:
-    """Draw one figure of the report to an image file; ``ddx-case`` draws one case of a DDx selectors FILE (its
+    """Draw one figure of the report to an image file; 'ddx-case' draws one case of a DDx selectors FILE (its
     raters' partial rankings and the aggregated plausibility)."""
     from stableval.errors import InputError
     from stableval.report.figures import check_figure_path, save_figure

@@ -164,8 +164,7 @@ def demo(
     path = example_path("mt_bench")
     if output_format is OutputFormat.TABLE:
         typer.echo(f"Bundled example: {path.name} — 1,689 MT-Bench turn-1 pairwise votes by 65 expert and author "
-                   "judges\n(Zheng et al. 2023, CC BY 4.0). One judge voted twice on the same pair, so both votes "
-                   "are kept.\nSame as: stableval score "
-                   f"{path} --duplicates keep\n")
+                   "judges (Zheng et al. 2023, CC BY 4.0).\nOne judge voted twice on the same pair, so both votes "
+                   f"are kept.\nSame as: stableval score {path} --duplicates keep\n")
     score(file=path, inputs=InputOptions(duplicates="keep"), methods=MethodSelection(default_methods()),
           out=Output(output_format), cluster=ClusterChoice(), bootstrap=bootstrap)

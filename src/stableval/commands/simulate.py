@@ -106,6 +106,8 @@ def simulate(
                                                "the responses people rate (at random; the rest only judges rate).",
                                                rich_help_panel=JUDGE_PANEL)] = 1.0,
     seed: SeedOpt = 0,
+    force: Annotated[bool, typer.Option("--force", help="Overwrite truth files that belong to another table of the "
+                                        "same name (NAME.csv beside NAME.parquet).")] = False,
 ) -> None:
     """Simulate a rating study with known truth: agents of given quality, a mixed rater population
     (reliable, strict, lenient, adversarial), hard responses and a sparse design.
@@ -116,6 +118,7 @@ def simulate(
     from stableval.simulate import SimulationConfig, simulate as draw
 
     _check_suffix(output)
+    _check_truth_owner(output, force)
     level_text = levels.strip()
     if level_text.isdigit():
         n_levels, level_names = int(level_text), None
@@ -155,6 +158,33 @@ def simulate(
     _write(sim, config, output, seed)
 
 
+def truth_paths(output: Path) -> list[Path]:
+    """Where the truth of the table ``output`` goes: NAME.agents.csv, NAME.responses.csv, NAME.raters.csv.
+
+    >>> [path.name for path in truth_paths(Path("runs/study.parquet"))]
+    ['study.agents.csv', 'study.responses.csv', 'study.raters.csv']
+    """
+    stem = output.with_suffix("")
+    return [Path(f"{stem}.{name}.csv") for name in ("agents", "responses", "raters")]
+
+
+def _check_truth_owner(output: Path, force: bool) -> None:
+    """Refuse (usage error) to overwrite truth files that another table of the same name wrote (``study.csv``
+    beside the ``study.parquet`` being written), unless ``force``: that table would be left with another run's
+    truth."""
+    from stableval.data.files import FORMATS
+
+    if force:
+        return
+    stem = output.with_suffix("")
+    owners = [stem.with_suffix(suffix) for suffix in FORMATS
+              if stem.with_suffix(suffix) != output and stem.with_suffix(suffix).exists()]
+    existing = [path for path in truth_paths(output) if path.exists()]
+    if owners and existing:
+        raise typer.BadParameter(f"{existing[0]} is the truth of {owners[0]}, another run; give another --output "
+                                 "name, or --force to overwrite it", param_hint="--output")
+
+
 def _write(sim: Any, config: Any, output: Path, seed: int, frame: Any = None) -> None:
     """The table (format by suffix; ``frame`` in place of the simulation's), its truth beside it
     (NAME.agents/responses/raters.csv), and a summary."""
@@ -164,8 +194,8 @@ def _write(sim: Any, config: Any, output: Path, seed: int, frame: Any = None) ->
     write_frame(sim.frame() if frame is None else frame, output)
     stem = output.with_suffix("")
     truth = {"agents": sim.agent_truth(), "responses": sim.response_truth(), "raters": sim.rater_truth()}
-    for name, part in truth.items():
-        write_frame(part, Path(f"{stem}.{name}.csv"))
+    for part, path in zip(truth.values(), truth_paths(output), strict=True):
+        write_frame(part, path)
     types = truth["raters"]["type"].value_counts()
     typer.echo(f"wrote {output}: {plural(sim.n_judgments, 'judgment')} of {plural(sim.n_responses, 'response')} "
                f"({plural(config.items, 'item')} × {plural(config.n_agents, 'agent')}) by "

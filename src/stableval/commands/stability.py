@@ -10,6 +10,7 @@ import typer
 from stableval.commands.common import (
     ClusterChoice,
     FileArg,
+    JobsOpt,
     MethodSelection,
     Output,
     RaterInfoOpt,
@@ -73,8 +74,7 @@ def stability(
                               "rater counts (10).")] = "0.25,0.5,0.75",
     repetitions: Annotated[int, typer.Option("--repetitions", "-R", min=1,
                                              help="Random rater subsets drawn per size.")] = 50,
-    jobs: Annotated[int, typer.Option("--jobs", "-j", min=0, help="Worker processes for the repetitions (0 = one per "
-                                      "CPU core). Results do not depend on it.")] = 1,
+    jobs: JobsOpt = 0,
     seed: SeedOpt = 0,
     confidence: Annotated[float, typer.Option("--confidence", min=0.5, max=0.999,
                                               help="Confidence level of the interval for the mean tau-b.")] = 0.95,

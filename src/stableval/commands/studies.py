@@ -43,7 +43,7 @@ def register(app: typer.Typer) -> None:
 
 
 # ====================================================================================== MedQA
-@output_options(width=160)
+@output_options()
 def medqa(
     ratings: Annotated[Path, typer.Argument(help="medqa_relabelling.csv (Relabeled MedQA ratings).",
                                             show_default=False)],
@@ -111,7 +111,7 @@ def medqa(
 
 
 # ====================================================================================== DDx
-@output_options(width=160)
+@output_options()
 def ddx(
     selectors: Annotated[Path, typer.Argument(help="dermatology_selectors.json: per case a list of partial "
                                               "rankings (ordered groups of condition indices).",

@@ -9,16 +9,17 @@ Conversion (the stableval paper, section 5.1): agent = ``bot`` (E.L.I.Z.A. or Ca
 a response is one conversation (conv_id, bot); one judgment per (conv_id, bot, annotator_id): the FIRST row in file
 order (later user turns of the same conversation and repeat annotations are dropped and counted in
 ``table.notes``); rater = ``annotator_id``; severity from the one-hot ``is_abuse.*`` columns: 1 (not abusive) and
-0 (ambiguous) → level 0 ``not_abusive``, -1 → level 1 ``mild``, -2 and -3 → level 2 ``strong``. Default credit
-0, 0.5, 1: an agent's score is then its conversations' expected abuse severity (higher = more abuse).
+0 (ambiguous) → level 0 ``not_abusive``, -1 → level 1 ``mild``, -2 and -3 → level 2 ``strong`` (the paper's
+severity order). Credit :data:`CREDIT` = 1, 0.5, 0: as on every leaderboard, higher is better, so an agent's score is
+how free of abuse its conversations are (1 − the expected severity on 0, 0.5, 1).
 
 >>> import pathlib, tempfile
 >>> path = pathlib.Path(tempfile.mkdtemp()) / "full.csv"
 >>> header = "annotator_id,conv_id,bot,is_abuse.1,is_abuse.0,is_abuse.-1,is_abuse.-2,is_abuse.-3"
 >>> _ = path.write_text(header + "\\nA1,c1,E,0,0,1,0,0\\nA1,c1,E,1,0,0,0,0\\nA2,c1,E,0,0,0,0,1\\n")
 >>> table = load_convabuse(path)
->>> table.n_judgments, table.to_frame()["label"].tolist()
-(2, ['mild', 'strong'])
+>>> table.n_judgments, table.to_frame()["label"].tolist(), table.credit.tolist()
+(2, ['mild', 'strong'], [1.0, 0.5, 0.0])
 """
 
 from __future__ import annotations
@@ -35,12 +36,14 @@ from stableval.datasets._common import require_columns, resolve_file
 from stableval.errors import InputError
 from stableval.wording import plural
 
-__all__ = ["LEVELS", "SEVERITY_COLUMNS", "SEVERITY_LEVEL", "load_convabuse"]
+__all__ = ["CREDIT", "LEVELS", "SEVERITY_COLUMNS", "SEVERITY_LEVEL", "load_convabuse"]
 
 #: The one-hot severity columns, and the level each maps to (spec section 5.1).
 SEVERITY_COLUMNS: tuple[str, ...] = ("is_abuse.1", "is_abuse.0", "is_abuse.-1", "is_abuse.-2", "is_abuse.-3")
 SEVERITY_LEVEL: tuple[int, ...] = (0, 0, 1, 2, 2)
 LEVELS: tuple[str, ...] = ("not_abusive", "mild", "strong")
+#: The credit of each level: higher is better (no abuse), as every score in stableval reads.
+CREDIT: tuple[float, ...] = (1.0, 0.5, 0.0)
 
 _FILES = ("ConvAbuseEMNLPfull.csv", "1_full/ConvAbuseEMNLPfull.csv")
 
@@ -86,4 +89,4 @@ def load_convabuse(path: str | os.PathLike[str]) -> AnnotationTable:
                  + " → levels 1,0 → not_abusive; -1 → mild; -2,-3 → strong")
     if not first.any():  # pragma: no cover - a non-empty file always keeps its first row
         raise InputError("no judgments left", file=source)
-    return AnnotationTable.from_frame(clean.loc[first], levels=LEVELS, source=source, notes=notes)
+    return AnnotationTable.from_frame(clean.loc[first], levels=LEVELS, credit=CREDIT, source=source, notes=notes)

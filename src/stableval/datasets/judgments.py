@@ -26,6 +26,7 @@ import pandas as pd
 
 from stableval.data.columns import ROLE_ALIASES, id_column, resolve_columns
 from stableval.data.files import line_offset, read_table_file, row_error
+from stableval.data.pairwise import is_pairwise_frame, pairwise_from_frame
 from stableval.data.recode import recoding
 from stableval.datasets._common import FLAG_ALLOWED, FLAG_FALSE, FLAG_TRUE, UNSPECIFIED, flag_reasons, parse_flags
 from stableval.errors import InputError
@@ -39,6 +40,7 @@ __all__ = [
     "UNSPECIFIED",
     "flag_reasons",
     "judgments_from_frame",
+    "judgments_from_votes",
     "parse_flags",
     "read_judgments",
 ]
@@ -139,6 +141,30 @@ def judgments_from_frame(
     return out
 
 
+def judgments_from_votes(frame: pd.DataFrame, *, columns: Mapping[str, str] | None = None,
+                         source: str = "<DataFrame>") -> pd.DataFrame:
+    """Pairwise votes as judgments (:data:`JUDGMENT_COLUMNS`): each comparison, the item and its two agents in name
+    order (``"q1: A vs B"``), is one unit, and a rater's label is the agent it preferred, or ``tie``; so a vote
+    agrees with QC when both preferred the same answer, whichever side each saw it on.
+
+    >>> import pandas as pd
+    >>> votes = pd.DataFrame({"item": ["q1", "q1"], "agent_a": ["A", "B"], "agent_b": ["B", "A"],
+    ...                       "rater": ["r1", "r2"], "winner": ["a", "tie"]})
+    >>> judgments_from_votes(votes)[["item", "rater", "label"]].values.tolist()
+    [['q1: A vs B', 'r1', 'A'], ['q1: A vs B', 'r2', 'tie']]
+    """
+    votes = pairwise_from_frame(frame, columns=columns, duplicates="keep", source=source).frame
+    first = votes[["agent_a", "agent_b"]].min(axis=1).astype(str)
+    second = votes[["agent_a", "agent_b"]].max(axis=1).astype(str)
+    winner = votes["winner"].to_numpy(dtype=object)
+    label = np.where(winner == "a", votes["agent_a"], np.where(winner == "b", votes["agent_b"], "tie"))
+    no = np.zeros(len(votes), dtype=bool)
+    return pd.DataFrame({"item": (votes["item"].astype(str) + ": " + first + " vs " + second).to_numpy(dtype=object),
+                         "agent": np.full(len(votes), "", dtype=object),
+                         "rater": votes["rater"].to_numpy(dtype=object), "label": label.astype(object),
+                         "flag": no, "skip": no.copy(), "qc": no.copy(), "row": np.arange(1, len(votes) + 1)})
+
+
 def read_judgments(
     path: str | os.PathLike[str],
     *,
@@ -151,7 +177,9 @@ def read_judgments(
 ) -> pd.DataFrame:
     """Read judgments for :func:`~stableval.evaluate.reliability.reliability_vs_qc`: a ``.json`` file in NVIDIA's
     notebook format (:func:`~stableval.datasets.nvidia_reliability.read_toy_json`, QC embedded), else
-    CSV/TSV/JSONL/Parquet with optional ``flag``/``skip`` columns (:func:`judgments_from_frame`).
+    CSV/TSV/JSONL/Parquet with optional ``flag``/``skip`` columns (:func:`judgments_from_frame`), or pairwise votes
+    (``item, agent_a, agent_b, rater, winner``, detected from the columns as every reading command does:
+    :func:`judgments_from_votes`).
 
     >>> import pathlib, tempfile
     >>> path = pathlib.Path(tempfile.mkdtemp()) / "judgments.csv"
@@ -165,5 +193,7 @@ def read_judgments(
 
         return read_toy_json(path)
     frame = read_table_file(path, format=format)
+    if is_pairwise_frame(frame, columns):
+        return judgments_from_votes(frame, columns=columns, source=str(path))
     return judgments_from_frame(frame, columns=columns, levels=levels, source=str(path),
                                 default_agent=default_agent, merge_levels=merge_levels, bins=bins)

@@ -154,7 +154,8 @@ def _duplicates(frame: pd.DataFrame, keys: list[str], policy: str, *, source: st
         raise InputError(f"{int(repeat.sum()):,} row(s) repeat a {what} judged on an earlier row: rows "
                          + ", ".join(str(r) for r in first), file=source, row=int(frame["row"].iloc[pos]),
                          value=" / ".join(str(frame.iloc[pos][k]) for k in keys),
-                         allowed="one judgment per " + what + " (duplicates='first' or 'last' keeps one)")
+                         options={"duplicates": "first|last"},
+                         allowed="one judgment per " + what + " ({duplicates} keeps one)")
     keep = ~frame.duplicated(keys, keep="first" if policy == "first" else "last").to_numpy()
     return frame.loc[keep].reset_index(drop=True)
 

@@ -56,6 +56,7 @@ from stableval.wording import plural
 
 if TYPE_CHECKING:  # pragma: no cover
     from rich.console import Console
+    from rich.table import Table
 
 #: upper bound on resampled indices held in memory at once (per chunk of replicates)
 _CHUNK_CELLS = 4_000_000
@@ -180,9 +181,6 @@ class AgentScores(Displayed):
     def render(self, console: Console) -> None:
         """The dataset line, the leaderboard with every method side by side, the headline method against majority
         vote (:meth:`comparison`), and how sure the ranking is."""
-        from rich import box
-        from rich.table import Table
-
         from stableval.markup import literal
 
         data = self.dataset
@@ -196,20 +194,71 @@ class AgentScores(Displayed):
         )
         for note in data["notes"]:
             console.print(f"  note: {literal(note)}")
-        table = Table(box=box.SIMPLE_HEAVY, title="Leaderboard (best first)", title_justify="left", show_edge=False)
-        display = self.display_frame()
-        for k, column in enumerate(display.columns):
-            table.add_column("rank" if column.endswith(" rank") else column, justify="left" if k == 0 else "right",
-                             style="bold" if k == 0 else None)
-        for row in display.itertuples(index=False):
-            table.add_row(*(literal(cell) for cell in row))
-        console.print(table)
+        for table in self._leaderboard_tables(console):
+            console.print(table)
         comparison = self.comparison()
         if comparison is not None:
             for line in comparison.lines():
                 console.print(literal(line))
         for line in self._footnotes():
             console.print(line)
+
+    def _leaderboard_tables(self, console: Console) -> list[str | Table]:
+        """The leaderboard as wide as the console allows: every column side by side (in a file or a pipe, always);
+        on a narrow terminal the compact layout, each method's interval under its score and the responses under the
+        agent's name; if even that is too wide, a few methods per table."""
+        from rich import box
+        from rich.table import Table
+
+        from stableval.markup import literal
+
+        def new_table(title: str | None, leading: int = 0) -> Table:
+            return Table(box=box.SIMPLE_HEAVY, title=title, title_justify="left", show_edge=False, leading=leading)
+
+        display = self.display_frame()
+        full = new_table("Leaderboard (best first)")
+        for k, column in enumerate(display.columns):
+            full.add_column("rank" if column.endswith(" rank") else column, justify="left" if k == 0 else "right",
+                            style="bold" if k == 0 else None)
+        for row in display.itertuples(index=False):
+            full.add_row(*(literal(cell) for cell in row))
+
+        def fits(table: Table) -> bool:  # its natural width (every cell on one line) fits the console
+            return console.measure(table, options=console.options.update_width(10**6)).maximum <= console.width
+
+        if fits(full):
+            return [full]
+        groups: list[list[str]] = [[]]
+        for method in self.methods:  # as many methods per table as fit (at least one)
+            trial = self._compact_table(new_table(None), display, [*groups[-1], method])
+            if groups[-1] and not fits(trial):
+                groups.append([])
+            groups[-1].append(method)
+        under = f"; {round(self.settings.get('confidence', 0.95) * 100)}% CI under each score" if self.settings.get(
+            "bootstrap") else ""
+        shown: list[str | Table] = []
+        for n, group in enumerate(groups, start=1):  # the title above the table: a narrow table would wrap it
+            shown.append(f"Leaderboard (best first{under}{'' if len(groups) == 1 else f'; part {n} of {len(groups)}'})")
+            shown.append(self._compact_table(new_table(None, leading=1), display, group))
+        return shown
+
+    def _compact_table(self, table: Table, display: pd.DataFrame, methods: list[str]) -> Table:
+        """The compact leaderboard of ``methods``: per agent its name over its responses, per method the score and
+        rank over the interval."""
+        from stableval.markup import literal
+
+        table.add_column("Agent", style="bold")
+        for method in methods:
+            table.add_column(method_label(method))
+        columns = [str(column) for column in display.columns]
+        for row in display.to_dict("records"):
+            cells = [f"{literal(row['Agent'])}\n[dim]{row['Responses']} responses[/]"]
+            for method in methods:
+                rank = f"{method_label(method)} rank"
+                score, _, interval = str(row[columns[columns.index(rank) - 1]]).partition(" ")
+                cells.append(f"{score}  {row[rank]}" + (f"\n{interval}" if interval else ""))
+            table.add_row(*cells)
+        return table
 
     def _footnotes(self) -> list[str]:
         from stableval.markup import literal

@@ -172,7 +172,8 @@ def _partitioned_subsets(table: JudgmentTable, methods: Sequence[Chosen], sizes:
     """Every repetition of every size on a partitioned table, one after another: each subset is filtered on the
     workers and each fit is spread over the partitions (the judgments never come to this process)."""
     out: list[list[Outcome]] = []
-    with progress_bar("rater subsets (dask)", total=len(sizes) * repetitions, enabled=progress) as bar:
+    with progress_bar("rater subsets (dask)", total=len(sizes) * repetitions, enabled=progress,
+                      lines=True) as bar:
         for size in sizes:
             block = []
             for repetition in range(repetitions):
@@ -194,7 +195,7 @@ def _all_subsets(table: AnnotationTable, methods: Sequence[Chosen], sizes: Seque
                                                                                               start + chunk))))
              for size in sizes for start in range(0, repetitions, chunk)]
     results: list[list[Outcome]] = [[] for _ in tasks]
-    with progress_bar("rater subsets", total=len(sizes) * repetitions, enabled=progress) as bar, \
+    with progress_bar("rater subsets", total=len(sizes) * repetitions, enabled=progress, lines=True) as bar, \
             make_executor(jobs=min(jobs, len(tasks)), preload=("stableval.evaluate.stability",)) as executor:
         for index, outcome in executor.map_unordered(_run_subsets, tasks):
             results[index] = outcome

@@ -52,7 +52,7 @@ class Section:
 COUNT_COLUMNS = frozenset({
     "judgments", "responses", "items", "agents", "raters", "ratings", "units", "votes", "compared", "correct",
     "applicable", "flag_mismatches", "flag_compared", "total_items", "skipped", "excluded", "qc_items", "qc_flagged",
-    "evaluators", "wins", "losses", "ties", "decisive", "shared",
+    "evaluators", "games", "wins", "losses", "ties", "decisive", "shared",
 })
 
 #: words of a snake_case column name that read better spelled otherwise
@@ -82,12 +82,16 @@ def _is_count(column: object, values: pd.Series) -> bool:
 
 def table_html(frame: pd.DataFrame, *, digits: int = 3) -> str:
     """A DataFrame as an escaped HTML table inside a box that scrolls sideways when the table is wider than the
-    page; counts print as integers and snake_case column names as words.
+    page; counts print as integers, snake_case column names as words and method keys as their labels.
 
     >>> print(table_html(pd.DataFrame({"ratings": [12.0, None], "ci_low": [0.5, 0.25]})).count("12.0"))
     0
     """
+    from stableval.aggregate.registry import method_label
+
     shown = frame.copy()
+    if "method" in shown.columns:  # result keys as the labels every other table and figure shows
+        shown["method"] = shown["method"].map(lambda key: method_label(str(key)))
     for column in shown.columns:
         if _is_count(column, shown[column]):
             shown[column] = shown[column].map(lambda v: "" if pd.isna(v) else str(int(v)))
@@ -433,8 +437,9 @@ def build_report(
               and (name != "reliability" or ctx.options.qc is not None)
               and (name != "rater-kinds" or ctx.options.rater_info is not None)]
     built = []
-    with progress_bar("report", total=len(chosen), enabled=progress) as bar:
+    with progress_bar("report", total=len(chosen), enabled=progress, lines=True) as bar:
         for name in chosen:
+            bar.stage(name)
             built.append(BUILDERS[name](ctx))
             bar.advance()
     env = Environment(loader=PackageLoader("stableval.report", "templates"), autoescape=select_autoescape())

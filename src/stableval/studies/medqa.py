@@ -150,7 +150,7 @@ class MedQAResult(Displayed):
         table = Table(box=box.SIMPLE_HEAVY, show_edge=False, title="Questions excluded", title_justify="left")
         table.add_column("Exclusion")
         table.add_column(f"% excluded [{pct}% interval]", justify="right")
-        table.add_column("questions kept", justify="right")
+        table.add_column("mean questions kept", justify="right")
         table.add_column("% excluded, vote of all raters", justify="right")
         row: Any
         for row in self.exclusions.itertuples(index=False):

@@ -11,14 +11,13 @@ import signal
 import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 from fastapi.testclient import TestClient
-from portal_helpers import invite_tokens, seed_track, start_rater
+from portal_helpers import PATIENCE, invite_tokens, seed_track, start_rater, wait_until
 from typer.testing import CliRunner
 
 from stableval.cli import app as cli
@@ -110,19 +109,20 @@ def test_serve_access_log_never_shows_an_invite_token(tmp_path: Path) -> None:
                                     str(port)], env={**os.environ, "STABLEVAL_PORTAL_ADMIN_TOKEN": "admin-token-tests"},
                                    stdout=handle, stderr=subprocess.STDOUT)
         try:
-            deadline = time.monotonic() + 40
-            while True:
+            def answers() -> bool:
+                assert process.poll() is None, log.read_text()
                 try:
-                    httpx.get(f"http://127.0.0.1:{port}/", timeout=1)
-                    break
+                    httpx.get(f"http://127.0.0.1:{port}/", timeout=5)
+                    return True
                 except httpx.HTTPError:
-                    assert time.monotonic() < deadline and process.poll() is None, log.read_text()
-                    time.sleep(0.2)
-            answer = httpx.get(f"http://127.0.0.1:{port}/i/{token}", timeout=5)
+                    return False
+
+            wait_until(answers, "stableval serve to answer")
+            answer = httpx.get(f"http://127.0.0.1:{port}/i/{token}", timeout=PATIENCE)
             assert answer.status_code == 303
         finally:
             process.send_signal(signal.SIGINT)
-            process.wait(timeout=20)
+            process.wait(timeout=PATIENCE)
     text = log.read_text()
     assert "GET /i/<redacted> HTTP/1.1" in text and token not in text
 

@@ -8,6 +8,7 @@ from pathlib import Path
 import httpx
 import pytest
 from portal_helpers import (
+    PATIENCE,
     LiveServer,
     claim,
     csrf_of,
@@ -34,7 +35,7 @@ def test_crash_and_restart_lose_nothing(db_url: str, tmp_path: Path) -> None:
     db.dispose()
     server = LiveServer(db_url).start()
     try:
-        client = httpx.Client(base_url=server.base, follow_redirects=True, timeout=10)
+        client = httpx.Client(base_url=server.base, follow_redirects=True, timeout=PATIENCE)
         start_rater(client, token)
         first, html = claim(client)
         done = client.post(f"/a/{first}/submit", data=submit_form(fill_steps(client, first, html).text))
@@ -45,7 +46,7 @@ def test_crash_and_restart_lose_nothing(db_url: str, tmp_path: Path) -> None:
                                                    "why-accuracy": "half done"})
         server.kill()  # crash: no shutdown hooks run
         server.start()
-        client = httpx.Client(base_url=server.base, follow_redirects=True, timeout=10, cookies=client.cookies)
+        client = httpx.Client(base_url=server.base, follow_redirects=True, timeout=PATIENCE, cookies=client.cookies)
         progress = client.get("/progress")
         assert progress.status_code == 200 and "(1 done)" in progress.text  # the session survived too
         again = client.get(f"/a/{second}/pairwise").text

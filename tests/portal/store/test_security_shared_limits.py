@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from portal_helpers import PATIENCE
 from typer.testing import CliRunner
 
 from stableval.cli import app as cli_app
@@ -63,9 +64,9 @@ def test_processes_count_against_one_limit(tmp_path: Path) -> None:
     processes = [context.Process(target=_guesses, args=(path, 8, queue)) for _ in range(3)]
     for process in processes:
         process.start()
-    allowed = [queue.get(timeout=60) for _ in processes]
+    allowed = [queue.get(timeout=PATIENCE) for _ in processes]
     for process in processes:
-        process.join(timeout=60)
+        process.join(timeout=PATIENCE)
     assert sum(allowed) == 10  # 24 guesses from three processes, 10 allowed in all
 
 

@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 
 import pytest
+from portal_helpers import PATIENCE
 
 from stableval.portal.store.db import Database, text
 from stableval.portal.store.write_lock import CROSS_PROCESS, WriteLock
@@ -34,7 +35,7 @@ def test_a_writer_in_another_process_waits_for_the_holder(tmp_path: Path) -> Non
     with WriteLock(database):
         acquired = time.time()
     released = float(holder.stdout.readline())
-    holder.wait(timeout=30)
+    holder.wait(timeout=PATIENCE)
     assert acquired >= released  # this process got the lock only once the other let it go
 
 
@@ -62,7 +63,7 @@ def test_threads_and_processes_write_without_losing_an_increment(tmp_path: Path)
         db.dispose()
     """)
     workers = [subprocess.Popen([sys.executable, "-c", script, url]) for _ in range(2)]
-    assert [w.wait(timeout=120) for w in workers] == [0, 0]
+    assert [w.wait(timeout=PATIENCE) for w in workers] == [0, 0]
     db = Database(url)
     with db.reading() as session:
         assert session.execute(text("SELECT value FROM settings WHERE key = 'n'")).scalar() == "200"

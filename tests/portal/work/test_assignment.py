@@ -8,7 +8,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 
 import pandas as pd
-from portal_helpers import CRITERIA, questions_frame, seed_track
+from portal_helpers import CRITERIA, PATIENCE, questions_frame, seed_track
 from sqlalchemy import func, select
 
 from stableval.portal.admin.manage import create_invites, set_retired
@@ -153,7 +153,7 @@ def test_many_threads_claim_and_submit_at_once(db_url: str, tmp_path: Path) -> N
     for thread in threads:
         thread.start()
     for thread in threads:
-        thread.join(timeout=120)
+        thread.join(timeout=PATIENCE)
     assert not errors, errors
     with db.reading() as session:
         rows = session.execute(select(Submission.rater_id, Question.external_id).join(Question)).all()

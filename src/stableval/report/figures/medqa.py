@@ -48,28 +48,31 @@ def medqa_figure(result: MedQAResult) -> Figure:
         rows = result.accuracy[result.accuracy["model"] == model].set_index("filter").loc[list(PLOT_FILTERS)]
         series.append((f"{model} accuracy", 100 * rows["accuracy"].to_numpy(), 100 * rows["ci_low"].to_numpy(),
                        100 * rows["ci_high"].to_numpy()))
-    fig = new_figure(max(6.0, 1.6 * len(steps) + 0.6 * len(series)), 4.2)
+    fig = new_figure(max(6.0, 1.6 * len(steps) + 0.6 * len(series)), 4.8)
     ax = fig.add_subplot()
     x = np.arange(len(steps))
     width = 0.8 / len(series)
-    lowest = 100.0
     for s, (label, mean, low, high) in enumerate(series):
         low = np.where(np.isfinite(low), low, mean)
         high = np.where(np.isfinite(high), high, mean)
         error = np.vstack([np.maximum(mean - low, 0), np.maximum(high - mean, 0)])
         bars = ax.bar(x + (s - (len(series) - 1) / 2) * width, mean, width, yerr=error, capsize=3, label=label)
-        ax.bar_label(bars, fmt="%.1f", padding=2, fontsize=7)
-        lowest = min(lowest, float(np.nanmin(low)))
-    ax.set_ylim(max(0.0, np.floor(lowest / 5) * 5 - 5), 104)
+        # each value upright above its error bar (level labels side by side overlap on narrow bars)
+        for bar, value, top in zip(bars, mean, np.maximum(high, mean), strict=True):
+            ax.text(bar.get_x() + bar.get_width() / 2, top + 1.5, f"{value:.1f}", rotation=90, ha="center",
+                    va="bottom", fontsize=7)
+    ax.set_ylim(0, 122)  # from 0, so bar heights compare; room above 100% for the upright labels
+    ax.set_yticks(range(0, 101, 20))
     ax.set_xticks(x, steps)
     k = result.settings["k"]
     ax.set_xlabel(f"questions excluded cumulatively (unanimous vote of {k} bootstrapped raters)"
                   if result.settings["vote"] == "unanimous" else
                   f"questions excluded cumulatively (majority of {k} bootstrapped raters)")
     ax.set_ylabel("percent (%)")
-    ax.set_title(f"Relabeled MedQA: questions kept and accuracy (mean over {result.settings['n_draws']:,} draws, "
-                 f"{round(100 * result.settings['confidence'])}% intervals)", fontsize=10)
-    ax.legend(fontsize=8, loc="lower left")
+    ax.set_title(f"Relabeled MedQA: share of questions kept and each model's accuracy per exclusion step\n(mean over "
+                 f"{result.settings['n_draws']:,} draws, {round(100 * result.settings['confidence'])}% intervals)",
+                 fontsize=10)
+    fig.legend(fontsize=8, loc="outside lower center", ncols=min(len(series), 3), frameon=False)
     ax.spines[["top", "right"]].set_visible(False)
     return fig
 
