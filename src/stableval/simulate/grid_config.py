@@ -29,6 +29,7 @@ from stableval.aggregate.registry import (
     resolve_methods,
     shared_params,
 )
+from stableval.data.files.formats import not_utf8, utf8_problem
 from stableval.errors import InputError
 from stableval.simulate.simulator import NARROW_GAP, WIDE_GAP, SimulationConfig
 
@@ -150,8 +151,14 @@ def load_grid(path: str | os.PathLike[str]) -> GridConfig:
     ``labels``. Without any ``[[sweep]]`` the default sweeps are used on the given base.
     """
     source = str(path)
+    if Path(path).is_dir():
+        raise InputError("is a directory, not a file", file=source, allowed="a TOML file")
     try:
-        data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
+        raw = Path(path).read_bytes()
+        problem = utf8_problem(raw)
+        if problem is not None:
+            raise not_utf8(Path(path), problem, "a UTF-8 TOML file")
+        data = tomllib.loads(raw.decode("utf-8"))
     except FileNotFoundError:
         raise InputError("config file not found", file=source) from None
     except tomllib.TOMLDecodeError as error:
@@ -169,6 +176,9 @@ def load_grid(path: str | os.PathLike[str]) -> GridConfig:
     except TypeError as error:
         raise InputError(f"a [base] setting has the wrong type ({error})", file=source) from None
     sweeps_data = data.get("sweep")
+    if sweeps_data is not None and not isinstance(sweeps_data, list):
+        raise InputError("sweep must be a list of [[sweep]] tables", file=source, column="sweep", value=sweeps_data,
+                         allowed="[[sweep]] tables with name and values")
     sweeps = default_grid().sweeps if sweeps_data is None else tuple(
         _parse_sweep(entry, base, setting_names, source, n) for n, entry in enumerate(sweeps_data, 1))
     if len({s.name for s in sweeps}) != len(sweeps):
@@ -184,8 +194,12 @@ def load_grid(path: str | os.PathLike[str]) -> GridConfig:
 
 def _methods_and_params(data: dict[str, Any], source: str) -> tuple[tuple[str, ...], dict[str, dict[str, Any]]]:
     """The grid's methods and their hyper-parameters, from ``methods``, ``[options]`` and ``[params.METHOD]``."""
+    given = data.get("methods", default_methods())
+    if not isinstance(given, list | tuple) or not all(isinstance(name, str) for name in given):
+        raise InputError("methods must be a list of method names", file=source, column="methods", value=given,
+                         allowed="e.g. methods = [\"mv\", \"ds\", \"stableval\"]")
     try:
-        methods = tuple(c.key for c in resolve_methods(data.get("methods", default_methods())))
+        methods = tuple(c.key for c in resolve_methods(given))
     except ValueError as error:
         raise InputError(str(error), file=source, column="methods", value=data.get("methods")) from None
     shared = data.get("options", {})

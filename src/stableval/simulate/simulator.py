@@ -48,6 +48,34 @@ NARROW_GAP: tuple[float, ...] = (0.75, 0.70, 0.65, 0.60, 0.55, 0.50)
 _ASSIGN_CELLS = 4_000_000
 
 
+#: the kind of value each setting takes (checked before its range): ``int``, ``float``, ``str``, or a tuple of
+#: one of them, and what is allowed, in words; the settings in ``_OPTIONAL`` may also be None
+_SETTING_KINDS: dict[str, tuple[Any, str]] = {
+    "qualities": ((float,), "a list of numbers"), "agents": ((str,), "a list of names"),
+    "items": (int, "an integer"), "raters": (int, "an integer"), "labels_per_response": (int, "an integer"),
+    "levels": (int, "an integer"), "level_names": ((str,), "a list of names"),
+    "credit": ((float,), "a list of numbers"),
+    "accuracy": ((float,), "a list of two numbers"), "shift": ((float,), "a list of two numbers"),
+    "neighbour": (float, "a number"), "strict": (float, "a number"), "lenient": (float, "a number"),
+    "adversarial": (float, "a number"), "adversarial_mode": (str, "text"), "hard": (float, "a number"),
+    "hard_noise": (float, "a number"),
+}
+_OPTIONAL = {"agents", "level_names", "credit"}
+
+
+def _is_kind(value: Any, kind: Any) -> bool:
+    """Whether ``value`` is of ``kind`` (:data:`_SETTING_KINDS`): a bool is no number, an int is a float.
+
+    >>> _is_kind(3, float), _is_kind(True, int), _is_kind((0.5, 1), (float,)), _is_kind("x", (str,))
+    (True, False, True, False)
+    """
+    if isinstance(kind, tuple):
+        return isinstance(value, tuple) and all(_is_kind(v, kind[0]) for v in value)
+    if isinstance(value, bool):
+        return False
+    return isinstance(value, (int, float) if kind is float else kind)
+
+
 @dataclass(frozen=True)
 class SimulationConfig:
     """Everything that defines a simulated study (see the module docstring for the model).
@@ -99,6 +127,10 @@ class SimulationConfig:
             return InputError("invalid simulation setting", option=name, value=getattr(self, name),
                               allowed=allowed)
 
+        for name, (kind, allowed) in _SETTING_KINDS.items():
+            value = getattr(self, name)
+            if not (_is_kind(value, kind) or (value is None and name in _OPTIONAL)):
+                raise bad(name, allowed)
         if len(self.qualities) < 2 or not all(0.0 < q < 1.0 for q in self.qualities):
             raise bad("qualities", "two or more numbers strictly between 0 and 1")
         if self.agents is not None and (len(self.agents) != len(self.qualities) or len(set(self.agents)) != len(
