@@ -67,3 +67,16 @@ def test_ablate_honours_the_tie_rule(tmp_path: Path) -> None:
         runs[rule] = pd.read_csv(out / "trials.csv")
     np.testing.assert_allclose(runs["first"]["mse"], runs["random"]["mse"])
     assert not np.allclose(runs["first"]["mse"], runs["split"]["mse"])
+
+
+@pytest.mark.parametrize("target", ["out.txt", "/dev/null"])
+def test_ablate_output_onto_a_file_is_refused_before_the_work(tmp_path: Path, target: str) -> None:
+    """Issue 26 (E4): ``-o`` naming a file is a usage error naming --output, not NotADirectoryError after the run."""
+    from command_line import clean_failure
+
+    path = tmp_path / target if target == "out.txt" else Path(target)
+    if target == "out.txt":
+        path.write_text("")
+    config = Path(__file__).parents[2] / "examples" / "ablation" / "quick.toml"
+    output = clean_failure(CliRunner().invoke(app, ["ablate", "-c", str(config), "-o", str(path)]), 2)
+    assert "--output" in output and "is a file, not a folder" in output

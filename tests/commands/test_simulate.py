@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 from typer.testing import CliRunner
@@ -40,3 +42,14 @@ def test_simulate_command_rejects_bad_settings(tmp_path) -> None:
     assert result.exit_code == 1 and "option '--labels-per-response'" in result.output
     result = runner.invoke(app, ["simulate", "-o", str(tmp_path / "x.xlsx")])
     assert result.exit_code == 2
+
+
+def test_simulate_refuses_an_unwritable_output_before_simulating(tmp_path: Path) -> None:
+    """Issue 26 (E3, E4): an over-long name or a path under a file is a usage error naming --output."""
+    from command_line import clean_failure
+
+    blocker = tmp_path / "plain.txt"
+    blocker.write_text("")
+    for target, says in ((tmp_path / ("x" * 300 + ".csv"), "at most 255"), (blocker / "sim.csv", "is a file, not")):
+        output = clean_failure(CliRunner().invoke(app, ["simulate", "-o", str(target)]), 2)
+        assert "--output" in output and says in output

@@ -47,9 +47,11 @@ def ablate(
     Results do not depend on --jobs or --scheduler. A rerun with the same --output skips settings that are
     already finished.
     """
+    from stableval.commands.output import check_output_folder, say, write_failed
     from stableval.parallel import make_executor
     from stableval.simulate.grid import default_grid, load_grid, run_grid
 
+    check_output_folder(output)
     with bad_input_exits():
         grid = load_grid(config) if config is not None else default_grid()
         if sweep:
@@ -64,22 +66,23 @@ def ablate(
         unique = len({grid.setting_id(c) for _, _, c in settings})
         started = time.perf_counter()
         with make_executor(jobs=jobs, scheduler=scheduler, preload=("stableval.simulate.grid",)) as executor:
-            typer.echo(f"ablation: {len(grid.sweeps)} sweeps, {len(settings)} settings ({unique} distinct), "
-                       f"{grid.trials} trials each, methods {', '.join(grid.methods)}; {executor.describe()}",
-                       err=True)
-            result = run_grid(grid, output, executor=executor, progress=True)
-        if plots:
-            result.files.extend(_sweep_figures(result.summary, grid, output))
+            say(f"ablation: {len(grid.sweeps)} sweeps, {len(settings)} settings ({unique} distinct), "
+                f"{grid.trials} trials each, methods {', '.join(grid.methods)}; {executor.describe()}")
+            try:
+                result = run_grid(grid, output, executor=executor, progress=True)
+                if plots:
+                    result.files.extend(_sweep_figures(result.summary, grid, output))
+            except OSError as error:
+                raise write_failed(error.filename or output, error) from None
     elapsed = time.perf_counter() - started
-    typer.echo(f"computed {result.computed} settings, skipped {result.skipped} already in {output} "
-               f"({elapsed:.1f} s)", err=True)
+    say(f"computed {result.computed} settings, skipped {result.skipped} already in {output} ({elapsed:.1f} s)")
     rows = result.trials.drop_duplicates(["setting", "trial", "method"])
     not_converged = rows[~rows["converged"].astype(bool)]
     if len(not_converged):
         typer.echo(f"note: {len(not_converged)} (trial, method) rows had an EM fit stop at max_iter without "
                    "converging (column 'converged' in trials.csv)", err=True)
     typer.echo((output / "summary.md").read_text(encoding="utf-8"))
-    typer.echo(f"wrote {plural(len(result.files), 'file')} to {output}", err=True)
+    say(f"wrote {plural(len(result.files), 'file')} to {output}")
 
 
 def _sweep_figures(summary: Any, grid: Any, output: Path) -> list[Path]:

@@ -44,6 +44,8 @@ from stableval.commands.common import (
 from stableval.commands.output import (
     Appended,
     TableResult as TableResult,
+    check_output_folder,
+    check_output_path,
     save_plot,
     size_text as size_text,
     write_csv,
@@ -380,6 +382,8 @@ def evaluate_rankers(
 
     from stableval.nrp.measures import evaluate_rankers as run
 
+    check_output_path(per_question, "--per-question")
+    check_output_path(run_out, "--run-out")
     with bad_input_exits():
         data = options.collection(collection)
         rankers = options.rankers(ranker)
@@ -475,6 +479,8 @@ def score(
         raise typer.BadParameter("only with --ranker best (the graded answers choose the ranker)",
                                  param_hint="--graded")
     size_map = _parse_sizes(sizes)
+    check_output_path(answers_out, "--answers-out")
+    check_output_folder(plot, "--plot")
     notes: list[str] = []
     with bad_input_exits():
         data = options.collection(collection)
@@ -586,6 +592,7 @@ def compare(
     pair = [name.strip() for name in models.split(",") if name.strip()]
     if len(pair) != 2:
         raise typer.BadParameter(f"{models!r}: name two models, A,B", param_hint="--models")
+    check_output_path(per_question, "--per-question")
     notes: list[str] = []
     with bad_input_exits():
         per_answer, value, what = _per_answer_nrp(source, answers, ranker, options, nrp, checks, seed, notes)
@@ -673,6 +680,7 @@ def validate(
                 else "--answer-grades")
         raise typer.BadParameter("only with ANSWERS (the leave-one-out ranks the judged documents themselves)",
                                  param_hint=flag)
+    check_output_path(signals_out, "--signals-out")
     read_notes: list[str] = []
     with bad_input_exits():
         data = options.collection(collection)
@@ -761,6 +769,7 @@ def agree(
             check_figure_path(plot)
         except InputError as error:
             raise typer.BadParameter(str(error), param_hint="--plot") from None
+    check_output_path(per_question, "--per-question")
     with bad_input_exits():
         data = read_expert_rankings(expert, annotator=annotator)
         frame = data.frame
@@ -916,6 +925,8 @@ def study(
     from stableval.nrp.study import build_study, write_label_studio_tasks, write_portal_questions
 
     chosen = [m.strip() for m in models.split(",") if m.strip()] if models else None
+    for path, flag in ((portal, "--portal"), (label_studio, "--label-studio"), (rankings_out, "--rankings-out")):
+        check_output_path(path, flag)
     with bad_input_exits():
         _, model = options.ranker(ranker)
         data = options.collection(collection)
