@@ -34,11 +34,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["Option", "check_all", "option_table"]
+__all__ = ["MAX_SEED", "Option", "check_all", "option_table"]
+
+#: The largest random seed every seeded step takes (numpy's legacy ``RandomState``, which MACE uses, stops at
+#: 2**32 - 1); ``--seed`` and every method's ``seed`` parameter are bounded by it.
+MAX_SEED = 2**32 - 1
 
 
 def _number(value: float) -> str:
-    return f"{value:g}"
+    """``1e+06``, ``0.5``; an integer the short form would round (a seed bound) in full."""
+    short = f"{value:g}"
+    return str(value) if isinstance(value, int) and float(short) != value else short
 
 
 @dataclass(frozen=True)

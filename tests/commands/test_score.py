@@ -500,3 +500,23 @@ def test_score_table_renders_for_the_new_methods() -> None:
     result.render(Console(file=out, width=160))
     text = out.getvalue()
     assert "OneCoin: EM converged" in text and "ZBS: EM" not in text and "Wawa" in text
+
+
+@pytest.mark.parametrize("extra", [["-m", "mace", "--param", "mace.seed=4294967296"],
+                                   ["-m", "stableval", "--param", "stableval.seed=4294967296"],
+                                   ["-m", "mv", "--ties", "random", "--param", "mv.seed=-1"],
+                                   ["-m", "mace", "--seed", "4294967296"]])
+def test_a_seed_no_estimator_can_take_is_a_usage_error(tmp_path: Path, extra: list[str]) -> None:
+    """Issue 26 (E5): seeds out of 0..2**32-1 are refused naming the flag and the range, not a numpy ValueError."""
+    path = two_item_ratings(tmp_path / "r.csv")
+    output = clean_failure(runner.invoke(app, ["score", str(path), *LEVEL_FLAGS, "-B", "0", *extra]), 2)
+    assert extra[-2] in output or f"'{extra[-2]}'" in output
+    assert "4294967295" in output or "≥ 0" in output
+
+
+def test_the_largest_seed_seed_accepts_works_with_every_method(tmp_path: Path) -> None:
+    """Issue 26 (E5): ``--seed 4294967295`` (the bound --seed states) runs MACE's restarts (seed + j wraps)."""
+    path = two_item_ratings(tmp_path / "r.csv")
+    result = runner.invoke(app, ["score", str(path), *LEVEL_FLAGS, "-B", "2", "-m", "mace,stableval,mv",
+                                 "--ties", "random", "--seed", "4294967295"])
+    assert result.exit_code == 0, (result.output, result.exception)

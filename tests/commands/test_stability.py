@@ -105,3 +105,11 @@ def test_cli_errors(tmp_path: Path) -> None:
     assert result.exit_code == 1 and "ratings.csv" in result.output and "'mid'" in result.output
     result = runner.invoke(app, ["stability", str(path), "--levels", ",".join(LOW_MID_HIGH), "--plot", "x.gif"])
     assert result.exit_code == 2
+
+
+def test_a_seed_above_the_range_names_seed(tmp_path: Path) -> None:
+    """Issue 26 (E5): the usage error names --seed and its bound, not "Seed must be between 0 and 2**32 - 1"."""
+    path = two_item_ratings(tmp_path / "r.csv")
+    output = clean_failure(runner.invoke(app, ["stability", str(path), *LEVEL_FLAGS, "-m", "mace", "-R", "2",
+                                               "--seed", "4294967296"]), 2)
+    assert "--seed" in output and "4294967295" in output

@@ -29,6 +29,7 @@ from typing import Annotated, Any, TypeVar
 
 import typer
 
+from stableval._options import MAX_SEED
 from stableval.commands.output import Output, OutputFormat, check_output_path, write_output
 from stableval.data.flags import CLI_FLAGS
 from stableval.data.importers.registry import IMPORTERS
@@ -570,7 +571,8 @@ def _selection(values: dict[str, Any], allowed: Sequence[str], single: bool,
 
 # ====================================================================================== shared options
 CreditOpt = INPUT_FLAGS["credit"][0]
-SeedOpt = Annotated[int, typer.Option("--seed", min=0, help="Random seed (a whole number >= 0).")]
+SeedOpt = Annotated[int, typer.Option("--seed", min=0, max=MAX_SEED,
+                                       help=f"Random seed (a whole number 0..{MAX_SEED}).")]
 FormatOpt = Annotated[OutputFormat, typer.Option("--format", "-f", help="table (readable), json or csv.",
                                                  rich_help_panel="Output")]
 OutputOpt = Annotated[Path | None, typer.Option("--output", "-o", help="Write to this file instead of stdout.",
