@@ -80,3 +80,11 @@ def test_ablate_output_onto_a_file_is_refused_before_the_work(tmp_path: Path, ta
     config = Path(__file__).parents[2] / "examples" / "ablation" / "quick.toml"
     output = clean_failure(CliRunner().invoke(app, ["ablate", "-c", str(config), "-o", str(path)]), 2)
     assert "--output" in output and "is a file, not a folder" in output
+
+
+def test_ablate_trials_flag_has_the_configs_bound(tmp_path: Path) -> None:
+    """Issue 26 (E6): ``--trials`` overrides the config within the same bound."""
+    from command_line import clean_failure
+
+    output = clean_failure(CliRunner().invoke(app, ["ablate", "--trials", "1000000000", "-o", str(tmp_path / "o")]), 2)
+    assert "--trials" in output and "100,000" in output

@@ -51,3 +51,18 @@ def test_a_config_that_is_not_utf8_or_is_a_folder(tmp_path: Path) -> None:
     folder.mkdir()
     message = ablate_fails(tmp_path, folder)
     assert str(folder) in message and "is a directory, not a file" in message, message
+
+
+@pytest.mark.parametrize(("text", "key", "says"), [
+    ('trials = 1000000000\n[[sweep]]\nname = "adversarial"\nvalues = [0.0]\n', "trials", "100,000"),
+    ('trials = 2\n[base]\nitems = 1000000000\n[[sweep]]\nname = "adversarial"\nvalues = [0.0]\n', "base.items",
+     "GiB"),
+    ('trials = 2\n[base]\nqualities = [0.8, 0.5]\nitems = 15\nraters = 6\nlabels_per_response = 3\n'
+     '[[sweep]]\nname = "levels"\nvalues = [2, 5000]\n', "sweep.values", "from 2 to 1000")])
+def test_a_grid_too_large_to_run_is_refused_before_any_work(tmp_path: Path, text: str, key: str, says: str) -> None:
+    """Issue 26 (E6): these configs ended in MemoryError or OverflowError tracebacks."""
+    config = tmp_path / "grid.toml"
+    config.write_text(text)
+    output = clean_failure(runner.invoke(app, ["ablate", "-c", str(config), "-o", str(tmp_path / "out")]), 1)
+    assert key in output and says in output and "grid.toml" in output
+

@@ -45,7 +45,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.special import digamma
 
-from stableval._options import MAX_SEED, Option
+from stableval._options import MAX_SEED, MAX_STARTS, Option
 from stableval.aggregate._base import Aggregator, level_log_priors, softmax_posteriors
 from stableval.aggregate.em_fit import MAX_ITER, TOL
 from stableval.aggregate.method import Method
@@ -70,7 +70,7 @@ class MACE(Aggregator):
 
     PARAMETERS = (
         Option("n_restarts", int, "Random restarts; the highest marginal log-likelihood wins (restart j is seeded "
-                                  "seed + j).", ge=1),
+                                  "seed + j).", ge=1, le=MAX_STARTS),
         replace(MAX_ITER, help="Most EM iterations (M-step then E-step) per restart (crowd-kit always runs 50)."),
         replace(TOL, help="Stop a restart when the marginal log-likelihood changes by less than tol · max(1, |ℓ|); 0 "
                           "= always max_iter, as crowd-kit does."),

@@ -50,8 +50,11 @@ def ablate(
     from stableval.commands.output import check_output_folder, say, write_failed
     from stableval.parallel import make_executor
     from stableval.simulate.grid import default_grid, load_grid, run_grid
+    from stableval.simulate.grid_config import MAX_TRIALS
 
     check_output_folder(output)
+    if trials is not None and trials > MAX_TRIALS:
+        raise typer.BadParameter(f"{trials}; allowed: an integer from 2 to {MAX_TRIALS:,}", param_hint="--trials")
     with bad_input_exits():
         grid = load_grid(config) if config is not None else default_grid()
         if sweep:

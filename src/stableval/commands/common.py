@@ -41,6 +41,7 @@ Duplicates = DuplicatePolicy
 __all__ = [
     "INPUT_FLAGS",
     "INPUT_PROFILES",
+    "MAX_REPLICATES",
     "PARAM_FLAGS",
     "QC_FLAGS",
     "BootstrapOpt",
@@ -603,10 +604,16 @@ GoldOpt = Annotated[Path | None, typer.Option("--gold", help="Gold labels (item[
                                               "report the accuracy against them.", rich_help_panel="Input")]
 
 
+#: The most replicates (``--bootstrap``, ``--draws``, ``--repetitions``) a command draws: a typo of a few zeros
+#: (``-B 1000000000``) would need tens of GiB or hours, so it is refused before any work.
+MAX_REPLICATES = 100_000
+
+
 def bootstrap_flag(help: str = "Bootstrap replicates for the intervals (0 = none).") -> Any:
-    """``--bootstrap/-B``, a whole number >= 0, declared once; a command may say in ``help`` what it resamples:
+    """``--bootstrap/-B``, a whole number 0..:data:`MAX_REPLICATES`, declared once; a command may say in ``help``
+    what it resamples:
     ``bootstrap: Annotated[int, bootstrap_flag("Bootstrap replicates over votes (0 = none).")] = 1000``."""
-    return typer.Option("--bootstrap", "-B", min=0, help=help)
+    return typer.Option("--bootstrap", "-B", min=0, max=MAX_REPLICATES, help=help)
 
 
 #: ``--bootstrap/-B`` with the common help text.
@@ -622,7 +629,7 @@ class VoteRule(StrEnum):
 
 
 #: The flags of the commands that score models against bootstrapped ground truths (rater-bootstrap, medqa, ddx).
-DrawsOpt = Annotated[int, typer.Option("--draws", "-B", min=1, help="Bootstrap draws of raters.")]
+DrawsOpt = Annotated[int, typer.Option("--draws", "-B", min=1, max=MAX_REPLICATES, help="Bootstrap draws of raters.")]
 DrawnRatersOpt = Annotated[int, typer.Option("--raters", "-k", min=0, help="Ratings drawn per item with "
                                              "replacement (0 = as many as the item has).")]
 PredictionsOpt = Annotated[list[str] | None, typer.Option(

@@ -33,7 +33,10 @@ from stableval.data.files.formats import not_utf8, utf8_problem
 from stableval.errors import InputError
 from stableval.simulate.simulator import NARROW_GAP, WIDE_GAP, SimulationConfig
 
-__all__ = ["PARAMETER_LABELS", "GridConfig", "Sweep", "check_grid", "default_grid", "load_grid"]
+__all__ = ["MAX_TRIALS", "PARAMETER_LABELS", "GridConfig", "Sweep", "check_grid", "default_grid", "load_grid"]
+
+#: The most trials per setting (and subsamples per trial) a grid runs: a typo of a few zeros is refused up front.
+MAX_TRIALS = 100_000
 
 #: axis label of each simulator setting a sweep can vary
 PARAMETER_LABELS: dict[str, str] = {
@@ -257,9 +260,11 @@ def _parse_sweep(entry: dict[str, Any], base: SimulationConfig, setting_names: s
 def check_grid(grid: GridConfig, source: str | None = None) -> None:
     """Validate the run settings of a grid (trials, subsamples, methods)."""
     checks = [
-        ("trials", isinstance(grid.trials, int) and grid.trials >= 2, "an integer >= 2 (a CI needs two trials)"),
+        ("trials", isinstance(grid.trials, int) and 2 <= grid.trials <= MAX_TRIALS,
+         f"an integer from 2 (a CI needs two trials) to {MAX_TRIALS:,}"),
         ("seed", isinstance(grid.seed, int) and grid.seed >= 0, "an integer >= 0"),
-        ("subsamples", isinstance(grid.subsamples, int) and grid.subsamples >= 1, "an integer >= 1"),
+        ("subsamples", isinstance(grid.subsamples, int) and 1 <= grid.subsamples <= MAX_TRIALS,
+         f"an integer from 1 to {MAX_TRIALS:,}"),
         ("subsample_fraction", isinstance(grid.subsample_fraction, int | float)
          and 0 < grid.subsample_fraction < 1, "a number strictly between 0 and 1"),
     ]

@@ -46,6 +46,10 @@ NARROW_GAP: tuple[float, ...] = (0.75, 0.70, 0.65, 0.60, 0.55, 0.50)
 
 #: cells of the (responses × raters) random-key matrix drawn at once when assigning raters
 _ASSIGN_CELLS = 4_000_000
+#: The largest study drawn: judgments × levels and raters × levels² (the arrays held at once, 8 bytes a cell) at most
+#: this many cells, about 1.5 GiB; and at most :data:`MAX_LEVELS` levels. A typo of a few zeros is refused up front.
+MAX_CELLS = 200_000_000
+MAX_LEVELS = 1000
 
 
 #: the kind of value each setting takes (checked before its range): ``int``, ``float``, ``str``, or a tuple of
@@ -138,8 +142,8 @@ class SimulationConfig:
             raise bad("agents", f"{len(self.qualities)} distinct names, one per quality")
         if self.items < 1:
             raise bad("items", "an integer >= 1")
-        if self.levels < 2:
-            raise bad("levels", "an integer >= 2")
+        if not 2 <= self.levels <= MAX_LEVELS:
+            raise bad("levels", f"an integer from 2 to {MAX_LEVELS}")
         if self.level_names is not None and (len(self.level_names) != self.levels
                                              or len(set(self.level_names)) != self.levels):
             raise bad("level_names", f"{self.levels} distinct names, worst first")
@@ -150,6 +154,14 @@ class SimulationConfig:
             raise bad("raters", "an integer >= 2")
         if not 1 <= self.labels_per_response <= self.raters:
             raise bad("labels_per_response", f"an integer from 1 to raters ({self.raters})")
+        judgments = self.items * self.n_agents * self.labels_per_response
+        for name, cells, what in (
+                ("items", judgments * self.levels, f"{judgments:,} judgments ({self.items:,} items × "
+                 f"{self.n_agents} agents × {self.labels_per_response} per response) × {self.levels} levels"),
+                ("raters", self.raters * self.levels**2, f"{self.raters:,} raters × {self.levels}² levels")):
+            if cells > MAX_CELLS:
+                raise bad(name, f"a study of at most {MAX_CELLS:,} cells (about {MAX_CELLS * 8 / 2**30:.1f} GiB); "
+                                f"{what} is {cells:,} cells (about {cells * 8 / 2**30:,.1f} GiB)")
         for name in ("accuracy", "shift"):
             low, high = getattr(self, name)
             if not 0.0 <= low <= high <= 1.0:
