@@ -520,3 +520,17 @@ def test_the_largest_seed_seed_accepts_works_with_every_method(tmp_path: Path) -
     result = runner.invoke(app, ["score", str(path), *LEVEL_FLAGS, "-B", "2", "-m", "mace,stableval,mv",
                                  "--ties", "random", "--seed", "4294967295"])
     assert result.exit_code == 0, (result.output, result.exception)
+
+
+@pytest.mark.parametrize("raters", [[], ["--raters", "human"]])
+def test_score_notes_rater_info_names_that_rate_nothing(tmp_path: Path, raters: list[str]) -> None:
+    """Issue 26 (E8): the note diagnose gives, in the table and the JSON's dataset notes."""
+    path = two_item_ratings(tmp_path / "r.csv")
+    info = tmp_path / "raters.csv"
+    info.write_text("name,kind,family\nr1,human,\nr2,human,\nghost,human,\n")
+    result = runner.invoke(app, ["score", str(path), *LEVEL_FLAGS, "-B", "0", "--rater-info", str(info), *raters])
+    assert result.exit_code == 0, result.output
+    assert "do not rate in" in result.output and "ghost" in result.output
+    result = runner.invoke(app, ["score", str(path), *LEVEL_FLAGS, "-B", "0", "--rater-info", str(info), *raters,
+                                 "-f", "json"])
+    assert any("ghost" in note for note in json.loads(result.stdout)["dataset"]["notes"])

@@ -17,6 +17,7 @@ command's signature and hand the command one record each (:func:`record_options`
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import inspect
 import typing
@@ -339,7 +340,10 @@ def read_chosen_raters(file: Path, inputs: Any, rater_info: Path | None, raters:
     if raters is RaterKinds.ALL and rater_info is None:
         return read_input(file, inputs).table
     loaded, info, _ = read_rated_input(file, inputs, rater_info)
-    return select_raters(loaded.table, info, raters.value)
+    table = select_raters(loaded.table, info, raters.value)
+    if info is not None and info.notes:  # names the metadata lists but the ratings do not use
+        table = dataclasses.replace(table, notes=(*table.notes, *info.notes))
+    return table
 
 
 def read_rated_input(file: Path, inputs: Any, rater_info: Path | None = None, length_col: str | None = None,
