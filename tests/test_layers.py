@@ -195,6 +195,7 @@ TESTS = SRC.parents[1] / "tests"
 OTHER_TESTS = {
     "test_docs.py": "the docs: every command, flag and snippet of README.md and docs/*.md",
     "test_layers.py": "the architecture: imports run downward, no import cycle, the tests mirror the package",
+    "test_oracles.py": "the semantic oracles of every command reading a ratings file (hypothesis properties)",
 }
 #: folders of tests/ outside the mirror: the portal's own tests, fixture files, scripts that make fixtures
 NOT_MIRRORED = ("portal", "fixtures", "oracles")

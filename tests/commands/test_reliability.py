@@ -81,3 +81,13 @@ def test_qc_consensus_is_one_flag_in_both_commands_and_qc_consensus_its_alias() 
                                "--qc-consensus"])
     assert both.exit_code == 2 and "give one QC source, not --qc-file and --qc-consensus" in " ".join(
         part for part in both.output.replace("│", " ").split())
+
+
+def test_the_few_items_note_lists_evaluators_by_name_not_row_order(tmp_path: Path) -> None:
+    """Issue 26 (oracle: shuffled rows): the note named the evaluators in the order their rows came."""
+    rows = "item,rater,label\n" + "".join(f"q{i},{r},1\n" for r in ("zed", "amy", "kim") for i in range(3))
+    path = tmp_path / "r.csv"
+    path.write_text(rows)
+    result = CliRunner().invoke(app, ["reliability", str(path), "--qc-consensus"])
+    assert result.exit_code == 0, result.output
+    assert "amy, kim, zed" in result.output
