@@ -485,3 +485,15 @@ def test_cli_flags_equal_removing_the_rows_by_hand(tmp_path) -> None:
     assert json.loads(kept.stdout)["rows"] != want["rows"]
     # the flags mean nothing in leave-one-out: a usage error
     assert runner.invoke(app, [*base, "--exclude-copies"]).exit_code == 2
+
+
+@pytest.mark.parametrize(("flags", "says"), [
+    (["--relevant", "nan"], "finite grade"), (["--sizes", "m1=7B,m1=8B"], "more than once"),
+    (["--sizes", "m1=-5B"], "finite number > 0"), (["--sizes", "m1=nanB"], "finite number > 0")])
+def test_score_refuses_a_nan_grade_and_contradictory_or_impossible_sizes(tmp_path: Path, flags: list[str],
+                                                                         says: str) -> None:
+    """Issue 26 (E10, E11): usage errors naming the option, not a meaningless column or a silently dropped size."""
+    collection, answers = tiny_score_files(tmp_path)
+    output = clean_failure(CliRunner().invoke(app, ["nrp", "score", str(collection), str(answers), "-B", "0",
+                                                    *flags]), 2)
+    assert flags[0] in output and says in output

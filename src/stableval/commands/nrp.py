@@ -23,6 +23,7 @@ The ``--ranker`` help is written from the ranker registry.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -428,7 +429,19 @@ def _parse_sizes(text: str | None) -> dict[str, float]:
                                      param_hint="--sizes") from None
         if not name:
             raise typer.BadParameter(f"missing model name in {part!r}", param_hint="--sizes")
+        if not (math.isfinite(sizes[name]) and sizes[name] > 0):
+            raise typer.BadParameter(f"{part.strip()!r}: the size is not a finite number > 0; allowed: e.g. "
+                                     "gpt2=124M,llama-7b=7B", param_hint="--sizes")
+        if sum(p.strip().rpartition("=")[0] == name for p in text.split(",")) > 1:
+            raise typer.BadParameter(f"{name!r} is given more than once; allowed: one size per model",
+                                     param_hint="--sizes")
     return sizes
+
+
+def _check_grade(value: float | None, option: str) -> None:
+    """A grade threshold must be a finite number (no grade is >= NaN)."""
+    if value is not None and not math.isfinite(value):
+        raise typer.BadParameter(f"{value}; allowed: a finite grade, e.g. 1", param_hint=option)
 
 
 @app.command("score")
@@ -479,6 +492,7 @@ def score(
         raise typer.BadParameter("only with --ranker best (the graded answers choose the ranker)",
                                  param_hint="--graded")
     size_map = _parse_sizes(sizes)
+    _check_grade(relevant, "--relevant")
     check_output_path(answers_out, "--answers-out")
     check_output_folder(plot, "--plot")
     notes: list[str] = []
@@ -681,6 +695,7 @@ def validate(
         raise typer.BadParameter("only with ANSWERS (the leave-one-out ranks the judged documents themselves)",
                                  param_hint=flag)
     check_output_path(signals_out, "--signals-out")
+    _check_grade(relevant, "--relevant")
     read_notes: list[str] = []
     with bad_input_exits():
         data = options.collection(collection)
