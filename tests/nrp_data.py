@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 
@@ -124,3 +126,20 @@ def raw_graded_answers(collection, seed: int = 4) -> pd.DataFrame:
             words = [*rng.choice(query.split(), hits), *rng.choice(WORDS[8:], 4), f"x{qid}{k}"]
             rows.append((qid, f"{qid}-{k}", " ".join(words), min(hits, 3)))
     return pd.DataFrame(rows, columns=["qid", "answer_id", "text", "grade"]).assign(model="m")
+
+
+def tiny_score_files(folder: Path) -> tuple[Path, Path]:
+    """A two-question collection (queries, documents, judgments CSV) and answers of m1, m2 to it, written in
+    ``folder``: the inputs of ``nrp score``."""
+    collection = folder / "c"
+    collection.mkdir()
+    pd.DataFrame({"qid": ["1", "2"], "query": ["flu fever", "heart pain"]}).to_csv(collection / "queries.csv",
+                                                                                    index=False)
+    pd.DataFrame({"docno": list("abcd"), "text": ["flu fever cough", "tax", "heart pain drug", "car"]}
+                 ).to_csv(collection / "documents.csv", index=False)
+    pd.DataFrame({"qid": ["1", "1", "2", "2"], "docno": list("abcd"), "grade": [2, 0, 2, 0]}
+                 ).to_csv(collection / "judgments.csv", index=False)
+    answers = folder / "answers.csv"
+    pd.DataFrame({"qid": ["1", "2"] * 4, "model": ["m1"] * 4 + ["m2"] * 4, "prompt": ["p"] * 8,
+                  "text": ["flu", "heart", "fever", "pain", "tax", "car", "tree", "sky"]}).to_csv(answers, index=False)
+    return collection, answers

@@ -198,6 +198,7 @@ OTHER_TESTS = {
     "test_packaging.py": "the package build: version, package data, extras, Pythons, the wheel check's scripts",
     "test_docs_site.py": "the docs site's generated navigation, API and command-line references, its links",
     "test_notebooks.py": "the notebooks of docs/notebooks run top to bottom and show tables and figures",
+    "test_oracles.py": "the semantic oracles of every command reading a ratings file (hypothesis properties)",
 }
 #: folders of tests/ outside the mirror: the portal's own tests, fixture files, scripts that make fixtures, and
 #: crowd-kit's own tests run against stableval.crowdkit (a copy, its licence kept)

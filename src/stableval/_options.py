@@ -34,11 +34,21 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["Option", "check_all", "option_table"]
+__all__ = ["MAX_ITERATIONS", "MAX_SEED", "MAX_STARTS", "Option", "check_all", "option_table"]
+
+#: The largest random seed every seeded step takes (numpy's legacy ``RandomState``, which MACE uses, stops at
+#: 2**32 - 1); ``--seed`` and every method's ``seed`` parameter are bounded by it.
+MAX_SEED = 2**32 - 1
+#: The most random starts (restarts) and EM iterations a method's parameters allow: a typo of a few zeros would run for
+#: hours, so it is refused before any work.
+MAX_STARTS = 1000
+MAX_ITERATIONS = 100_000
 
 
 def _number(value: float) -> str:
-    return f"{value:g}"
+    """``1e+06``, ``0.5``; an integer the short form would round (a seed bound) in full."""
+    short = f"{value:g}"
+    return str(value) if isinstance(value, int) and float(short) != value else short
 
 
 @dataclass(frozen=True)

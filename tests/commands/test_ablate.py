@@ -77,3 +77,24 @@ def test_ablate_metric_coverage(tmp_path: Path) -> None:
     assert "PPI++ coverage" in result.stdout and (tmp_path / "coverage.csv").exists()
     refused = CliRunner().invoke(app, ["ablate", "--metric", "coverage", "-o", str(tmp_path), "-s", "gap"])
     assert refused.exit_code == 2
+
+
+@pytest.mark.parametrize("target", ["out.txt", "/dev/null"])
+def test_ablate_output_onto_a_file_is_refused_before_the_work(tmp_path: Path, target: str) -> None:
+    """Issue 26 (E4): ``-o`` naming a file is a usage error naming --output, not NotADirectoryError after the run."""
+    from command_line import clean_failure
+
+    path = tmp_path / target if target == "out.txt" else Path(target)
+    if target == "out.txt":
+        path.write_text("")
+    config = Path(__file__).parents[2] / "examples" / "ablation" / "quick.toml"
+    output = clean_failure(CliRunner().invoke(app, ["ablate", "-c", str(config), "-o", str(path)]), 2)
+    assert "--output" in output and "is a file, not a folder" in output
+
+
+def test_ablate_trials_flag_has_the_configs_bound(tmp_path: Path) -> None:
+    """Issue 26 (E6): ``--trials`` overrides the config within the same bound."""
+    from command_line import clean_failure
+
+    output = clean_failure(CliRunner().invoke(app, ["ablate", "--trials", "1000000000", "-o", str(tmp_path / "o")]), 2)
+    assert "--trials" in output and "100,000" in output

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
@@ -81,3 +82,21 @@ def test_parquet_binary_column_not_utf8_names_the_row(tmp_path: Path, column: st
     data[column] = pa.array([v.encode() for v in values[column]], pa.binary())  # valid UTF-8 binary is read
     pq.write_table(pa.table(data), path)
     assert runner.invoke(app, ["agreement", str(path), *LEVEL_FLAGS, "-B", "5"]).exit_code == 0
+
+
+def test_intervals_do_not_change_when_item_ids_are_renamed(tmp_path: Path) -> None:
+    """Issue 26 (E12): same data, same seed, only the item ids renamed: the same intervals (also per rater pair)."""
+    from stableval.data import example_path
+
+    votes = pd.read_csv(example_path("mt_bench"), dtype=str)
+    renamed = votes.assign(**{votes.columns[0]: "x" + votes[votes.columns[0]].str[::-1]})
+    results = []
+    for name, frame in (("votes.csv", votes), ("renamed.csv", renamed)):
+        frame.to_csv(tmp_path / name, index=False)
+        result = CliRunner().invoke(app, ["agreement", str(tmp_path / name), "--duplicates", "keep", "-B", "100",
+                                          "-f", "json"])
+        assert result.exit_code == 0, result.output
+        results.append(json.loads(result.stdout))
+    for key in ("statistics", "pairs"):
+        before, after = (pd.DataFrame(r[key]) for r in results)
+        pd.testing.assert_frame_equal(before, after, rtol=1e-9)

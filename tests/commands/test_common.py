@@ -155,3 +155,27 @@ def test_recoding_flags_on_every_reading_command(tmp_path: Path) -> None:
                                "-f", "json"])
     assert rel.exit_code == 0, rel.output
     assert json.loads(rel.stdout)["settings"]["recoding"]["merge"]["high"] == ["3", "4", "5"]
+
+
+@pytest.mark.parametrize("argv", [["score", "-B", "1000000000"], ["agreement", "-B", "2147483648"],
+                                  ["report", "--quick", "-B", "1000000000"], ["stability", "-R", "1000000"],
+                                  ["score", "--param", "stableval.n_starts=100000"],
+                                  ["score", "-m", "mace", "--param", "mace.n_restarts=100000"],
+                                  ["score", "-m", "ds", "--max-iter", "1000000000"]])
+def test_a_count_a_few_zeros_too_large_is_refused_before_any_work(tmp_path: Path, argv: list[str]) -> None:
+    """Issue 26 (E6): replicate, start and iteration counts have a documented bound, checked up front with a usage
+    error naming the option and the bound (not a MemoryError traceback or hours of work)."""
+    path = two_item_ratings(tmp_path / "r.csv")
+    output = clean_failure(runner.invoke(app, [argv[0], str(path), *LEVEL_FLAGS, *argv[1:]]), 2)
+    flag = argv[-2] if argv[-2] != "--param" else "--param"
+    assert flag in output or {"-B": "--bootstrap", "-R": "--repetitions"}.get(flag, flag) in output
+    assert any(bound in output for bound in ("100000", "1000]", "100,000"))
+
+
+def test_pairwise_bootstrap_has_the_same_bound(tmp_path: Path) -> None:
+    """Issue 26 (E6): ``pairwise -B 1000000000`` was a 44.7 GiB MemoryError."""
+    from command_line import renamed_pairwise
+
+    path, flags = renamed_pairwise(tmp_path)
+    output = clean_failure(runner.invoke(app, ["pairwise", str(path), *flags[1:], "-B", "1000000000"]), 2)
+    assert "--bootstrap" in output and "100000" in output

@@ -188,3 +188,41 @@ def test_item_text_and_key_findings(tmp_path: Path) -> None:
                                         for row in payload["ambiguous"])
     bad = runner.invoke(app, [*args, "--item-text", "nope"])
     assert bad.exit_code == 1 and "--item-text" in bad.output and "no such item text column" in bad.output
+
+
+def test_a_rater_family_column_alone_stops_diagnose(tmp_path: Path) -> None:
+    """Issue 26 (E7): exit 1 naming the column, not the plain rater table without a word."""
+    from command_line import clean_failure
+
+    path = tmp_path / "fam.csv"
+    path.write_text("item,agent,rater,label,rater_family\nq1,m1,r1,good,\nq1,m1,j1,good,gpt\nq1,m2,r1,bad,\n"
+                    "q1,m2,j1,good,gpt\n")
+    output = clean_failure(runner.invoke(app, ["diagnose", str(path), "--levels", "bad,good"]), 1)
+    assert "rater_family" in output and "without a rater kind column" in output
+
+
+def test_diagnose_notes_gold_rows_that_match_no_response(tmp_path: Path) -> None:
+    """Issue 26 (E9): as ``score --gold`` does, in the table and the JSON."""
+    from command_line import LEVEL_FLAGS, two_item_ratings
+
+    path = two_item_ratings(tmp_path / "r.csv")
+    gold = tmp_path / "gold.csv"
+    gold.write_text("item,agent,gold\nq1,m1,good\nq2,m2,bad\nq9,m1,good\n")
+    text = runner.invoke(app, ["diagnose", str(path), *LEVEL_FLAGS, "--gold", str(gold)])
+    assert text.exit_code == 0, text.output
+    assert "1 gold entry matched no response" in text.output
+    result = runner.invoke(app, ["diagnose", str(path), *LEVEL_FLAGS, "--gold", str(gold), "-f", "json"])
+    assert any("matched no response" in note for note in json.loads(result.stdout)["gold_notes"])
+
+
+@pytest.mark.parametrize("command", [["diagnose"], ["score", "-B", "0"]])
+def test_a_gold_file_matching_no_response_is_an_error_not_nan(tmp_path: Path, command: list[str]) -> None:
+    """Issue 26 (E9): exit 1 naming the gold file, some of its ids and some of the ratings'; never ``nan``."""
+    from command_line import LEVEL_FLAGS, clean_failure, two_item_ratings
+
+    path = two_item_ratings(tmp_path / "r.csv")
+    gold = tmp_path / "gold.csv"
+    gold.write_text("item,agent,gold\nq9,m1,good\n")
+    output = clean_failure(runner.invoke(app, [command[0], str(path), *LEVEL_FLAGS, *command[1:], "--gold",
+                                               str(gold)]), 1)
+    assert "gold.csv" in output and "q9" in output and "q1" in output and "nan" not in output

@@ -21,8 +21,16 @@ from stableval.nrp.rankers import REGISTRY, make_ranker
 from stableval.nrp.rankers.bm25 import BM25Ranker
 from stableval.nrp.validate import answer_signals
 
-from command_line import nrp_group
-from nrp_data import QUERIES, graded_answers, graded_collection, random_collection, small_collection, with_intruders
+from command_line import clean_failure, nrp_group
+from nrp_data import (
+    QUERIES,
+    graded_answers,
+    graded_collection,
+    random_collection,
+    small_collection,
+    tiny_score_files,
+    with_intruders,
+)
 from paths import WEBIS, shared_file
 
 
@@ -208,22 +216,25 @@ def test_plot_flags(tmp_path: Path) -> None:
 
 
 def test_score_plot_writes_the_points_figure(tmp_path: Path) -> None:
-    collection = tmp_path / "c"
-    collection.mkdir()
-    pd.DataFrame({"qid": ["1", "2"], "query": ["flu fever", "heart pain"]}).to_csv(collection / "queries.csv",
-                                                                                    index=False)
-    pd.DataFrame({"docno": list("abcd"), "text": ["flu fever cough", "tax", "heart pain drug", "car"]}
-                 ).to_csv(collection / "documents.csv", index=False)
-    pd.DataFrame({"qid": ["1", "1", "2", "2"], "docno": list("abcd"), "grade": [2, 0, 2, 0]}
-                 ).to_csv(collection / "judgments.csv", index=False)
-    pd.DataFrame({"qid": ["1", "2"] * 4, "model": ["m1"] * 4 + ["m2"] * 4, "prompt": ["p"] * 8,
-                  "text": ["flu", "heart", "fever", "pain", "tax", "car", "tree", "sky"]}
-                 ).to_csv(tmp_path / "answers.csv", index=False)
-    result = CliRunner().invoke(app, ["nrp", "score", str(collection), str(tmp_path / "answers.csv"), "-B", "0",
+    collection, answers = tiny_score_files(tmp_path)
+    result = CliRunner().invoke(app, ["nrp", "score", str(collection), str(answers), "-B", "0",
                                       "--plot", str(tmp_path / "plots")])
     assert result.exit_code == 0, result.output
     assert (tmp_path / "plots" / "nrp_points_by_prompt.png").stat().st_size > 1000
     assert (tmp_path / "plots" / "nrp_by_prompt.png").exists()
+
+
+def test_score_refuses_unwritable_output_paths_before_scoring(tmp_path: Path) -> None:
+    """Issue 26 (E3, E4): ``--plot`` onto a file and an over-long ``--answers-out`` are usage errors naming the
+    option, not FileExistsError/OSError after the scoring."""
+    collection, answers = tiny_score_files(tmp_path)
+    plots = tmp_path / "plots"
+    plots.write_text("")
+    for flag, target, says in (("--plot", plots, "is a file, not a folder"),
+                               ("--answers-out", tmp_path / ("x" * 300 + ".csv"), "at most 255")):
+        output = clean_failure(CliRunner().invoke(app, ["nrp", "score", str(collection), str(answers), "-B", "0",
+                                                        flag, str(target)]), 2)
+        assert flag in output and says in output
 
 
 @pytest.mark.slow
@@ -500,3 +511,15 @@ def test_agree_aggregates_several_experts_with_a_ranking_method(tmp_path) -> Non
         assert tau["mean"] == 1.0 and tau["questions"] == 3, method
         assert any("aggregated per question" in note for note in payload["notes"])
         assert all(row["ci_high"] is None or row["ci_high"] <= 1 for row in payload["rows"])
+
+
+@pytest.mark.parametrize(("flags", "says"), [
+    (["--relevant", "nan"], "finite grade"), (["--sizes", "m1=7B,m1=8B"], "more than once"),
+    (["--sizes", "m1=-5B"], "finite number > 0"), (["--sizes", "m1=nanB"], "finite number > 0")])
+def test_score_refuses_a_nan_grade_and_contradictory_or_impossible_sizes(tmp_path: Path, flags: list[str],
+                                                                         says: str) -> None:
+    """Issue 26 (E10, E11): usage errors naming the option, not a meaningless column or a silently dropped size."""
+    collection, answers = tiny_score_files(tmp_path)
+    output = clean_failure(CliRunner().invoke(app, ["nrp", "score", str(collection), str(answers), "-B", "0",
+                                                    *flags]), 2)
+    assert flags[0] in output and says in output

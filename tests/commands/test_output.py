@@ -148,3 +148,61 @@ def test_only_the_output_module_makes_consoles() -> None:
     makers = sorted(str(path.relative_to(SRC)) for path in SRC.rglob("*.py")
                     if "Console(" in path.read_text(encoding="utf-8"))  # Console(...) or class SafeConsole(Console)
     assert makers == ["console.py", "progress.py"]  # progress.py: the transient bar, on a terminal only
+
+
+LONG_NAME = "x" * 300
+
+
+@pytest.mark.parametrize("command", [
+    ["score", "-B", "0", "-o", LONG_NAME + ".json"], ["diagnose", "-o", LONG_NAME + ".json"],
+    ["agreement", "-B", "0", "-o", LONG_NAME + ".json"], ["stability", "-R", "2", "-o", LONG_NAME + ".json"],
+    ["stability", "-R", "2", "--plot", LONG_NAME + ".png"], ["reliability", "-o", LONG_NAME + ".json"],
+    ["report", "--quick", "-o", LONG_NAME + ".html"]])
+def test_an_output_name_longer_than_the_system_allows_is_a_usage_error(tmp_path: Path, command: list[str]) -> None:
+    """Issue 26 (E3): an over-long output name is refused up front, naming the option, not an OSError traceback."""
+    path = two_item_ratings(tmp_path / "r.csv")
+    flag = command[-2]
+    argv = [command[0], str(path), *LEVEL_FLAGS, *command[1:-1], str(tmp_path / command[-1])]
+    output = clean_failure(runner.invoke(app, argv), 2)
+    assert ("--output" if flag == "-o" else flag) in output and "at most 255" in output
+
+
+def test_plot_refuses_an_over_long_name_and_a_path_under_a_file(tmp_path: Path) -> None:
+    """Issue 26 (E3, E4): ``plot`` checks its image path before drawing."""
+    path = two_item_ratings(tmp_path / "r.csv")
+    blocker = tmp_path / "afile"
+    blocker.write_text("")
+    for target, says in ((tmp_path / (LONG_NAME + ".png"), "at most 255"), (blocker / "x.png", "is a file, not a")):
+        output = clean_failure(runner.invoke(app, ["plot", "forest", str(path), *LEVEL_FLAGS, "-o", str(target)]), 2)
+        assert says in output
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full")
+def test_a_write_that_fails_after_the_work_is_an_error_not_a_traceback(tmp_path: Path) -> None:
+    """Issue 26 (E4): a failing write (a full disk) says ``error: cannot write PATH: reason``, exit 1."""
+    path = two_item_ratings(tmp_path / "r.csv")
+    output = clean_failure(runner.invoke(app, ["report", str(path), *LEVEL_FLAGS, "--quick", "-o", "/dev/full"]), 1)
+    assert "error: cannot write /dev/full: No space left on device" in output
+
+
+def test_report_under_a_file_is_refused_before_the_work(tmp_path: Path) -> None:
+    """Issue 26 (E4): ``report -o plain.txt/report.html`` is a usage error naming --output, not FileExistsError."""
+    path = two_item_ratings(tmp_path / "r.csv")
+    blocker = tmp_path / "plain.txt"
+    blocker.write_text("")
+    output = clean_failure(runner.invoke(app, ["report", str(path), *LEVEL_FLAGS, "--quick", "-o",
+                                               str(blocker / "report.html")]), 2)
+    assert "--output" in output and "is a file, not a folder" in output
+
+
+@pytest.mark.parametrize("command", [["score", "-B", "0", "-f", "json"], ["diagnose", "-f", "json"],
+                                     ["agreement", "-B", "0", "-f", "json"]])
+def test_the_path_written_is_shown_with_control_codes_escaped(tmp_path: Path, command: list[str]) -> None:
+    """Issue 26 (E13): ``wrote out\\x07.json``, never the raw bell or escape sequence."""
+    path = two_item_ratings(tmp_path / "r.csv")
+    target = tmp_path / "out\x07\x1b[2J.json"
+    result = runner.invoke(app, [command[0], str(path), *LEVEL_FLAGS, *command[1:], "-o", str(target)])
+    assert result.exit_code == 0, result.output
+    assert target.exists()
+    assert "\x07" not in result.output and "\x1b" not in result.output
+    assert "out\\x07\\x1b[2J.json" in result.output

@@ -122,3 +122,13 @@ def test_help_offers_only_the_duplicate_policies_reliability_takes() -> None:
     data, _ = nvidia_toy_files()
     result = runner.invoke(app, ["reliability", str(data), "--duplicates", "keep"])
     assert result.exit_code == 2 and "'keep' is not one of" in result.output
+
+
+def test_the_few_items_note_lists_evaluators_by_name_not_row_order(tmp_path: Path) -> None:
+    """Issue 26 (oracle: shuffled rows): the note named the evaluators in the order their rows came."""
+    rows = "item,rater,label\n" + "".join(f"q{i},{r},1\n" for r in ("zed", "amy", "kim") for i in range(3))
+    path = tmp_path / "r.csv"
+    path.write_text(rows)
+    result = CliRunner().invoke(app, ["reliability", str(path), "--qc-consensus"])
+    assert result.exit_code == 0, result.output
+    assert "amy, kim, zed" in result.output

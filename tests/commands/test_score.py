@@ -598,3 +598,37 @@ def test_score_combine_ppi_errors(judge_files: tuple[Path, Path], tmp_path: Path
         output = clean_failure(runner.invoke(app, ["score", str(few), "--combine", "ppi", *extra]), 2)
         assert "--combine ppi" in output
     assert clean_failure(runner.invoke(app, ["score", str(few), "--combine", "average"]), 2)
+
+
+@pytest.mark.parametrize("extra", [["-m", "mace", "--param", "mace.seed=4294967296"],
+                                   ["-m", "stableval", "--param", "stableval.seed=4294967296"],
+                                   ["-m", "mv", "--ties", "random", "--param", "mv.seed=-1"],
+                                   ["-m", "mace", "--seed", "4294967296"]])
+def test_a_seed_no_estimator_can_take_is_a_usage_error(tmp_path: Path, extra: list[str]) -> None:
+    """Issue 26 (E5): seeds out of 0..2**32-1 are refused naming the flag and the range, not a numpy ValueError."""
+    path = two_item_ratings(tmp_path / "r.csv")
+    output = clean_failure(runner.invoke(app, ["score", str(path), *LEVEL_FLAGS, "-B", "0", *extra]), 2)
+    assert extra[-2] in output or f"'{extra[-2]}'" in output
+    assert "4294967295" in output or "≥ 0" in output
+
+
+def test_the_largest_seed_seed_accepts_works_with_every_method(tmp_path: Path) -> None:
+    """Issue 26 (E5): ``--seed 4294967295`` (the bound --seed states) runs MACE's restarts (seed + j wraps)."""
+    path = two_item_ratings(tmp_path / "r.csv")
+    result = runner.invoke(app, ["score", str(path), *LEVEL_FLAGS, "-B", "2", "-m", "mace,stableval,mv",
+                                 "--ties", "random", "--seed", "4294967295"])
+    assert result.exit_code == 0, (result.output, result.exception)
+
+
+@pytest.mark.parametrize("raters", [[], ["--raters", "human"]])
+def test_score_notes_rater_info_names_that_rate_nothing(tmp_path: Path, raters: list[str]) -> None:
+    """Issue 26 (E8): the note diagnose gives, in the table and the JSON's dataset notes."""
+    path = two_item_ratings(tmp_path / "r.csv")
+    info = tmp_path / "raters.csv"
+    info.write_text("name,kind,family\nr1,human,\nr2,human,\nghost,human,\n")
+    result = runner.invoke(app, ["score", str(path), *LEVEL_FLAGS, "-B", "0", "--rater-info", str(info), *raters])
+    assert result.exit_code == 0, result.output
+    assert "do not rate in" in result.output and "ghost" in result.output
+    result = runner.invoke(app, ["score", str(path), *LEVEL_FLAGS, "-B", "0", "--rater-info", str(info), *raters,
+                                 "-f", "json"])
+    assert any("ghost" in note for note in json.loads(result.stdout)["dataset"]["notes"])

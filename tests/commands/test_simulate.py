@@ -79,3 +79,14 @@ def test_another_runs_truth_is_not_overwritten_without_force(tmp_path: Path) -> 
     assert (tmp_path / "x.agents.csv").read_text() == truth and not (tmp_path / "x.parquet").exists()
     forced = runner.invoke(app, ["simulate", "-o", str(tmp_path / "x.parquet"), *small, "--seed", "3", "--force"])
     assert forced.exit_code == 0 and (tmp_path / "x.parquet").exists()
+
+
+def test_simulate_refuses_an_unwritable_output_before_simulating(tmp_path: Path) -> None:
+    """Issue 26 (E3, E4): an over-long name or a path under a file is a usage error naming --output."""
+    from command_line import clean_failure
+
+    blocker = tmp_path / "plain.txt"
+    blocker.write_text("")
+    for target, says in ((tmp_path / ("x" * 300 + ".csv"), "at most 255"), (blocker / "sim.csv", "is a file, not")):
+        output = clean_failure(CliRunner().invoke(app, ["simulate", "-o", str(target)]), 2)
+        assert "--output" in output and says in output

@@ -105,3 +105,22 @@ def test_cli_errors(tmp_path: Path) -> None:
     assert result.exit_code == 1 and "ratings.csv" in result.output and "'mid'" in result.output
     result = runner.invoke(app, ["stability", str(path), "--levels", ",".join(LOW_MID_HIGH), "--plot", "x.gif"])
     assert result.exit_code == 2
+
+
+def test_a_seed_above_the_range_names_seed(tmp_path: Path) -> None:
+    """Issue 26 (E5): the usage error names --seed and its bound, not "Seed must be between 0 and 2**32 - 1"."""
+    path = two_item_ratings(tmp_path / "r.csv")
+    output = clean_failure(runner.invoke(app, ["stability", str(path), *LEVEL_FLAGS, "-m", "mace", "-R", "2",
+                                               "--seed", "4294967296"]), 2)
+    assert "--seed" in output and "4294967295" in output
+
+
+def test_stability_notes_rater_info_names_that_rate_nothing(tmp_path: Path) -> None:
+    """Issue 26 (E8): as diagnose notes them."""
+    path = two_item_ratings(tmp_path / "r.csv")
+    info = tmp_path / "raters.csv"
+    info.write_text("name,kind,family\nr1,human,\nr2,human,\nghost,human,\n")
+    result = runner.invoke(app, ["stability", str(path), *LEVEL_FLAGS, "-R", "2", "--rater-info", str(info),
+                                 "--raters", "human", "-f", "json"])
+    assert result.exit_code == 0, result.output
+    assert any("ghost" in note for note in json.loads(result.stdout)["dataset"]["notes"])

@@ -94,3 +94,13 @@ def test_read_rater_info_reads_jsonl(tmp_path: Path) -> None:
     info = read_rater_info(meta, loaded.table)
     assert info.kind.tolist() == ["human", "llm"] and info.family.tolist() == ["", "gpt-4"]
     assert "do not rate" in info.notes[0]
+
+
+def test_a_family_column_without_a_kind_column_is_refused_not_ignored(tmp_path: Path) -> None:
+    """Issue 26 (E7): the refusal existed but ``load_with_raters`` never reached it."""
+    path = tmp_path / "fam.csv"
+    path.write_text("item,agent,rater,label,rater_family\nq1,m1,r1,1,\nq1,m1,j1,1,gpt\nq1,m2,r1,0,\n"
+                    "q1,m2,j1,1,gpt\n")
+    with pytest.raises(InputError, match="a rater family column without a rater kind column") as caught:
+        load_with_raters(path)
+    assert caught.value.column == "rater_family" and "fam.csv" in str(caught.value)

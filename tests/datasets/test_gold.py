@@ -116,3 +116,17 @@ def test_one_gold_reader_for_accuracy_and_reliability(tmp_path: Path) -> None:
     (tmp_path / "x.csv").write_text("item,agent,score\nq1,A,\n")
     with pytest.raises(InputError, match=r"row 1 \(line 2\).*empty label on a row that is neither flagged"):
         read_gold(tmp_path / "x.csv")
+
+
+def test_a_bad_gold_level_names_the_gold_file_and_row(tmp_path: Path) -> None:
+    """Issue 26 (E15): ``gold.csv, row 2, column 'gold'``, not only the (item, agent) pair."""
+    table = pd.DataFrame({"item": ["q1", "q1", "q2", "q2"], "agent": ["m1", "m2", "m1", "m2"], "rater": "r1",
+                          "label": ["good", "bad", "good", "bad"]})
+    from stableval.data.frames import as_table
+
+    ratings = as_table(table, levels=["bad", "good"])
+    path = tmp_path / "gold.csv"
+    path.write_text("item,agent,gold\nq1,m1,good\nq2,m2,NA\n")
+    with pytest.raises(InputError) as caught:
+        gold_accuracy(ratings, MajorityVote().fit(ratings), read_gold(path))
+    assert str(caught.value).startswith(f"{path}, row 2") and caught.value.column == "gold"

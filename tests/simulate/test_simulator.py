@@ -124,3 +124,13 @@ def test_invalid_settings_name_the_setting() -> None:
         SimulationConfig(raters=4, labels_per_response=5)
     with pytest.raises(InputError, match="option 'qualities'"):
         SimulationConfig(qualities=(0.5, 1.2))
+
+
+@pytest.mark.parametrize(("settings", "name", "says"), [
+    ({"items": 1_000_000_000}, "items", "GiB"), ({"levels": 5000}, "levels", "from 2 to 1000"),
+    ({"raters": 10_000_000, "levels": 10}, "raters", "GiB")])
+def test_a_study_too_large_to_hold_is_refused_with_its_size(settings: dict, name: str, says: str) -> None:
+    """Issue 26 (E6): ``--items 1000000000`` was a 22.4 GiB MemoryError, ``--levels 5000`` one of 5.6 GiB."""
+    with pytest.raises(InputError) as caught:
+        SimulationConfig(**settings)
+    assert caught.value.option == name and says in str(caught.value)

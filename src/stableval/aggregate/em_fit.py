@@ -23,7 +23,7 @@ from typing import Any, Self, TypeAlias
 import numpy as np
 import scipy.sparse as sp
 
-from stableval._options import Option
+from stableval._options import MAX_ITERATIONS, Option
 from stableval.aggregate._base import Aggregator, clamp_gold
 from stableval.aggregate.em import EMResult, EStep, ResponseBlocks, run_em
 from stableval.aggregate.em_acceleration import ACCELERATIONS, acceleration_choice
@@ -63,7 +63,7 @@ def em_fit_summary(model: Aggregator) -> dict[str, Any]:
 
 #: the settings every EM estimator shares, declared once (an estimator may word its own help with
 #: ``dataclasses.replace``)
-MAX_ITER = Option("max_iter", int, "Most EM iterations (E-steps).", ge=1)
+MAX_ITER = Option("max_iter", int, "Most EM iterations (E-steps).", ge=1, le=MAX_ITERATIONS)
 TOL = Option("tol", float, "Stop when one EM step improves the log-likelihood by less than tol · max(1, "
                            "|log-likelihood|).", ge=0)
 ACCELERATION = Option(

@@ -20,7 +20,7 @@ crowd-kit's default fit to rounding. The default ``start="label-blind"`` draws e
 from the votes instead of the level codes, so renaming the levels changes no output. Two departures: crowd-kit always
 runs 50 iterations (on MT-Bench turn 1 that stops short of convergence), here a restart stops when the log-likelihood
 settles (``tol``, at most 500 iterations); and crowd-kit re-seeds every restart with the same seed (its restarts are all
-one), here restart j uses ``seed + j``.
+one), here restart j uses ``seed + j`` (modulo 2**32).
 
 Results: ``competence_`` (R,) = theta_r, ``spam_distribution_`` (R, K) = xi_r, and for ``diagnose``
 ``confusion_`` (R, K, K) = theta_r I + (1 − theta_r) xi_r in every row (for ``"vb"`` from the normalised
@@ -45,7 +45,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.special import digamma
 
-from stableval._options import Option
+from stableval._options import MAX_SEED, MAX_STARTS, Option
 from stableval.aggregate._base import Aggregator, level_log_priors, softmax_posteriors
 from stableval.aggregate.em_fit import MAX_ITER, TOL
 from stableval.aggregate.method import Method
@@ -70,7 +70,7 @@ class MACE(Aggregator):
 
     PARAMETERS = (
         Option("n_restarts", int, "Random restarts; the highest marginal log-likelihood wins (restart j is seeded "
-                                  "seed + j).", ge=1),
+                                  "seed + j).", ge=1, le=MAX_STARTS),
         replace(MAX_ITER, help="Most EM iterations (M-step then E-step) per restart (crowd-kit always runs 50)."),
         replace(TOL, help="Stop a restart when the marginal log-likelihood changes by less than tol · max(1, |ℓ|); 0 "
                           "= always max_iter, as crowd-kit does."),
@@ -84,7 +84,7 @@ class MACE(Aggregator):
                                    "crowd-kit).", ge=0),
         Option("default_noise", float, "Random starts draw every weight uniformly from [1, 2 + noise) before "
                                        "normalising (crowd-kit's draw).", ge=0),
-        Option("seed", int, "Seed of the random restarts.", ge=0),
+        Option("seed", int, "Seed of the random restarts.", ge=0, le=MAX_SEED),
         Option("start", str, "label-blind (each rater's spamming weights drawn per level from what the votes say "
                              "of it — the rater's and the crowd's count of that level — so renaming or reordering "
                              "the levels changes nothing) or crowdkit (crowd-kit's draw, level by level in code "
@@ -115,7 +115,7 @@ class MACE(Aggregator):
             keys = np.column_stack([np.repeat(np.arange(n_raters), n_levels), counts.ravel(),
                                     np.tile(counts.sum(axis=0), n_raters)])
             _, cell = np.unique(keys, axis=0, return_inverse=True)
-            draws = np.random.RandomState(seed + 1).random_sample(int(cell.max(initial=-1)) + 1)
+            draws = np.random.RandomState((seed + 1) % (MAX_SEED + 1)).random_sample(int(cell.max(initial=-1)) + 1)
             thetas = draws[cell.ravel()].reshape(n_raters, n_levels) * scale + 1.0
         return spamming / spamming.sum(axis=1, keepdims=True), thetas / thetas.sum(axis=1, keepdims=True)
 
@@ -159,7 +159,7 @@ class MACE(Aggregator):
         best: dict[str, Any] | None = None
         restarts: list[float] = []
         for restart in range(self.n_restarts):
-            spamming, thetas = self._start(self.seed + restart, totals)
+            spamming, thetas = self._start((self.seed + restart) % (MAX_SEED + 1), totals)
             posteriors, log_likelihood = self._e_step(X, spamming, thetas, gold, log_priors)
             history = [log_likelihood]
             converged = False

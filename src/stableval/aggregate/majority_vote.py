@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Self
 
 import numpy as np
 
-from stableval._options import Option
+from stableval._options import MAX_SEED, Option
 from stableval.aggregate._base import Aggregator
 from stableval.aggregate.method import Method
 from stableval.aggregate.responses import ResponseMatrix, WholeMatrix
@@ -80,7 +80,7 @@ class MajorityVote(Aggregator):
         Option("ties", str, f"What a tie for the most votes earns: {describe_ties(TIE_POLICIES)}.",
                choices=TIE_POLICIES),
         Option("seed", int, "Seed of ties=random (the commands pass their --seed), and of ties=first where the file "
-                            "order is unknown.", ge=0, none_ok=True),
+                            "order is unknown.", ge=0, le=MAX_SEED, none_ok=True),
     )
 
     def __init__(self, ties: str = "split", seed: int | None = 0) -> None:

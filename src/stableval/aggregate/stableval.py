@@ -40,7 +40,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from stableval._options import Option
+from stableval._options import MAX_SEED, MAX_STARTS, Option
 from stableval.aggregate._base import hard_distribution
 from stableval.aggregate.em_fit import ACCELERATION, MAX_ITER, TOL, EMAggregator, EMStart
 from stableval.aggregate.method import Method
@@ -80,8 +80,8 @@ class Stableval(EMAggregator):
                             "(vote shares, M-step first, as Dawid–Skene) or ml (the Dawid–Skene solution, then MAP "
                             "EM).", choices=INITS, aliases=(("majority", "paper"),)),
         Option("n_starts", int, "Random starts with init=best: the soft vote shares mixed half and half with a random "
-                                "distribution per response.", ge=0),
-        Option("seed", int, "Seed of the random starts.", ge=0),
+                                "distribution per response.", ge=0, le=MAX_STARTS),
+        Option("seed", int, "Seed of the random starts.", ge=0, le=MAX_SEED),
         replace(ACCELERATION, help=ACCELERATION.help + " With init=paper, none reproduces Algorithm 1 step by "
                                                        "step."),
         replace(MAX_ITER, help="Most EM iterations (E-steps) per start."),

@@ -61,9 +61,14 @@ def ablate(
     Results do not depend on --jobs or --scheduler. A rerun with the same --output skips settings that are
     already finished.
     """
+    from stableval.commands.output import check_output_folder, say, write_failed
     from stableval.parallel import make_executor
     from stableval.simulate.grid import default_grid, load_grid, run_grid
+    from stableval.simulate.grid_config import MAX_TRIALS
 
+    check_output_folder(output)
+    if trials is not None and trials > MAX_TRIALS:
+        raise typer.BadParameter(f"{trials}; allowed: an integer from 2 to {MAX_TRIALS:,}", param_hint="--trials")
     if metric is AblateMetric.COVERAGE:
         if config is not None or sweep:
             raise typer.BadParameter("--config and --sweep define the ranking grid; the coverage designs are fixed",
@@ -84,22 +89,23 @@ def ablate(
         unique = len({grid.setting_id(c) for _, _, c in settings})
         started = time.perf_counter()
         with make_executor(jobs=jobs, scheduler=scheduler, preload=("stableval.simulate.grid",)) as executor:
-            typer.echo(f"ablation: {len(grid.sweeps)} sweeps, {len(settings)} settings ({unique} distinct), "
-                       f"{grid.trials} trials each, methods {', '.join(grid.methods)}; {executor.describe()}",
-                       err=True)
-            result = run_grid(grid, output, executor=executor, progress=True)
-        if plots:
-            result.files.extend(_sweep_figures(result.summary, grid, output))
+            say(f"ablation: {len(grid.sweeps)} sweeps, {len(settings)} settings ({unique} distinct), "
+                f"{grid.trials} trials each, methods {', '.join(grid.methods)}; {executor.describe()}")
+            try:
+                result = run_grid(grid, output, executor=executor, progress=True)
+                if plots:
+                    result.files.extend(_sweep_figures(result.summary, grid, output))
+            except OSError as error:
+                raise write_failed(error.filename or output, error) from None
     elapsed = time.perf_counter() - started
-    typer.echo(f"computed {result.computed} settings, skipped {result.skipped} already in {output} "
-               f"({elapsed:.1f} s)", err=True)
+    say(f"computed {result.computed} settings, skipped {result.skipped} already in {output} ({elapsed:.1f} s)")
     rows = result.trials.drop_duplicates(["setting", "trial", "method"])
     not_converged = rows[~rows["converged"].astype(bool)]
     if len(not_converged):
         typer.echo(f"note: {len(not_converged)} (trial, method) rows had an EM fit stop at max_iter without "
                    "converging (column 'converged' in trials.csv)", err=True)
     typer.echo((output / "summary.md").read_text(encoding="utf-8"))
-    typer.echo(f"wrote {plural(len(result.files), 'file')} to {output}", err=True)
+    say(f"wrote {plural(len(result.files), 'file')} to {output}")
 
 
 def _coverage(output: Path, *, trials: int, seed: int, jobs: int, scheduler: str | None) -> None:

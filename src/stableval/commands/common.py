@@ -17,6 +17,7 @@ command's signature and hand the command one record each (:func:`record_options`
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import inspect
 import typing
@@ -29,6 +30,7 @@ from typing import Annotated, Any, TypeVar
 
 import typer
 
+from stableval._options import MAX_SEED
 from stableval.commands.output import Output, OutputFormat, check_output_path, write_output
 from stableval.data.flags import CLI_FLAGS
 from stableval.data.importers.registry import IMPORTERS
@@ -40,6 +42,7 @@ Duplicates = DuplicatePolicy
 __all__ = [
     "INPUT_FLAGS",
     "INPUT_PROFILES",
+    "MAX_REPLICATES",
     "PARAM_FLAGS",
     "QC_FLAGS",
     "BinsOpt",
@@ -359,7 +362,10 @@ def read_chosen_raters(file: Path, inputs: Any, rater_info: Path | None, raters:
     if raters is RaterKinds.ALL and rater_info is None:
         return read_input(file, inputs).table
     loaded, info, _ = read_rated_input(file, inputs, rater_info)
-    return select_raters(loaded.table, info, raters.value)
+    table = select_raters(loaded.table, info, raters.value)
+    if info is not None and info.notes:  # names the metadata lists but the ratings do not use
+        table = dataclasses.replace(table, notes=(*table.notes, *info.notes))
+    return table
 
 
 def read_rated_input(file: Path, inputs: Any, rater_info: Path | None = None, length_col: str | None = None,
@@ -592,7 +598,8 @@ def _selection(values: dict[str, Any], allowed: Sequence[str], single: bool,
 
 # ====================================================================================== shared options
 CreditOpt = INPUT_FLAGS["credit"][0]
-SeedOpt = Annotated[int, typer.Option("--seed", min=0, help="Random seed (a whole number >= 0).")]
+SeedOpt = Annotated[int, typer.Option("--seed", min=0, max=MAX_SEED,
+                                       help=f"Random seed (a whole number 0..{MAX_SEED}).")]
 #: worker processes of a long analysis; the default, 0, uses every core (results do not depend on it)
 JobsOpt = Annotated[int, typer.Option("--jobs", "-j", min=0, help="Worker processes (0 = one per CPU core; 1 = in "
                                       "this process). Results do not depend on it.")]
@@ -640,10 +647,16 @@ GoldOpt = Annotated[Path | None, typer.Option("--gold", help="Gold labels (item[
                                               "report the accuracy against them.", rich_help_panel="Input")]
 
 
+#: The most replicates (``--bootstrap``, ``--draws``, ``--repetitions``) a command draws: a typo of a few zeros
+#: (``-B 1000000000``) would need tens of GiB or hours, so it is refused before any work.
+MAX_REPLICATES = 100_000
+
+
 def bootstrap_flag(help: str = "Bootstrap replicates for the intervals (0 = none).") -> Any:
-    """``--bootstrap/-B``, a whole number >= 0, declared once; a command may say in ``help`` what it resamples:
+    """``--bootstrap/-B``, a whole number 0..:data:`MAX_REPLICATES`, declared once; a command may say in ``help``
+    what it resamples:
     ``bootstrap: Annotated[int, bootstrap_flag("Bootstrap replicates over votes (0 = none).")] = 1000``."""
-    return typer.Option("--bootstrap", "-B", min=0, help=help)
+    return typer.Option("--bootstrap", "-B", min=0, max=MAX_REPLICATES, help=help)
 
 
 #: ``--bootstrap/-B`` with the common help text.
@@ -659,7 +672,7 @@ class VoteRule(StrEnum):
 
 
 #: The flags of the commands that score models against bootstrapped ground truths (rater-bootstrap, medqa, ddx).
-DrawsOpt = Annotated[int, typer.Option("--draws", "-B", min=1, help="Bootstrap draws of raters.")]
+DrawsOpt = Annotated[int, typer.Option("--draws", "-B", min=1, max=MAX_REPLICATES, help="Bootstrap draws of raters.")]
 DrawnRatersOpt = Annotated[int, typer.Option("--raters", "-k", min=0, help="Ratings drawn per item with "
                                              "replacement (0 = as many as the item has).")]
 PredictionsOpt = Annotated[list[str] | None, typer.Option(

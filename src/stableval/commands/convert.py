@@ -10,6 +10,7 @@ from typing import Annotated, Any
 import typer
 
 from stableval.commands.common import INPUT_FLAGS, bad_input_exits, fail, record_options
+from stableval.commands.output import check_output_path, visible
 from stableval.data.flags import CLI_FLAGS
 from stableval.data.importers.registry import ALWAYS_TAKEN, IMPORTERS
 from stableval.datasets.registry import DATASETS, OPTIONS
@@ -135,6 +136,8 @@ def convert(
             output_format(gold_output)
     except ValueError as error:
         raise typer.BadParameter(str(error), param_hint="--output/--gold-output") from None
+    check_output_path(output)
+    check_output_path(gold_output, "--gold-output")
     if gold_output is not None and key != "truth-inference":
         raise typer.BadParameter(f"{key} has no gold labels; --gold-output is for truth-inference",
                                  param_hint="--gold-output")
@@ -158,13 +161,15 @@ def convert(
                 levels, _ = _suggested_levels(table, dataset.gold)
                 scale = {"column": "label", "levels": [table.levels[c] for c in levels],
                          "credit": [float(table.credit[c]) for c in levels]}
+                output.parent.mkdir(parents=True, exist_ok=True)
                 write_frame(table.to_frame(), output, scale=scale)
                 if gold_output is not None and dataset.gold is not None:
+                    gold_output.parent.mkdir(parents=True, exist_ok=True)
                     write_gold(dataset.gold, gold_output)
                 bar.advance()
         except OSError as error:
             raise fail(f"cannot write: {error}") from None
-    typer.echo(_report(dataset, output, gold_output))
+    typer.echo(visible(_report(dataset, output, gold_output)))
 
 
 def _convert_export(key: str, path: Path, options: dict[str, Any], output: Path) -> None:
@@ -200,6 +205,7 @@ def _convert_export(key: str, path: Path, options: dict[str, Any], output: Path)
                 scale = {"column": "label", "levels": list(table.levels), "credit": [float(c) for c in table.credit]}
             if kinds:
                 written["rater_kind"] = written["rater"].map(kinds)
+            output.parent.mkdir(parents=True, exist_ok=True)
             write_frame(written, output, scale=scale)
         except OSError as error:
             raise fail(f"cannot write: {error}") from None
@@ -211,7 +217,7 @@ def _convert_export(key: str, path: Path, options: dict[str, Any], output: Path)
         head, _, last = report.rpartition("\n")
         report = (f"{head}\nrater kinds: {', '.join(sorted(set(kinds.values())))} (column rater_kind: --raters "
                   f"selects them)\n{last}")
-    typer.echo(report)
+    typer.echo(visible(report))
 
 
 def _votes_report(votes: Any, output: Path) -> str:

@@ -178,11 +178,14 @@ def _with_accuracy(emitted: Appended, table: Any, result: Any, path: Any) -> App
     posteriors = result.responses[[f"p_{level}" for level in result.levels]].to_numpy(float)
     accuracy = gold_accuracy(table, {result.method: posteriors}, labels)
     overall = accuracy[accuracy["agent"] == "(all)"].iloc[0]
+    notes = list(accuracy.attrs.get("notes", []))
 
     def render(console: Console) -> None:
         console.print(f"Accuracy of the predicted levels against gold: {overall['accuracy']:.4f} on "
                       f"{int(overall['gold_responses']):,} responses with gold (expected accuracy "
                       f"{overall['expected_accuracy']:.4f}).")
+        for note in notes:
+            console.print(f"  note: {note}")
 
-    return Appended(emitted.result, json={"gold_accuracy": accuracy.to_dict("records")}, render_more=render,
-                    render_options=emitted.render_options)
+    return Appended(emitted.result, json={"gold_accuracy": accuracy.to_dict("records"), "gold_notes": notes},
+                    render_more=render, render_options=emitted.render_options)

@@ -23,6 +23,7 @@ The ``--ranker`` help is written from the ranker registry.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -44,6 +45,8 @@ from stableval.commands.common import (
 from stableval.commands.output import (
     Appended,
     TableResult as TableResult,
+    check_output_folder,
+    check_output_path,
     save_plot,
     size_text as size_text,
     write_csv,
@@ -381,6 +384,8 @@ def evaluate_rankers(
 
     from stableval.nrp.measures import evaluate_rankers as run
 
+    check_output_path(per_question, "--per-question")
+    check_output_path(run_out, "--run-out")
     with bad_input_exits():
         data = options.collection(collection)
         rankers = options.rankers(ranker)
@@ -425,7 +430,19 @@ def _parse_sizes(text: str | None) -> dict[str, float]:
                                      param_hint="--sizes") from None
         if not name:
             raise typer.BadParameter(f"missing model name in {part!r}", param_hint="--sizes")
+        if not (math.isfinite(sizes[name]) and sizes[name] > 0):
+            raise typer.BadParameter(f"{part.strip()!r}: the size is not a finite number > 0; allowed: e.g. "
+                                     "gpt2=124M,llama-7b=7B", param_hint="--sizes")
+        if sum(p.strip().rpartition("=")[0] == name for p in text.split(",")) > 1:
+            raise typer.BadParameter(f"{name!r} is given more than once; allowed: one size per model",
+                                     param_hint="--sizes")
     return sizes
+
+
+def _check_grade(value: float | None, option: str) -> None:
+    """A grade threshold must be a finite number (no grade is >= NaN)."""
+    if value is not None and not math.isfinite(value):
+        raise typer.BadParameter(f"{value}; allowed: a finite grade, e.g. 1", param_hint=option)
 
 
 @app.command("score")
@@ -476,6 +493,9 @@ def score(
         raise typer.BadParameter("only with --ranker best (the graded answers choose the ranker)",
                                  param_hint="--graded")
     size_map = _parse_sizes(sizes)
+    _check_grade(relevant, "--relevant")
+    check_output_path(answers_out, "--answers-out")
+    check_output_folder(plot, "--plot")
     notes: list[str] = []
     with bad_input_exits():
         data = options.collection(collection)
@@ -587,6 +607,7 @@ def compare(
     pair = [name.strip() for name in models.split(",") if name.strip()]
     if len(pair) != 2:
         raise typer.BadParameter(f"{models!r}: name two models, A,B", param_hint="--models")
+    check_output_path(per_question, "--per-question")
     notes: list[str] = []
     with bad_input_exits():
         per_answer, value, what = _per_answer_nrp(source, answers, ranker, options, nrp, checks, seed, notes)
@@ -674,6 +695,8 @@ def validate(
                 else "--answer-grades")
         raise typer.BadParameter("only with ANSWERS (the leave-one-out ranks the judged documents themselves)",
                                  param_hint=flag)
+    check_output_path(signals_out, "--signals-out")
+    _check_grade(relevant, "--relevant")
     read_notes: list[str] = []
     with bad_input_exits():
         data = options.collection(collection)
@@ -767,6 +790,7 @@ def agree(
             check_figure_path(plot)
         except InputError as error:
             raise typer.BadParameter(str(error), param_hint="--plot") from None
+    check_output_path(per_question, "--per-question")
     with bad_input_exits():
         data = read_expert_rankings(expert, annotator=annotator)
         frame = data.frame
@@ -954,6 +978,8 @@ def study(
     from stableval.nrp.study import build_study, write_label_studio_tasks, write_portal_questions
 
     chosen = [m.strip() for m in models.split(",") if m.strip()] if models else None
+    for path, flag in ((portal, "--portal"), (label_studio, "--label-studio"), (rankings_out, "--rankings-out")):
+        check_output_path(path, flag)
     with bad_input_exits():
         _, model = options.ranker(ranker)
         data = options.collection(collection)

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import io
 import json
-import os
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -42,9 +41,10 @@ if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
     from rich.console import Console
 
-__all__ = ["UNWRAPPED", "Appended", "Output", "OutputFormat", "Result", "TableResult", "check_output_path", "emit",
-           "literal", "make_console", "render_text", "save_plot", "size_text", "styled_text", "terminal_columns",
-           "visible", "write_csv", "write_output", "wrote"]
+__all__ = ["UNWRAPPED", "Appended", "Output", "OutputFormat", "Result", "TableResult", "check_output_folder",
+           "check_output_path", "emit", "literal", "make_console", "render_text", "save_plot", "say", "size_text",
+           "styled_text", "terminal_columns", "visible", "write_csv", "write_failed", "write_file", "write_output",
+           "wrote"]
 
 
 class OutputFormat(StrEnum):
@@ -189,7 +189,8 @@ def emit(result: Result, output_format: OutputFormat, output: Path | None = None
 
 def check_output_path(path: Path | None, option: str = "--output") -> Path | None:
     """``path`` if a file can be written there (missing folders will be created); else a usage error naming
-    ``option``. Commands check their output paths before any work is done.
+    ``option`` and the reason (:func:`~stableval.data.files.unwritable`). Commands check their output paths before
+    any work is done.
 
     >>> check_output_path(Path("results/new/scores.json")).name
     'scores.json'
@@ -199,27 +200,48 @@ def check_output_path(path: Path | None, option: str = "--output") -> Path | Non
     ...     print(error.message)
     '.' is a folder; allowed: a file name, e.g. results.json
     """
+    from stableval.data.files import unwritable
+
     if path is None:
         return None
-    if path.is_dir():
+    why = unwritable(path)
+    if why is not None and why.endswith("is a folder, not a file"):
         raise typer.BadParameter(f"{str(path)!r} is a folder; allowed: a file name, e.g. "
-                                 f"{path / ('results' + (path.suffix or '.json'))}", param_hint=option)
-    folder = path.parent
-    while not folder.exists() and folder != folder.parent:
-        folder = folder.parent
-    if folder.exists() and not folder.is_dir():
-        raise typer.BadParameter(f"cannot write {str(path)!r}: {str(folder)!r} is a file, not a folder",
-                                 param_hint=option)
-    if folder.exists() and not os.access(folder, os.W_OK | os.X_OK):
-        raise typer.BadParameter(f"cannot write {str(path)!r}: no permission to write in {str(folder)!r}",
-                                 param_hint=option)
+                                 f"{visible(str(path / ('results' + (path.suffix or '.json'))))}", param_hint=option)
+    if why is not None:
+        raise typer.BadParameter(f"cannot write {str(path)!r}: {why}", param_hint=option)
     return path
 
 
-def _write_failed(path: Path, error: OSError) -> typer.Exit:
+def check_output_folder(path: Path | None, option: str = "--output") -> Path | None:
+    """``path`` if a folder can be written there (it may exist; missing folders will be created); else a usage error
+    naming ``option`` and the reason. Checked before any work.
+
+    >>> check_output_folder(Path("plots/new")).name
+    'new'
+    """
+    from stableval.data.files import unwritable
+
+    why = unwritable(path, folder=True) if path is not None else None
+    if why is not None:
+        raise typer.BadParameter(f"cannot write into {str(path)!r}: {why}", param_hint=option)
+    return path
+
+
+def write_failed(path: Path | str, error: OSError) -> typer.Exit:
     """``error: cannot write PATH: reason`` on stderr; the exit (code 1) to raise."""
     typer.echo(f"error: cannot write {visible(str(path))}: {error.strerror or error}", err=True)
     return typer.Exit(code=1)
+
+
+def write_file(text: str, path: Path) -> Path:
+    """Write ``text`` to ``path`` (UTF-8, missing folders created); a failure is :func:`write_failed`'s error."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    except OSError as error:
+        raise write_failed(path, error) from None
+    return path
 
 
 def write_output(text: str, output: Path | None) -> None:
@@ -227,17 +249,17 @@ def write_output(text: str, output: Path | None) -> None:
     if output is None:
         sys.stdout.write(text)
     else:
-        try:
-            output.parent.mkdir(parents=True, exist_ok=True)
-            output.write_text(text, encoding="utf-8")
-        except OSError as error:
-            raise _write_failed(output, error) from None
-        wrote(output)
+        wrote(write_file(text, output))
 
 
-def wrote(path: Path) -> Path:
-    """Say on stderr that ``path`` was written."""
-    typer.echo(f"wrote {path}", err=True)
+def say(text: str) -> None:
+    """Print ``text`` on stderr (a progress line, what was written), control characters escaped."""
+    typer.echo(visible(text), err=True)
+
+
+def wrote(path: Path, detail: str = "") -> Path:
+    """Say on stderr that ``path`` was written, with ``detail`` after it."""
+    say(f"wrote {path}{detail}")
     return path
 
 
@@ -245,7 +267,10 @@ def save_plot(figure: Any, path: Path, *, dpi: float = 150) -> Path:
     """Save a figure (format by suffix, folders created) and say so."""
     from stableval.report.figures import save_figure
 
-    return wrote(save_figure(figure, path, dpi=dpi))
+    try:
+        return wrote(save_figure(figure, path, dpi=dpi))
+    except OSError as error:
+        raise write_failed(error.filename or path, error) from None
 
 
 def write_csv(frame: pd.DataFrame, path: Path) -> Path:
@@ -254,5 +279,5 @@ def write_csv(frame: pd.DataFrame, path: Path) -> Path:
         path.parent.mkdir(parents=True, exist_ok=True)
         frame.to_csv(path, index=False)
     except OSError as error:
-        raise _write_failed(path, error) from None
+        raise write_failed(path, error) from None
     return wrote(path)

@@ -66,19 +66,17 @@ def report(
     """
     import os
 
+    from stableval.commands.output import check_output_path, write_file, wrote
     from stableval.report import ReportOptions, build_report
 
-    if output.is_dir():
-        raise typer.BadParameter(f"{output} is a folder; give the HTML file to write", param_hint="--output")
+    check_output_path(output)
     with bad_input_exits():
         loaded, info, lengths = read_rated_input(file, inputs, rater_info, length_col)
         html = build_report(loaded, methods=methods.chosen(seed=seed), quick=quick, seed=seed,
                             bootstrap=bootstrap, command="stableval " + " ".join(sys.argv[1:]), progress=True,
                             options=ReportOptions(jobs=jobs or os.cpu_count() or 1, qc=qc, rater_info=info,
                                                   lengths=lengths))
-    output.parent.mkdir(parents=True, exist_ok=True)
-    output.write_text(html, encoding="utf-8")
-    typer.echo(f"wrote {output} ({len(html) / 1024:.0f} KiB)", err=True)
+    wrote(write_file(html, output), f" ({len(html) / 1024:.0f} KiB)")
 
 
 @input_options("ratings")
@@ -102,8 +100,9 @@ def plot(
 ) -> None:
     """Draw one figure of the report to an image file; 'ddx-case' draws one case of a DDx selectors FILE (its
     raters' partial rankings and the aggregated plausibility)."""
+    from stableval.commands.output import save_plot
     from stableval.errors import InputError
-    from stableval.report.figures import check_figure_path, save_figure
+    from stableval.report.figures import check_figure_path
 
     if kind not in PLOT_KINDS:
         raise typer.BadParameter(f"{kind!r}; allowed: {', '.join(PLOT_KINDS)}", param_hint="KIND")
@@ -118,7 +117,7 @@ def plot(
     with bad_input_exits():
         loaded = read_input(file, inputs)
         fig = _make_figure(kind, loaded, methods.chosen(seed=seed), bootstrap, seed)
-    typer.echo(f"wrote {save_figure(fig, output)}", err=True)
+    save_plot(fig, output)
 
 
 def _make_figure(kind: str, loaded: Loaded, methods: list[Any], bootstrap: int, seed: int) -> Figure:

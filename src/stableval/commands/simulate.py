@@ -31,6 +31,7 @@ def _numbers(text: str, option: str, count: int | None = None) -> tuple[float, .
 
 def _check_suffix(path: Path) -> None:
     """Refuse an output file whose suffix names no table format (checked before anything is simulated)."""
+    from stableval.commands.output import check_output_path
     from stableval.data.files import FORMATS, output_format
 
     try:
@@ -38,6 +39,7 @@ def _check_suffix(path: Path) -> None:
     except ValueError:
         raise typer.BadParameter(f"cannot tell the format of {path.name!r}; allowed suffixes: "
                                  f"{', '.join(FORMATS)}", param_hint="--output") from None
+    check_output_path(path)
 
 
 def simulate(
@@ -188,21 +190,24 @@ def _check_truth_owner(output: Path, force: bool) -> None:
 def _write(sim: Any, config: Any, output: Path, seed: int, frame: Any = None) -> None:
     """The table (format by suffix; ``frame`` in place of the simulation's), its truth beside it
     (NAME.agents/responses/raters.csv), and a summary."""
+    from stableval.commands.output import say, write_failed
     from stableval.data.files import write_frame
 
-    output.parent.mkdir(parents=True, exist_ok=True)
-    write_frame(sim.frame() if frame is None else frame, output)
     stem = output.with_suffix("")
     truth = {"agents": sim.agent_truth(), "responses": sim.response_truth(), "raters": sim.rater_truth()}
-    for part, path in zip(truth.values(), truth_paths(output), strict=True):
-        write_frame(part, path)
+    try:
+        output.parent.mkdir(parents=True, exist_ok=True)
+        write_frame(sim.frame() if frame is None else frame, output)
+        for part, path in zip(truth.values(), truth_paths(output), strict=True):
+            write_frame(part, path)
+    except OSError as error:
+        raise write_failed(error.filename or output, error) from None
     types = truth["raters"]["type"].value_counts()
-    typer.echo(f"wrote {output}: {plural(sim.n_judgments, 'judgment')} of {plural(sim.n_responses, 'response')} "
-               f"({plural(config.items, 'item')} × {plural(config.n_agents, 'agent')}) by "
-               f"{plural(config.raters, 'rater')} "
-               f"({', '.join(f'{types.get(t, 0)} {t}' for t in ('reliable', 'strict', 'lenient', 'adversarial'))});"
-               f" {int(sim.hard.sum())} hard responses; seed {seed}", err=True)
-    typer.echo(f"truth: {stem}.agents.csv, {stem}.responses.csv, {stem}.raters.csv", err=True)
-    typer.echo("true agent scores (exact expected credit; realised mean credit of the drawn levels):", err=True)
+    say(f"wrote {output}: {plural(sim.n_judgments, 'judgment')} of {plural(sim.n_responses, 'response')} "
+        f"({plural(config.items, 'item')} × {plural(config.n_agents, 'agent')}) by {plural(config.raters, 'rater')} "
+        f"({', '.join(f'{types.get(t, 0)} {t}' for t in ('reliable', 'strict', 'lenient', 'adversarial'))});"
+        f" {int(sim.hard.sum())} hard responses; seed {seed}")
+    say(f"truth: {stem}.agents.csv, {stem}.responses.csv, {stem}.raters.csv")
+    say("true agent scores (exact expected credit; realised mean credit of the drawn levels):")
     for row in truth["agents"].itertuples(index=False):
-        typer.echo(f"  {row.agent}: {row.true_score:.4f} (realised {row.sample_score:.4f})", err=True)
+        say(f"  {row.agent}: {row.true_score:.4f} (realised {row.sample_score:.4f})")

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from stableval.commands.common import (
+    MAX_REPLICATES,
     ClusterChoice,
     FileArg,
     JobsOpt,
@@ -72,7 +73,7 @@ def stability(
     sizes: Annotated[str, typer.Option(
         "--sizes", "-s", help="Comma-separated subset sizes: fractions of the raters (0.25 or 25%) and/or whole "
                               "rater counts (10).")] = "0.25,0.5,0.75",
-    repetitions: Annotated[int, typer.Option("--repetitions", "-R", min=1,
+    repetitions: Annotated[int, typer.Option("--repetitions", "-R", min=1, max=MAX_REPLICATES,
                                              help="Random rater subsets drawn per size.")] = 50,
     jobs: JobsOpt = 0,
     seed: SeedOpt = 0,

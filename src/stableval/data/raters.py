@@ -328,8 +328,8 @@ def load_with_raters(path: str | os.PathLike[str], options: InputOptions | None 
     """
     loaded, frame, options = load_with_frame(path, options)
     info_frame = read_table_file(rater_info) if rater_info is not None else None
-    has_columns = resolve_columns(frame, JUDGMENT_ALIASES, None, source=str(path),
-                                  optional=tuple(JUDGMENT_ALIASES))["rater_kind"] is not None
+    found = resolve_columns(frame, JUDGMENT_ALIASES, None, source=str(path), optional=tuple(JUDGMENT_ALIASES))
+    has_columns = any(column is not None for column in found.values())  # a family alone is refused, not ignored
     info = None
     if info_frame is not None or has_columns:
         info = rater_info_from_frames(loaded.table, info_frame, frame if has_columns else None, options=options,

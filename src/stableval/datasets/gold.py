@@ -91,15 +91,35 @@ def gold_array(table: AnnotationTable, gold: Mapping[tuple[str, str], Any] | np.
                        else int(v) if isinstance(v, int | np.integer) and not isinstance(v, bool)
                        and 0 <= int(v) < table.n_levels else -1).to_numpy(dtype=np.int64)
     bad = level < 0
+    source = getattr(gold, "source", None)
     if bad.any():
         pos = int(np.flatnonzero(bad)[0])
-        raise InputError(f"gold level not among the levels ({plural(int(bad.sum()), 'entry')} in all)",
-                         column="gold", value=values.iloc[pos],
-                         allowed=f"level names {', '.join(table.levels)} or codes 0..{table.n_levels - 1} "
-                                 f"(for {keys[pos]!r})")
+        problem = f"gold level not among the levels ({plural(int(bad.sum()), 'entry')} in all)"
+        allowed = f"level names {', '.join(table.levels)} or codes 0..{table.n_levels - 1}"
+        row, offset = _gold_row(gold, keys[pos])
+        if row is None:
+            raise InputError(problem, file=source, column="gold", value=values.iloc[pos],
+                             allowed=f"{allowed} (for {keys[pos]!r})")
+        raise row_error(problem, source=str(source), row=row, offset=offset, column="gold", value=values.iloc[pos],
+                        has_value=True, allowed=allowed)
     matched = position >= 0
+    if not matched.any():
+        raise InputError("no gold entry matches a response of the ratings (ids in another form, or another file?)",
+                         file=source, column="item, agent", value=", ".join(map(str, keys[:3])), has_value=True,
+                         allowed="(item, agent) pairs of the ratings, e.g. "
+                                 + ", ".join(str(pair) for pair in list(responses[:3])))
     codes[position[matched]] = level[matched]
     return codes, int((~matched).sum())
+
+
+def _gold_row(gold: Any, key: tuple[str, str]) -> tuple[int | None, int | None]:
+    """The 1-based data row of the gold file that gave ``key``'s label (a :class:`GoldLabels`) and the file line
+    offset; ``(None, None)`` for a plain mapping."""
+    frame = getattr(gold, "frame", None)
+    if not isinstance(frame, pd.DataFrame) or "row" not in frame:
+        return None, None
+    at = frame.index[(frame["item"].astype(str) == str(key[0])) & (frame["agent"].astype(str) == str(key[1]))]
+    return (int(frame.loc[at[-1], "row"]) if len(at) else None), line_offset(frame)
 
 
 def _distribution(prediction: Any, table: AnnotationTable, name: str) -> np.ndarray:

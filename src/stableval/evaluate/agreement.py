@@ -303,6 +303,20 @@ def _draw_counts(rng: np.random.Generator, rows: int, n: int) -> np.ndarray:
     return np.bincount(idx.ravel(), minlength=rows * n).reshape(rows, n).astype(np.float64)
 
 
+def _content_positions(units: np.ndarray, tiebreak: np.ndarray | None = None) -> np.ndarray:
+    """Each response's place in the order of its per-response statistics, then ``tiebreak`` (then table order):
+    the draws are made over that order, so they depend neither on row order nor on the names of items and agents.
+
+    >>> _content_positions(np.array([[2.0, 0.0], [1.0, 1.0], [1.0, 0.0]])).tolist()
+    [2, 1, 0]
+    """
+    keys = [np.round(units[:, j], 12) for j in reversed(range(units.shape[1]))]
+    order = np.lexsort(tuple([np.round(tiebreak, 12)] if tiebreak is not None else []) + tuple(keys))
+    position = np.empty_like(order)
+    position[order] = np.arange(order.size)
+    return position
+
+
 def _chunks(total: int, size: int) -> Iterator[int]:
     done = 0
     while done < total:
@@ -510,10 +524,12 @@ def _bootstrap(table: AnnotationTable, units: np.ndarray, pairs: _Pairs, *, boot
     replicates = {name: np.empty(bootstrap) for name in STATISTICS}
     pair_reps = np.empty((bootstrap, n_pairs)) if n_pairs * bootstrap <= 20_000_000 else None
     chunk = max(1, min(bootstrap, 4_000_000 // max(table.n_responses, 1)))
+    weights = np.random.default_rng(0).random(pairs.design.shape[1])  # ties: by which rater pairs saw what
+    position = _content_positions(units, np.asarray(pairs.design @ weights).ravel())
     done = 0
     with progress_bar("bootstrap", total=bootstrap, enabled=progress) as bar:
         for rows in _chunks(bootstrap, chunk):
-            draws = _draw_counts(rng, rows, table.n_responses)
+            draws = _draw_counts(rng, rows, table.n_responses)[:, position]
             stats = _from_sums(draws @ units, k)
             pair_tables = np.asarray(pairs.design.T @ draws.T).T.reshape(rows, -1, k, k)
             rep_kappa = np.asarray(cohen_kappa(pair_tables, cohen_weights)).reshape(rows, -1)

@@ -397,10 +397,10 @@ def _summary_notes(overall: dict[str, Any], evaluators: pd.DataFrame, excluded_r
         notes.append(f"{overall['excluded']:,} evaluator judgment(s) {excluded_reason} were excluded")
     if overall["skipped"]:
         notes.append(f"{overall['skipped']:,} judgment(s) skipped by the evaluator or QC are not applicable")
-    few = evaluators.loc[evaluators["few_items"], "evaluator"].tolist()
+    few = sorted(map(str, evaluators.loc[evaluators["few_items"], "evaluator"]))  # not in row order
     if few:
         notes.append(f"{len(few)} evaluator(s) with fewer than {min_items} applicable items (their reliability "
-                     "may be high or low by chance): " + ", ".join(map(str, few[:20]))
+                     "may be high or low by chance): " + ", ".join(few[:20])
                      + (" ..." if len(few) > 20 else ""))
     return notes
 

@@ -156,11 +156,30 @@ def _run_subsets(task: _SubsetTask) -> list[Outcome]:
     return out
 
 
+def _rater_order(table: JudgmentTable) -> np.ndarray:
+    """The raters in the order of what they said (their count of each level; ties in table order), so the subsets
+    drawn do not depend on the raters' names; table order where the judgments are not in memory.
+
+    >>> import pandas as pd
+    >>> t = AnnotationTable.from_frame(pd.DataFrame({"item": [1, 1, 2], "agent": "A", "rater": ["a", "b", "b"],
+    ...                                              "label": [1, 0, 0]}), levels=("0", "1"))
+    >>> _rater_order(t).tolist()
+    [0, 1]
+    """
+    rater, label = getattr(table, "rater", None), getattr(table, "label", None)
+    if rater is None or label is None:
+        return np.arange(table.n_raters)
+    k = table.n_levels
+    counts = np.bincount(np.asarray(rater, dtype=np.int64) * k + label, minlength=table.n_raters * k)
+    counts = counts.reshape(table.n_raters, k)
+    return np.lexsort(tuple(counts[:, j] for j in reversed(range(k))))
+
+
 def _one_subset(table: JudgmentTable, methods: Sequence[Chosen], entropy: int | Sequence[int],
                 raters: int, repetition: int) -> Outcome:
     """Draw the m raters of one repetition and refit every method on their judgments."""
     rng = np.random.default_rng(_subset_seed(entropy, raters, repetition))
-    drawn = np.sort(rng.choice(table.n_raters, size=raters, replace=False))
+    drawn = np.sort(_rater_order(table)[rng.choice(table.n_raters, size=raters, replace=False)])
     chosen = np.zeros(table.n_raters, dtype=bool)
     chosen[drawn] = True
     sub = table.keep_raters(chosen)

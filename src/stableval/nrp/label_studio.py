@@ -31,7 +31,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from stableval.data.files import read_table_file
+from stableval.data.files import line_offset, read_table_file, row_error
+from stableval.data.files.formats import not_utf8, utf8_problem
 from stableval.errors import InputError
 
 __all__ = ["ExpertRankings", "match_tasks", "read_expert_rankings", "read_label_studio", "read_system_scores"]
@@ -50,7 +51,7 @@ def read_label_studio(path: str | Path, *, annotator: str | None = None) -> Expe
     """Read a Label Studio ranker export (see the module docstring). ``annotator`` keeps one user's rankings."""
     path = Path(path)
     try:
-        tasks = json.loads(path.read_text(encoding="utf-8"))
+        tasks = json.loads(_utf8_text(path, "a Label Studio JSON export (UTF-8)"))
     except (OSError, json.JSONDecodeError) as error:
         raise InputError(f"cannot read the Label Studio export ({error})", file=str(path),
                          allowed="a Label Studio JSON export (a list of tasks)") from None
@@ -61,15 +62,28 @@ def read_label_studio(path: str | Path, *, annotator: str | None = None) -> Expe
     no_annotation = cancelled = other_user = 0
     for number, task in enumerate(tasks, start=1):
         data = task.get("data", {}) if isinstance(task, dict) else {}
+        if not isinstance(data, dict):
+            raise _malformed(path, number, "data", data, "an object with an items list")
         items = data.get("items")
         if not isinstance(items, list):
             raise InputError("task has no data.items list", file=str(path), row=number, column="data.items",
                              allowed="ranker tasks with data.items")
-        scores = {str(item.get("id")): item.get("score", np.nan) for item in items}
+        scores = {}
+        for item in items:
+            if not isinstance(item, dict):
+                raise _malformed(path, number, "data.items", item, "objects with an id (and a ranker score)")
+            score = _number(item.get("score"))
+            if score is None:
+                raise _malformed(path, number, "data.items.score", item.get("score"), "a finite number, or no score")
+            scores[str(item.get("id"))] = score
         annotations = task.get("annotations") or []
+        if not isinstance(annotations, list):
+            raise _malformed(path, number, "annotations", annotations, "a list of annotation objects")
         if not annotations:
             no_annotation += 1
         for annotation in annotations:
+            if not isinstance(annotation, dict):
+                raise _malformed(path, number, "annotations", annotation, "annotation objects with a result list")
             if annotation.get("was_cancelled"):
                 cancelled += 1
                 continue
@@ -78,10 +92,17 @@ def read_label_studio(path: str | Path, *, annotator: str | None = None) -> Expe
                 other_user += 1
                 continue
             ranking = None
-            for result in annotation.get("result", []):
-                ranker = result.get("value", {}).get("ranker")
+            results = annotation.get("result", [])
+            for result in results if isinstance(results, list) else [results]:
+                if not isinstance(result, dict):
+                    raise _malformed(path, number, "annotations.result", result, "result objects with value.ranker")
+                value = result.get("value", {})
+                ranker = value.get("ranker") if isinstance(value, dict) else None
                 if isinstance(ranker, dict):
                     ranking = next(iter(ranker.values()), None)
+                    if ranking is not None and not isinstance(ranking, list):
+                        raise _malformed(path, number, "annotations.result.value.ranker", ranking,
+                                         "a list of item ids, best first")
             if not ranking:
                 no_annotation += 1
                 continue
@@ -91,7 +112,7 @@ def read_label_studio(path: str | Path, *, annotator: str | None = None) -> Expe
                                      column="annotations.result.value.ranker", value=item,
                                      allowed=", ".join(scores))
                 rows.append((str(task.get("id", number)), str(data.get("query", "")), user, item, position,
-                             float(scores[item]) if scores[item] is not None else np.nan))
+                             scores[item]))
     if not rows:
         raise InputError("no rankings in the Label Studio export", file=str(path),
                          allowed="completed, not cancelled ranker annotations")
@@ -106,6 +127,55 @@ def read_label_studio(path: str | Path, *, annotator: str | None = None) -> Expe
     return ExpertRankings(frame, tuple(notes))
 
 
+def _utf8_text(path: Path, allowed: str) -> str:
+    """The text of ``path``; a file that is not UTF-8 is refused, naming its first bad line."""
+    data = path.read_bytes()
+    problem = utf8_problem(data)
+    if problem is not None:
+        raise not_utf8(path, problem, allowed)
+    return data.decode("utf-8")
+
+
+def _malformed(path: Path, task: int, field: str, value: object, allowed: str) -> InputError:
+    """The error for a field of the ``task``-th task (1-based) of a Label Studio export that has the wrong shape."""
+    shown = value if isinstance(value, (str, int, float)) and not isinstance(value, bool) else json.dumps(value)
+    return InputError(f"{field} is malformed", file=str(path), row=task, column=field, value=shown, allowed=allowed)
+
+
+def _number(value: object) -> float | None:
+    """A stored ranker score as a float: NaN when there is none; None (refused) when it is not a finite number.
+
+    >>> _number(0.5), _number("2"), _number(None), _number([1]), _number("Infinity"), _number(True)
+    (0.5, 2.0, nan, None, None, None)
+    """
+    if value is None:
+        return float("nan")
+    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+        return None
+    try:
+        number = float(value)
+    except ValueError:
+        return None
+    return number if np.isfinite(number) else None
+
+
+def _finite_column(table: pd.DataFrame, column: str, file: str, allowed: str, *, whole: bool = False) -> pd.Series:
+    """``table[column]`` as numbers; the first value that is not a finite number (or, with ``whole``, not a whole
+    number >= 1) is refused, naming its row and line."""
+    value = pd.to_numeric(table[column], errors="coerce")
+    numbers = value.to_numpy(dtype=float)
+    bad = ~np.isfinite(numbers)
+    if whole:
+        finite = np.where(bad, 1.0, numbers)
+        bad |= (finite % 1 != 0) | (finite < 1)
+    if bad.any():
+        row = int(np.flatnonzero(bad)[0])
+        raise row_error(f"{column} is not a {'whole number >= 1' if whole else 'finite number'}", source=file,
+                        row=row + 1, offset=line_offset(table), column=column, value=table[column].iloc[row],
+                        allowed=allowed)
+    return value
+
+
 def read_expert_rankings(path: str | Path, *, annotator: str | None = None) -> ExpertRankings:
     """A Label Studio export (``.json``) or a table ``qid, item, rank`` (1 = best; ``annotator`` optional)."""
     path = Path(path)
@@ -117,11 +187,7 @@ def read_expert_rankings(path: str | Path, *, annotator: str | None = None) -> E
     if missing:
         raise InputError(f"missing column(s) {', '.join(missing)}", file=str(path), value=list(table.columns),
                          allowed="qid, item, rank (1 = best), or a Label Studio .json export")
-    rank = pd.to_numeric(table["rank"], errors="coerce")
-    if rank.isna().any():
-        row = int(np.flatnonzero(rank.isna().to_numpy())[0])
-        raise InputError("rank is not a number", file=str(path), row=row + 1, column="rank",
-                         value=table["rank"].iloc[row], allowed="1 = best, 2, ...")
+    rank = _finite_column(table, "rank", str(path), "1 = best, 2, ...", whole=True)
     frame = pd.DataFrame({"task": table["task"], "query": "", "annotator": table.get("annotator", ""),
                           "item": table["item"], "rank": rank.astype(int), "score": np.nan})
     notes: list[str] = []
@@ -157,13 +223,15 @@ def read_system_scores(path: str | Path) -> pd.DataFrame:
                              allowed="<prefix>_<qid>.csv files with docno, score")
         return pd.concat(parts, ignore_index=True)[["qid", "item", "score"]]
     if path.suffix.lower() in (".run", ".trec", ".txt"):
-        lines = [line.split() for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+        text = _utf8_text(path, "a UTF-8 TREC run: qid Q0 docno rank score tag")
+        lines = [line.split() for line in text.splitlines() if line.strip()]
         for number, parts_ in enumerate(lines, start=1):
             if len(parts_) != 6:
                 raise InputError(f"TREC run line has {len(parts_)} fields", file=str(path), row=number,
                                  allowed="qid Q0 docno rank score tag")
         run = pd.DataFrame(lines, columns=["qid", "q0", "item", "rank", "score", "tag"])
-        return run.assign(score=pd.to_numeric(run["score"]))[["qid", "item", "score"]]
+        score = _finite_column(run, "score", str(path), "a finite number (higher = better)")
+        return run.assign(score=score)[["qid", "item", "score"]]
     table = read_table_file(path)
     return _scores_from_table(table, str(path))
 
@@ -174,11 +242,7 @@ def _scores_from_table(table: pd.DataFrame, file: str) -> pd.DataFrame:
         raise InputError("missing columns", file=file, value=list(table.columns),
                          allowed="docno (or item) and score (higher = better) or rank (1 = best)")
     column = "score" if "score" in table.columns else "rank"
-    value = pd.to_numeric(table[column], errors="coerce")
-    if value.isna().any():
-        row = int(np.flatnonzero(value.isna().to_numpy())[0])
-        raise InputError(f"{column} is not a number", file=file, row=row + 1, column=column,
-                         value=table[column].iloc[row], allowed="a number")
+    value = _finite_column(table, column, file, "a finite number")
     score = value if column == "score" else -value
     return pd.DataFrame({"qid": table["qid"] if "qid" in table.columns else "", "item": table["item"],
                          "score": score.astype(float)})

@@ -279,15 +279,19 @@ def read_qrels(path: str | Path, *, dimension: str = "relevance") -> pd.DataFram
         if parts and len(parts) != 4:
             raise InputError(f"qrels line has {len(parts)} fields", file=str(path), row=number,
                              value=lines[number - 1][:80], allowed="4 fields: qid iteration docno grade")
+    numbers = [number for number, parts in enumerate(rows, start=1) if parts]  # the file's line of each row
     rows = [parts for parts in rows if parts]
     if not rows:
         raise InputError("qrels file has no lines", file=str(path), allowed="lines 'qid 0 docno grade'")
     frame = pd.DataFrame(rows, columns=["qid", "iter", "docno", "grade"])
     grade = pd.to_numeric(frame["grade"], errors="coerce")
-    if grade.isna().any():
-        row = int(np.flatnonzero(grade.isna().to_numpy())[0])
-        raise InputError("grade is not a number", file=str(path), row=row + 1, column="grade",
-                         value=frame["grade"].iloc[row], allowed="an integer grade")
+    values = grade.to_numpy(dtype=float)
+    bad = ~np.isfinite(values) | (values < 0)
+    if bad.any():
+        row = int(np.flatnonzero(bad)[0])
+        raise InputError(f"grade is not a non-negative number ({int(bad.sum())} line(s) in all)", file=str(path),
+                         row=numbers[row], column="grade", value=str(frame["grade"].iloc[row]),
+                         allowed="a finite number >= 0 (an integer grade)")
     return frame.assign(grade=grade.astype(float), dimension=dimension)[["qid", "docno", "dimension", "grade"]]
 
 

@@ -29,10 +29,14 @@ from stableval.aggregate.registry import (
     resolve_methods,
     shared_params,
 )
+from stableval.data.files.formats import not_utf8, utf8_problem
 from stableval.errors import InputError
 from stableval.simulate.simulator import NARROW_GAP, WIDE_GAP, SimulationConfig
 
-__all__ = ["PARAMETER_LABELS", "GridConfig", "Sweep", "check_grid", "default_grid", "load_grid"]
+__all__ = ["MAX_TRIALS", "PARAMETER_LABELS", "GridConfig", "Sweep", "check_grid", "default_grid", "load_grid"]
+
+#: The most trials per setting (and subsamples per trial) a grid runs: a typo of a few zeros is refused up front.
+MAX_TRIALS = 100_000
 
 #: axis label of each simulator setting a sweep can vary
 PARAMETER_LABELS: dict[str, str] = {
@@ -150,8 +154,14 @@ def load_grid(path: str | os.PathLike[str]) -> GridConfig:
     ``labels``. Without any ``[[sweep]]`` the default sweeps are used on the given base.
     """
     source = str(path)
+    if Path(path).is_dir():
+        raise InputError("is a directory, not a file", file=source, allowed="a TOML file")
     try:
-        data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
+        raw = Path(path).read_bytes()
+        problem = utf8_problem(raw)
+        if problem is not None:
+            raise not_utf8(Path(path), problem, "a UTF-8 TOML file")
+        data = tomllib.loads(raw.decode("utf-8"))
     except FileNotFoundError:
         raise InputError("config file not found", file=source) from None
     except tomllib.TOMLDecodeError as error:
@@ -169,6 +179,9 @@ def load_grid(path: str | os.PathLike[str]) -> GridConfig:
     except TypeError as error:
         raise InputError(f"a [base] setting has the wrong type ({error})", file=source) from None
     sweeps_data = data.get("sweep")
+    if sweeps_data is not None and not isinstance(sweeps_data, list):
+        raise InputError("sweep must be a list of [[sweep]] tables", file=source, column="sweep", value=sweeps_data,
+                         allowed="[[sweep]] tables with name and values")
     sweeps = default_grid().sweeps if sweeps_data is None else tuple(
         _parse_sweep(entry, base, setting_names, source, n) for n, entry in enumerate(sweeps_data, 1))
     if len({s.name for s in sweeps}) != len(sweeps):
@@ -184,8 +197,12 @@ def load_grid(path: str | os.PathLike[str]) -> GridConfig:
 
 def _methods_and_params(data: dict[str, Any], source: str) -> tuple[tuple[str, ...], dict[str, dict[str, Any]]]:
     """The grid's methods and their hyper-parameters, from ``methods``, ``[options]`` and ``[params.METHOD]``."""
+    given = data.get("methods", default_methods())
+    if not isinstance(given, list | tuple) or not all(isinstance(name, str) for name in given):
+        raise InputError("methods must be a list of method names", file=source, column="methods", value=given,
+                         allowed="e.g. methods = [\"mv\", \"ds\", \"stableval\"]")
     try:
-        methods = tuple(c.key for c in resolve_methods(data.get("methods", default_methods())))
+        methods = tuple(c.key for c in resolve_methods(given))
     except ValueError as error:
         raise InputError(str(error), file=source, column="methods", value=data.get("methods")) from None
     shared = data.get("options", {})
@@ -243,9 +260,11 @@ def _parse_sweep(entry: dict[str, Any], base: SimulationConfig, setting_names: s
 def check_grid(grid: GridConfig, source: str | None = None) -> None:
     """Validate the run settings of a grid (trials, subsamples, methods)."""
     checks = [
-        ("trials", isinstance(grid.trials, int) and grid.trials >= 2, "an integer >= 2 (a CI needs two trials)"),
+        ("trials", isinstance(grid.trials, int) and 2 <= grid.trials <= MAX_TRIALS,
+         f"an integer from 2 (a CI needs two trials) to {MAX_TRIALS:,}"),
         ("seed", isinstance(grid.seed, int) and grid.seed >= 0, "an integer >= 0"),
-        ("subsamples", isinstance(grid.subsamples, int) and grid.subsamples >= 1, "an integer >= 1"),
+        ("subsamples", isinstance(grid.subsamples, int) and 1 <= grid.subsamples <= MAX_TRIALS,
+         f"an integer from 1 to {MAX_TRIALS:,}"),
         ("subsample_fraction", isinstance(grid.subsample_fraction, int | float)
          and 0 < grid.subsample_fraction < 1, "a number strictly between 0 and 1"),
     ]

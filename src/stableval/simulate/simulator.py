@@ -46,6 +46,38 @@ NARROW_GAP: tuple[float, ...] = (0.75, 0.70, 0.65, 0.60, 0.55, 0.50)
 
 #: cells of the (responses × raters) random-key matrix drawn at once when assigning raters
 _ASSIGN_CELLS = 4_000_000
+#: The largest study drawn: judgments × levels and raters × levels² (the arrays held at once, 8 bytes a cell) at most
+#: this many cells, about 1.5 GiB; and at most :data:`MAX_LEVELS` levels. A typo of a few zeros is refused up front.
+MAX_CELLS = 200_000_000
+MAX_LEVELS = 1000
+
+
+#: the kind of value each setting takes (checked before its range): ``int``, ``float``, ``str``, or a tuple of
+#: one of them, and what is allowed, in words; the settings in ``_OPTIONAL`` may also be None
+_SETTING_KINDS: dict[str, tuple[Any, str]] = {
+    "qualities": ((float,), "a list of numbers"), "agents": ((str,), "a list of names"),
+    "items": (int, "an integer"), "raters": (int, "an integer"), "labels_per_response": (int, "an integer"),
+    "levels": (int, "an integer"), "level_names": ((str,), "a list of names"),
+    "credit": ((float,), "a list of numbers"),
+    "accuracy": ((float,), "a list of two numbers"), "shift": ((float,), "a list of two numbers"),
+    "neighbour": (float, "a number"), "strict": (float, "a number"), "lenient": (float, "a number"),
+    "adversarial": (float, "a number"), "adversarial_mode": (str, "text"), "hard": (float, "a number"),
+    "hard_noise": (float, "a number"),
+}
+_OPTIONAL = {"agents", "level_names", "credit"}
+
+
+def _is_kind(value: Any, kind: Any) -> bool:
+    """Whether ``value`` is of ``kind`` (:data:`_SETTING_KINDS`): a bool is no number, an int is a float.
+
+    >>> _is_kind(3, float), _is_kind(True, int), _is_kind((0.5, 1), (float,)), _is_kind("x", (str,))
+    (True, False, True, False)
+    """
+    if isinstance(kind, tuple):
+        return isinstance(value, tuple) and all(_is_kind(v, kind[0]) for v in value)
+    if isinstance(value, bool):
+        return False
+    return isinstance(value, (int, float) if kind is float else kind)
 
 
 @dataclass(frozen=True)
@@ -99,6 +131,10 @@ class SimulationConfig:
             return InputError("invalid simulation setting", option=name, value=getattr(self, name),
                               allowed=allowed)
 
+        for name, (kind, allowed) in _SETTING_KINDS.items():
+            value = getattr(self, name)
+            if not (_is_kind(value, kind) or (value is None and name in _OPTIONAL)):
+                raise bad(name, allowed)
         if len(self.qualities) < 2 or not all(0.0 < q < 1.0 for q in self.qualities):
             raise bad("qualities", "two or more numbers strictly between 0 and 1")
         if self.agents is not None and (len(self.agents) != len(self.qualities) or len(set(self.agents)) != len(
@@ -106,8 +142,8 @@ class SimulationConfig:
             raise bad("agents", f"{len(self.qualities)} distinct names, one per quality")
         if self.items < 1:
             raise bad("items", "an integer >= 1")
-        if self.levels < 2:
-            raise bad("levels", "an integer >= 2")
+        if not 2 <= self.levels <= MAX_LEVELS:
+            raise bad("levels", f"an integer from 2 to {MAX_LEVELS}")
         if self.level_names is not None and (len(self.level_names) != self.levels
                                              or len(set(self.level_names)) != self.levels):
             raise bad("level_names", f"{self.levels} distinct names, worst first")
@@ -118,6 +154,14 @@ class SimulationConfig:
             raise bad("raters", "an integer >= 2")
         if not 1 <= self.labels_per_response <= self.raters:
             raise bad("labels_per_response", f"an integer from 1 to raters ({self.raters})")
+        judgments = self.items * self.n_agents * self.labels_per_response
+        for name, cells, what in (
+                ("items", judgments * self.levels, f"{judgments:,} judgments ({self.items:,} items × "
+                 f"{self.n_agents} agents × {self.labels_per_response} per response) × {self.levels} levels"),
+                ("raters", self.raters * self.levels**2, f"{self.raters:,} raters × {self.levels}² levels")):
+            if cells > MAX_CELLS:
+                raise bad(name, f"a study of at most {MAX_CELLS:,} cells (about {MAX_CELLS * 8 / 2**30:.1f} GiB); "
+                                f"{what} is {cells:,} cells (about {cells * 8 / 2**30:,.1f} GiB)")
         for name in ("accuracy", "shift"):
             low, high = getattr(self, name)
             if not 0.0 <= low <= high <= 1.0:

@@ -150,3 +150,21 @@ def test_damaged_file_in_a_dataset_names_the_file(tmp_path: Path) -> None:
     with pytest.raises(InputError) as caught:
         read_any(folder, levels="0,1")
     assert str(caught.value).startswith(f"{folder / 'b.parquet'}: not a readable Parquet file: ")
+
+
+def test_a_dataset_whose_files_declare_different_scales_is_refused(tmp_path: Path) -> None:
+    """Issue 26 (E14): read with the first file's scale without a word before; now an error naming both files."""
+    import json
+
+    rows = [("q1", "m1", "r1", "good"), ("q1", "m2", "r1", "bad"), ("q2", "m1", "r1", "good"),
+            ("q2", "m2", "r1", "bad")]
+    folder = tmp_path / "ds"
+    folder.mkdir()
+    for name, part, levels in (("a", rows[:2], ["bad", "good"]), ("b", rows[2:], ["good", "bad"])):
+        table = pa.table({k: [r[i] for r in part] for i, k in enumerate(["item", "agent", "rater", "label"])})
+        scale = json.dumps({"column": "label", "levels": levels}).encode()
+        pq.write_table(table.replace_schema_metadata({b"stableval.scale": scale}), folder / f"{name}.parquet")
+    with pytest.raises(InputError) as caught:
+        read_table_file(folder)
+    text = str(caught.value)
+    assert "b.parquet" in text and "a.parquet" in text and "good < bad" in text and "bad < good" in text

@@ -67,3 +67,18 @@ def test_the_portal_export_writes_with_the_shared_writer(tmp_path: Path) -> None
     assert read_table_file(tmp_path / "p.parquet").equals(FRAME)
     with pytest.raises(InputError, match="unknown export format"):
         to_bytes(FRAME, "tsv")  # the portal offers csv, jsonl and parquet only
+
+
+def test_unwritable_says_why_no_file_can_be_made(tmp_path: Path) -> None:
+    """Issue 26 (E3, E4): the reasons the output check gives, before any work."""
+    from stableval.data.files import unwritable
+
+    blocker = tmp_path / "plain.txt"
+    blocker.write_text("")
+    assert unwritable(tmp_path / "new" / "deeper" / "x.csv") is None
+    assert unwritable(tmp_path / "new", folder=True) is None and unwritable(tmp_path, folder=True) is None
+    assert unwritable(tmp_path / ("x" * 300 + ".csv")) == "a name in the path is 304 bytes long; at most 255 here"
+    assert unwritable(tmp_path / "/".join(["y" * 200] * 30) / "x.csv").startswith("the path is ")
+    assert unwritable(blocker / "x.csv") == f"{str(blocker)!r} is a file, not a folder"
+    assert unwritable(blocker, folder=True) == f"{str(blocker)!r} is a file, not a folder"
+    assert unwritable(tmp_path) == f"{str(tmp_path)!r} is a folder, not a file"

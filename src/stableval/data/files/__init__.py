@@ -42,6 +42,10 @@ if TYPE_CHECKING:  # pragma: no cover  (the public names, declared once: see sta
     )
     from stableval.data.files.read import read_table_file as read_table_file
     from stableval.data.files.rows import line_offset as line_offset, row_error as row_error, rows_text as rows_text
-    from stableval.data.files.write import output_format as output_format, write_frame as write_frame
+    from stableval.data.files.write import (
+        output_format as output_format,
+        unwritable as unwritable,
+        write_frame as write_frame,
+    )
 
 __getattr__, __dir__, __all__ = lazy_package(globals())

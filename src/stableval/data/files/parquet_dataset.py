@@ -12,6 +12,7 @@ files, every bad file named.
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Sequence
 from pathlib import Path
@@ -19,7 +20,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from stableval.data.files.formats import ALLOWED_FORMATS, FORMATS, canonical_format
+from stableval.data.files.formats import ALLOWED_FORMATS, FORMATS, SCALE_KEY, canonical_format
 from stableval.data.files.parquet import parquet_damage, parquet_frame, text_columns, wanted_columns
 from stableval.data.files.rows import refuse_duplicated
 from stableval.errors import InputError
@@ -66,6 +67,16 @@ def dataset_files(path: Path) -> list[Path]:
     return found
 
 
+def _scale_text(scale: bytes | None) -> str:
+    """A file's scale metadata as the reader shows it: ``levels bad < good`` (or as written, or none)."""
+    if scale is None:
+        return "no scale"
+    try:
+        return "levels " + " < ".join(map(str, json.loads(scale)["levels"]))
+    except (ValueError, KeyError, TypeError):
+        return repr(scale.decode("utf-8", "replace"))
+
+
 def read_parquet_dataset(path: Path, format: str | None, categorical: bool, columns: Sequence[str] | None
                           ) -> pd.DataFrame:
     """A folder or glob of Parquet files as one frame; each bad file is named."""
@@ -95,6 +106,13 @@ def read_parquet_dataset(path: Path, format: str | None, categorical: bool, colu
                                  file=str(part), column=field.name,
                                  allowed="the same type for a column in every file of a dataset; re-export the "
                                          "files with one schema")
+    scales = [(schema.metadata or {}).get(SCALE_KEY.encode()) for schema in schemas]
+    for part, scale in zip(files[1:], scales[1:], strict=True):
+        if scale != scales[0]:
+            raise InputError(f"the files declare different scales: {_scale_text(scale)} here but "
+                             f"{_scale_text(scales[0])} in {files[0]}", file=str(part), column=SCALE_KEY,
+                             allowed="the same scale (levels worst first, credits) in every file's metadata; "
+                                     "re-export the files with one scale")
     unified = pa.unify_schemas(schemas)
     wanted = wanted_columns(unified.names, columns)
     text = text_columns(unified, wanted) if categorical else []  # read as dictionaries, as for one file

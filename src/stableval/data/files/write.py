@@ -16,7 +16,7 @@ import pandas as pd
 
 from stableval.data.files.formats import FORMATS, SCALE_KEY, canonical_format
 
-__all__ = ["output_format", "write_frame"]
+__all__ = ["output_format", "unwritable", "write_frame"]
 
 
 def output_format(path: str | os.PathLike[str]) -> str:
@@ -30,6 +30,50 @@ def output_format(path: str | os.PathLike[str]) -> str:
         raise ValueError(f"cannot tell the output format from the suffix {suffix or '(none)'!r} of {str(path)!r}; "
                          f"allowed: {', '.join(FORMATS)}")
     return FORMATS[suffix]
+
+
+def unwritable(path: str | os.PathLike[str], *, folder: bool = False) -> str | None:
+    """Why no file (with ``folder``: no folder) can be made at ``path``, in words; ``None`` when one can (the
+    writers create the missing folders on the way). Checked before any work, so a typo never costs a run.
+
+    >>> unwritable("results/scores.json") is None, unwritable("x" * 300 + ".json")
+    (True, 'a name in the path is 305 bytes long; at most 255 here')
+    """
+    target = Path(path)
+    existing = target.parent
+    while not _exists(existing) and existing != existing.parent:
+        existing = existing.parent
+    longest = max((len(os.fsencode(part)) for part in target.parts), default=0)
+    most = _limit(existing, "PC_NAME_MAX", 255)
+    if longest > most:
+        return f"a name in the path is {longest} bytes long; at most {most} here"
+    length, most = len(os.fsencode(os.path.abspath(target))), _limit(existing, "PC_PATH_MAX", 4096)
+    if length > most:
+        return f"the path is {length} bytes long; at most {most} here"
+    if folder and _exists(target) and not target.is_dir():
+        return f"{str(target)!r} is a file, not a folder"
+    if not folder and target.is_dir():
+        return f"{str(target)!r} is a folder, not a file"
+    if _exists(existing) and not existing.is_dir():
+        return f"{str(existing)!r} is a file, not a folder"
+    if _exists(existing) and not os.access(existing, os.W_OK | os.X_OK):
+        return f"no permission to write in {str(existing)!r}"
+    return None
+
+
+def _exists(path: Path) -> bool:
+    try:
+        return path.exists()
+    except OSError:  # e.g. a name too long to look up
+        return False
+
+
+def _limit(folder: Path, name: str, default: int) -> int:
+    """The file system's limit ``name`` (``PC_NAME_MAX``, ``PC_PATH_MAX``) at ``folder``, or ``default``."""
+    try:
+        return int(os.pathconf(folder, name))
+    except (AttributeError, OSError, ValueError):  # no pathconf (Windows) or no such limit
+        return default
 
 
 def _format_name(format: str) -> str:

@@ -16,6 +16,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from stableval.data.files import unwritable
 from stableval.errors import InputError
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -54,8 +55,12 @@ def check_figure_path(path: str | os.PathLike[str], *, option: str | None = None
     if target.suffix.lower() not in FIGURE_SUFFIXES:
         raise InputError("cannot tell the image format from the file name's suffix", file=file, option=option,
                          value=value, allowed=", ".join(FIGURE_SUFFIXES))
-    if target.is_dir():
+    why = unwritable(target)
+    if why is not None and why.endswith("is a folder, not a file"):
         raise InputError("is a folder, not a file name", file=file, option=option, value=value,
+                         has_value=option is not None, allowed="a file name ending in " + ", ".join(FIGURE_SUFFIXES))
+    if why is not None:
+        raise InputError(f"cannot write the figure: {why}", file=file, option=option, value=value,
                          has_value=option is not None, allowed="a file name ending in " + ", ".join(FIGURE_SUFFIXES))
     return target
 
