@@ -167,11 +167,12 @@ def test_a_new_method_needs_its_module_and_one_registry_line(toy_registered: Non
     assert {row["method"] for row in payload["scores"]} == {"mv", "middle"}
     middle_scores = [row["score"] for row in payload["scores"] if row["method"] == "middle"]
     assert middle_scores == pytest.approx([0.5] * len(middle_scores))  # every response at the middle level
-    stability = runner.invoke(app, ["stability", str(path), *levels, "-m", "middle", "-R", "2", "-s", "0.5"])
+    # -j 1: the toy lives in a test module, which worker processes cannot import (a real method's module can)
+    stability = runner.invoke(app, ["stability", str(path), *levels, "-m", "middle", "-R", "2", "-s", "0.5", "-j", "1"])
     assert stability.exit_code == 0 and "MIDDLE" in stability.output, stability.output
     diagnosed = runner.invoke(app, ["diagnose", str(path), *levels, "-m", "middle"])
     assert diagnosed.exit_code == 0 and "MIDDLE" in diagnosed.output, diagnosed.output
-    report = runner.invoke(app, ["report", str(path), *levels, "-m", "mv,middle", "--quick", "-B", "10",
+    report = runner.invoke(app, ["report", str(path), *levels, "-m", "mv,middle", "--quick", "-B", "10", "-j", "1",
                                  "-o", str(tmp_path / "r.html")])
     assert report.exit_code == 0 and "MIDDLE" in (tmp_path / "r.html").read_text(), report.output
     config = tmp_path / "grid.toml"
