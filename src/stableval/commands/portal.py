@@ -308,8 +308,8 @@ def diagnostics(
     database_url: DatabaseOpt = DEFAULT_DB,
 ) -> None:
     """Live rater diagnostics of a track (CSV), as on the admin track page: a STABLEVAL fit of its ratings
-    (pairwise, single, mcq tracks), or each rater's agreement with the others' consensus order (ddx: top-1
-    agreement; rank-documents: mean Kendall tau-b)."""
+    (pairwise, single, mcq tracks), or each rater's reliability under the rater-aware ranking model (ddx and
+    rank-documents tracks: Rater-PL, with its 95% interval and top agreement)."""
     import pandas as pd
 
     from stableval.portal.admin.live_diagnostics import track_diagnostics
@@ -323,9 +323,12 @@ def diagnostics(
             if order.message:
                 typer.echo(order.message, err=True)
             typer.echo(f"measure: {order.measure}", err=True)
-            table = pd.DataFrame([{"rater": r.rater, "answers": r.answers, "compared": r.compared, "score": r.score,
-                                   "flags": "; ".join(r.flags)} for r in order.raters],
-                                 columns=["rater", "answers", "compared", "score", "flags"])
+            table = pd.DataFrame([{"rater": r.rater, "answers": r.answers, "compared": r.compared,
+                                   "reliability": r.score, "ci_low": r.ci_low, "ci_high": r.ci_high,
+                                   "top_agreement": r.top_agreement, "flags": "; ".join(r.flags)}
+                                  for r in order.raters],
+                                 columns=["rater", "answers", "compared", "reliability", "ci_low", "ci_high",
+                                          "top_agreement", "flags"])
             sys.stdout.write(table.round(4).to_csv(index=False))
             return
         live = track_diagnostics(db, slug, cache=False)
