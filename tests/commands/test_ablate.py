@@ -77,3 +77,16 @@ def test_ablate_metric_coverage(tmp_path: Path) -> None:
     assert "PPI++ coverage" in result.stdout and (tmp_path / "coverage.csv").exists()
     refused = CliRunner().invoke(app, ["ablate", "--metric", "coverage", "-o", str(tmp_path), "-s", "gap"])
     assert refused.exit_code == 2
+
+
+def test_ablate_metric_ranking_recovery(tmp_path: Path) -> None:
+    """Issue 29: ``ablate --metric ranking-recovery`` writes the recovery table (every ranking method at every
+    budget); the ranking grid's flags are refused."""
+    result = CliRunner().invoke(app, ["ablate", "--metric", "ranking-recovery", "-o", str(tmp_path), "-n", "2",
+                                      "-j", "1"])
+    assert result.exit_code == 0, result.output
+    assert "| rankings per item | IRN τ |" in result.stdout and "Rater-PL top-1" in result.stdout
+    summary = pd.read_csv(tmp_path / "ranking_recovery.csv")
+    assert len(summary) == 5 * 5 and set(summary["trials"]) == {2}
+    refused = CliRunner().invoke(app, ["ablate", "--metric", "ranking-recovery", "-o", str(tmp_path), "-s", "gap"])
+    assert refused.exit_code == 2 and "ranking-recovery" in refused.output
