@@ -375,7 +375,8 @@ def adaptive(
         typer.echo(f"track {slug} has no adaptive assignment (max_k {max_k}, k {k}): create it with --max-k",
                    err=True)
     elif fit is not None:
-        typer.echo(f"fitted {fit.submissions} submissions in {fit.n_iter} EM iterations "
+        solver = "L-BFGS iterations of Rater-PL" if fit.confusion.shape[-1] == 0 else "EM iterations"
+        typer.echo(f"fitted {fit.submissions} submissions in {fit.n_iter} {solver} "
                    f"({'warm start' if fit.warm else 'cold start'})", err=True)
     quotas = track_quotas(db, slug)
     import pandas as pd

@@ -235,6 +235,14 @@ def test_adaptive_assignment_for_rankings(db: Database, tmp_path: Path, task: st
     assert np.mean(ambiguous) > np.mean(clear) and sum(c == 3 for c in clear) >= 9, confirmed
     sure = {names[q]: c for q, c in fit.confidence.items()}
     assert max(sure[f"u{i}"] for i in range(4)) < min(sure[f"q{i}"] for i in range(12)), sure
+    from typer.testing import CliRunner
+
+    from stableval.cli import app as cli_app
+
+    result = CliRunner().invoke(cli_app, ["portal", "adaptive", "t", "--database-url", db.url])
+    assert result.exit_code == 0 and "L-BFGS iterations of Rater-PL" in result.stderr, result.output
+    table = pd.read_csv(io.StringIO(result.stdout)).set_index("item")
+    assert (table.loc[[f"u{i}" for i in range(4)], "confidence"] < THRESHOLD[task]).all(), table
 
 
 def test_no_adaptive_assignment_without_a_rater_model(db: Database, tmp_path: Path,
