@@ -98,3 +98,16 @@ def test_ablate_trials_flag_has_the_configs_bound(tmp_path: Path) -> None:
 
     output = clean_failure(CliRunner().invoke(app, ["ablate", "--trials", "1000000000", "-o", str(tmp_path / "o")]), 2)
     assert "--trials" in output and "100,000" in output
+
+
+def test_ablate_metric_ranking_recovery(tmp_path: Path) -> None:
+    """Issue 29: ``ablate --metric ranking-recovery`` writes the recovery table (every ranking method at every
+    budget); the ranking grid's flags are refused."""
+    result = CliRunner().invoke(app, ["ablate", "--metric", "ranking-recovery", "-o", str(tmp_path), "-n", "2",
+                                      "-j", "1"])
+    assert result.exit_code == 0, result.output
+    assert "| rankings per item | IRN τ |" in result.stdout and "Rater-PL top-1" in result.stdout
+    summary = pd.read_csv(tmp_path / "ranking_recovery.csv")
+    assert len(summary) == 5 * 5 and set(summary["trials"]) == {2}
+    refused = CliRunner().invoke(app, ["ablate", "--metric", "ranking-recovery", "-o", str(tmp_path), "-s", "gap"])
+    assert refused.exit_code == 2 and "ranking-recovery" in refused.output

@@ -20,6 +20,7 @@ class AblateMetric(StrEnum):
 
     RANKING = "ranking"
     COVERAGE = "coverage"
+    RANKING_RECOVERY = "ranking-recovery"
 
 
 def register(app: typer.Typer) -> None:
@@ -51,7 +52,11 @@ def ablate(
         "--metric", help="ranking: the methods' MSE, ranking accuracy, Kendall tau and stability over the grid; "
                          "coverage: how often people-only, judge-only and PPI++ 95% intervals (and PPI++ rank "
                          "intervals) hold the simulated truth, with LLM judges that are unbiased, lenient or "
-                         "self-preferring, at human budgets of 10/25/50% (coverage.md, coverage.csv).")
+                         "self-preferring, at human budgets of 10/25/50% (coverage.md, coverage.csv); "
+                         "ranking-recovery: how well each ranking aggregation (IRN, Borda, PL, Bayes-PL, Rater-PL) "
+                         "recovers the planted true ranking from reliable, noisy and truncated partial-ranking "
+                         "raters, at 1/2/3/5/8 rankings per item: Kendall tau-b and top-1 accuracy "
+                         "(ranking_recovery.md, ranking_recovery.csv).")
     ] = AblateMetric.RANKING,
 ) -> None:
     """Run the ablation grid: every setting of every sweep, many simulated studies each, scored by MV,
@@ -69,11 +74,12 @@ def ablate(
     check_output_folder(output)
     if trials is not None and trials > MAX_TRIALS:
         raise typer.BadParameter(f"{trials}; allowed: an integer from 2 to {MAX_TRIALS:,}", param_hint="--trials")
-    if metric is AblateMetric.COVERAGE:
+    if metric is not AblateMetric.RANKING:
         if config is not None or sweep:
-            raise typer.BadParameter("--config and --sweep define the ranking grid; the coverage designs are fixed",
-                                     param_hint="--metric coverage")
-        _coverage(output, trials=trials or 100, seed=seed or 0, jobs=jobs, scheduler=scheduler)
+            raise typer.BadParameter(f"--config and --sweep define the ranking grid; the {metric.value} designs "
+                                     "are fixed", param_hint=f"--metric {metric.value}")
+        run = _coverage if metric is AblateMetric.COVERAGE else _ranking_recovery
+        run(output, trials=trials or 100, seed=seed or 0, jobs=jobs, scheduler=scheduler)
         return
     with bad_input_exits():
         grid = load_grid(config) if config is not None else default_grid()
@@ -118,6 +124,21 @@ def _coverage(output: Path, *, trials: int, seed: int, jobs: int, scheduler: str
                                           preload=("stableval.simulate.coverage",)) as executor:
         typer.echo(f"coverage: {len(cells)} designs, {trials} trials each; {executor.describe()}", err=True)
         files = run_coverage(cells, trials, seed, output, executor=executor)
+    typer.echo(files[-1].read_text(encoding="utf-8"))
+    typer.echo(f"wrote {plural(len(files), 'file')} to {output}", err=True)
+
+
+def _ranking_recovery(output: Path, *, trials: int, seed: int, jobs: int, scheduler: str | None) -> None:
+    """``ablate --metric ranking-recovery``: every ranking method at the budgets of
+    :data:`stableval.simulate.ranking_recovery.RECOVERY_BUDGETS`."""
+    from stableval.parallel import make_executor
+    from stableval.simulate.ranking_recovery import RECOVERY_BUDGETS, run_recovery
+
+    with bad_input_exits(), make_executor(jobs=jobs, scheduler=scheduler,
+                                          preload=("stableval.simulate.ranking_recovery",)) as executor:
+        typer.echo(f"ranking recovery: {len(RECOVERY_BUDGETS)} budgets, {trials} trials each; "
+                   f"{executor.describe()}", err=True)
+        files = run_recovery(RECOVERY_BUDGETS, trials, seed, output, executor=executor)
     typer.echo(files[-1].read_text(encoding="utf-8"))
     typer.echo(f"wrote {plural(len(files), 'file')} to {output}", err=True)
 

@@ -303,8 +303,8 @@ def diagnostics(
     database_url: DatabaseOpt = DEFAULT_DB,
 ) -> None:
     """Live rater diagnostics of a track (CSV), as on the admin track page: a STABLEVAL fit of its ratings
-    (pairwise, single, mcq tracks), or each rater's agreement with the others' consensus order (ddx: top-1
-    agreement; rank-documents: mean Kendall tau-b)."""
+    (pairwise, single, mcq tracks), or each rater's reliability under the rater-aware ranking model (ddx and
+    rank-documents tracks: Rater-PL, with its 95% interval and top agreement)."""
     import pandas as pd
 
     from stableval.portal.admin.live_diagnostics import track_diagnostics
@@ -318,9 +318,12 @@ def diagnostics(
             if order.message:
                 typer.echo(order.message, err=True)
             typer.echo(f"measure: {order.measure}", err=True)
-            table = pd.DataFrame([{"rater": r.rater, "answers": r.answers, "compared": r.compared, "score": r.score,
-                                   "flags": "; ".join(r.flags)} for r in order.raters],
-                                 columns=["rater", "answers", "compared", "score", "flags"])
+            table = pd.DataFrame([{"rater": r.rater, "answers": r.answers, "compared": r.compared,
+                                   "reliability": r.score, "ci_low": r.ci_low, "ci_high": r.ci_high,
+                                   "top_agreement": r.top_agreement, "flags": "; ".join(r.flags)}
+                                  for r in order.raters],
+                                 columns=["rater", "answers", "compared", "reliability", "ci_low", "ci_high",
+                                          "top_agreement", "flags"])
             sys.stdout.write(table.round(4).to_csv(index=False))
             return
         live = track_diagnostics(db, slug, cache=False)
@@ -367,7 +370,8 @@ def adaptive(
         typer.echo(f"track {slug} has no adaptive assignment (max_k {max_k}, k {k}): create it with --max-k",
                    err=True)
     elif fit is not None:
-        typer.echo(f"fitted {fit.submissions} submissions in {fit.n_iter} EM iterations "
+        solver = "L-BFGS iterations of Rater-PL" if fit.confusion.shape[-1] == 0 else "EM iterations"
+        typer.echo(f"fitted {fit.submissions} submissions in {fit.n_iter} {solver} "
                    f"({'warm start' if fit.warm else 'cold start'})", err=True)
     quotas = track_quotas(db, slug)
     import pandas as pd

@@ -109,11 +109,13 @@ class TrackSettings:
         int, "Gold questions a new rater answers first (a qualification set; 0: none).", ge=0, le=MAX_K,
         label="Qualification"))
     max_k: int = field(default=0, metadata=_about(
-        int, "Adaptive assignment: questions whose STABLEVAL posterior is still uncertain after k ratings get more "
-        "raters, up to this many (0: off; else more than k).", ge=0, le=MAX_K, label="Raters per question at most"))
+        int, "Adaptive assignment: questions whose rater model (STABLEVAL; Rater-PL for rankings) is still uncertain "
+        "after k ratings get more raters, up to this many (0: off; else more than k).", ge=0, le=MAX_K,
+        label="Raters per question at most"))
     adaptive_threshold: float = field(default=0.8, metadata=_about(
-        float, "A question is uncertain while its confidence (mean STABLEVAL max posterior over its criteria) is "
-        "below this.", gt=0, le=1, label="Uncertain below"))
+        float, "A question is uncertain while its confidence (mean STABLEVAL max posterior over its criteria; for "
+        "rankings, the plausibility of its most plausible option) is below this.", gt=0, le=1,
+        label="Uncertain below"))
     adaptive_every: int = field(default=10, metadata=_about(
         int, "Refresh the adaptive model after this many new submissions (or 5 minutes and one).", ge=1,
         le=1_000_000, label="Refresh the adaptive model after"))

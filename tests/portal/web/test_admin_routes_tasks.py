@@ -75,8 +75,9 @@ def test_track_and_results_pages(portal: tuple[Any, Database], tmp_path: Path, t
         shown = order_agreement.track_order_agreement(db, "t")  # the page shows this table, flagged raters first
         for row in shown.raters:
             assert (f"<th scope=\"row\">rater-{row.rater_id}</th><td>8</td><td>8</td><td>{row.score:.3f}</td>"
+                    f"<td>[{row.ci_low:.3f}, {row.ci_high:.3f}]</td><td>{row.top_agreement:.3f}</td>"
                     f"<td>{'; '.join(row.flags) or '—'}</td>") in table, table
-        assert table.count("low agreement with the others") == sum(bool(r.flags) for r in shown.raters) >= 1
+        assert table.count("low reliability") == sum(bool(r.flags) for r in shown.raters) >= 1
 
     results = admin.get("/admin/tracks/t/results")
     assert results.status_code == 200 and "Back to the track" in results.text

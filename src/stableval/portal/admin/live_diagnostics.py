@@ -7,7 +7,7 @@ annotation table: for a pairwise track the 1-5 ratings (responses are (question,
 single-answer track the levels of the track's scale, for a multiple-choice track the blind answers as nominal
 labels (a type whose ``nominal`` field is set: levels nobody used are left out, and leniency, strictness and
 over/under-rating, which need ordered levels, are left empty). Answers that are rankings (``ordering`` types) are
-outside the model: their raters are compared with the others' consensus by
+outside the model: their raters get a reliability from the rater-aware ranking model in
 :mod:`stableval.portal.admin.order_agreement`. :func:`stableval.evaluate.diagnostics.diagnose` fits STABLEVAL
 (Bonagiri et al. 2026, arXiv:2605.02122) and reads each rater's confusion matrix:
 class-balanced ``accuracy``, ``leniency`` (how often the top level is given, whatever the truth) and
@@ -54,7 +54,7 @@ MIN_RATINGS = 20
 #: Why a track whose answers are rankings has no STABLEVAL diagnostics (see
 #: :mod:`stableval.portal.admin.order_agreement`).
 ORDER_MESSAGE = ("STABLEVAL's rater model reads categorical ratings; rankings are not, so this track's raters are "
-                 "compared with the consensus of the others instead (agreement with the consensus order).")
+                 "diagnosed by the rater-aware ranking model instead (reliability per rater).")
 _CACHE_SIZE = 16
 
 

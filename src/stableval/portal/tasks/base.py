@@ -42,7 +42,7 @@ if TYPE_CHECKING:
     from stableval.data.table import AnnotationTable
     from stableval.portal.store.db import Database
     from stableval.portal.store.models import Assignment
-    from stableval.portal.tasks.ordering import OrderScores
+    from stableval.portal.tasks.ordering import RankingRecords
 
 __all__ = ["MAX_REASON", "Export", "GoldRows", "Ratings", "TaskExport", "TaskType"]
 
@@ -113,10 +113,11 @@ class TaskType:
         gold_rule: how a gold judgment is scored (the admin's quality-control section).
         analysis: the command that analyses its export (the results page names it).
         settings: the track settings only this type reads (refused on tracks of other types).
-        adaptive: adaptive assignment applies (its answers are categorical ratings of a rater model).
+        adaptive: adaptive assignment applies (its answers are read by a rater model: categorical ratings, or
+            rankings).
         categorical: its answers are categorical ratings (live rater diagnostics fit the rater model).
         nominal: those ratings are unordered labels (no leniency, strictness, over/under-rating).
-        ordering: its answers are rankings (raters are compared with the others' consensus order instead).
+        ordering: its answers are rankings (the rater-aware ranking model reads them, not the categorical one).
         per_criterion: the export has one table per criterion (``--criterion``).
         autosave: the page script saves the form on every change.
         export_kinds: the tables a download may choose (``--kind``); empty: the type's one format.
@@ -435,6 +436,8 @@ class TaskType:
         return (table, np.asarray(table.items, dtype=object).astype(np.int64),
                 np.asarray(table.raters, dtype=object).astype(np.int64))
 
-    def order_scores(self, track: Track, frame: pd.DataFrame, question: np.ndarray) -> OrderScores:
-        """Each confirmed answer's agreement with the other raters' consensus order (``ordering`` types)."""
+    def rankings(self, track: Track, frame: pd.DataFrame) -> RankingRecords:
+        """The confirmed answers (one row each) as partial rankings for the rater-aware ranking model (``ordering``
+        types): ``(rater, question id, groups best first)`` per answer, and every option there is (None: the
+        options named)."""
         raise NotImplementedError(f"{self.name} answers are not rankings")

@@ -13,7 +13,8 @@ et al. 2023, arXiv:2307.02191), picked from the track's condition list.
   rater, group, condition``.
 * **Results**: per condition, how often raters put it first (in the first group) and anywhere, and in how many
   cases; per case, the conditions put first most often.
-* **Rankings**: raters are compared with the others by top-1 agreement (:mod:`stableval.portal.tasks.ordering`).
+* **Rankings**: each answer is a partial ranking of the condition list for the rater-aware ranking model (live rater
+  diagnostics and adaptive assignment: :mod:`stableval.portal.work.ranking_model`).
 
 >>> parse_conditions("Eczema\\nPsoriasis\\n\\n", "list")
 ['Eczema', 'Psoriasis']
@@ -35,7 +36,7 @@ from stableval.errors import InputError
 from stableval.portal.settings import MAX_CONDITIONS, TrackSettings
 from stableval.portal.store.models import Assignment, Question, Track
 from stableval.portal.tasks.base import Export, TaskType
-from stableval.portal.tasks.ordering import TOP1_FLAG, OrderScores, loo_top1_agreement
+from stableval.portal.tasks.ordering import RankingRecords
 from stableval.portal.tasks.records import common_columns
 from stableval.portal.tasks.rules import Violation
 from stableval.portal.tasks.summary import summary_table
@@ -286,18 +287,15 @@ class DdxTask(TaskType):
                 "cases": summary_table("Per case", "The conditions raters put first most often (number of raters)",
                                        ["Case", "Raters", "Ranked first"], case_rows)}, {}
 
-    def order_scores(self, track: Track, frame: pd.DataFrame, question: np.ndarray) -> OrderScores:
-        answers: list[Any] = frame["answer"].tolist()
-        first = np.zeros((len(frame), len(_conditions(track))), dtype=np.int64)
-        rows = [(r, c) for r, a in enumerate(answers) for c in ((a or {}).get("groups") or [[]])[0]]
-        if rows:
-            at = np.asarray(rows, dtype=np.int64)
-            first[at[:, 0], at[:, 1]] = 1
-        return OrderScores(loo_top1_agreement(first, question), TOP1_FLAG,
-                           "top-1 agreement with the others' plurality first choice",
-                           f"top-1 agreement below {TOP1_FLAG}", "Top-1 agreement",
-                           "Per rater, the share of their cases whose first group holds a condition the other raters "
-                           "most often put first (top-1 agreement)")
+    def rankings(self, track: Track, frame: pd.DataFrame) -> RankingRecords:
+        """Each answer's groups of conditions, most likely first; every condition of the track's list is an option
+        (those nobody listed for a case share the model's pool)."""
+        conditions = _conditions(track)
+        records = [(str(rater), int(question), [[conditions[c] for c in group] for group in groups])
+                   for rater, question, answer in zip(frame["rater"], frame["question_id"], frame["answer"],
+                                                      strict=True)
+                   if (groups := [g for g in (answer or {}).get("groups") or [] if g])]
+        return records, conditions
 
 
 TASK = DdxTask(
@@ -308,5 +306,5 @@ TASK = DdxTask(
     question_file="CSV, TSV, JSONL or Parquet with columns id, prompt (and optionally reference, specialty, "
                   "subspecialty, and gold: the expected top condition of a quality-control question)",
     gold_rule="A gold judgment is the answer's first group: correct when it holds the expected top condition.",
-    analysis="stableval ddx", settings=("conditions", "max_conditions"), ordering=True,
+    analysis="stableval ddx", settings=("conditions", "max_conditions"), ordering=True, adaptive=True,
     example_settings={"conditions": ["Eczema", "Psoriasis", "Tinea corporis", "Urticaria"], "max_conditions": 3})

@@ -1,6 +1,8 @@
-"""Agreement of each rater's rankings with the other raters' consensus, for the task types whose answers are
-rankings (``ordering`` types), where the categorical rater model does not apply.
+"""Rankings as the answers of a task type (``ordering`` types): what the rater-aware ranking model reads, and two
+leave-one-rater-out agreement measures kept as simple baselines beside it.
 
+* :data:`RankingRecords`: what :meth:`~stableval.portal.tasks.base.TaskType.rankings` returns for the model of
+  :mod:`stableval.portal.work.ranking_model` (Rater-PL: a reliability per rater, a plausibility per question).
 * :func:`loo_kendall_tau`: per answer, Kendall's tau-b (Kendall 1945, *The treatment of ties in ranking problems*,
   Biometrika 33:239-251) between the rater's ranks and the **leave-one-rater-out mean ranking** of the question
   (the mean rank of each item over the other raters, ties allowed). 1 = the consensus order, 0 = unrelated, -1 =
@@ -9,9 +11,8 @@ rankings (``ordering`` types), where the categorical rater model does not apply.
   first ones) contains a condition the other raters most often put in their first group (leave-one-rater-out
   plurality).
 
-A type's :meth:`~stableval.portal.tasks.base.TaskType.order_scores` picks one and says how it is flagged
-(:class:`OrderScores`). These are heuristics for the admin to look at, not a model. Everything is vectorised over
-answers (pairwise sign arrays padded to the question's item count).
+The two measures are heuristics, not a model (the portal's rater diagnostics were built on them before the
+rater-aware model); everything is vectorised over answers (pairwise sign arrays padded to the question's item count).
 
 >>> import numpy as np
 >>> ranks = np.array([[1, 2, 3], [1, 3, 2], [3, 2, 1], [1, 2, 3]], dtype=float)
@@ -21,29 +22,20 @@ answers (pairwise sign arrays padded to the question's item count).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Sequence
 
 import numpy as np
 
-__all__ = ["TAU_FLAG", "TOP1_FLAG", "OrderScores", "loo_kendall_tau", "loo_top1_agreement"]
+__all__ = ["TAU_FLAG", "TOP1_FLAG", "RankingRecords", "loo_kendall_tau", "loo_top1_agreement"]
 
-#: A mean Kendall tau-b below this (with the others' consensus order) is flagged.
+#: ``(records, options)``: one ``(rater, question id, groups best first)`` record per answer (a group: a list of
+#: tied option names), and every option there is (None: the options named).
+RankingRecords = tuple[list[tuple[str, int, list[list[str]]]], Sequence[str] | None]
+
+#: A mean Kendall tau-b below this (with the others' consensus order) is low agreement.
 TAU_FLAG = 0.2
-#: A top-1 agreement below this share is flagged.
+#: A top-1 agreement below this share is low agreement.
 TOP1_FLAG = 0.3
-
-
-@dataclass(frozen=True)
-class OrderScores:
-    """Each answer's agreement with the others' consensus (NaN: nothing to compare with), the flag threshold of a
-    rater's mean, and how the admin's table names and explains the measure."""
-
-    scores: np.ndarray
-    threshold: float
-    measure: str  # "mean Kendall tau-b with the others' mean ranking"
-    flag: str  # "mean tau-b below 0.2"
-    column: str  # the table's column header
-    explanation: str  # the admin page's sentence
 
 
 def loo_kendall_tau(ranks: np.ndarray, question: np.ndarray) -> np.ndarray:

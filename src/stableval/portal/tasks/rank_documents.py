@@ -17,7 +17,8 @@
 * **Results**: the mean rank per item kind (answer, document) and per answer model: mean rank (1 = best), mean
   normalised rank ((rank - 1) / (items - 1): 0 best, 1 worst, comparable across question sizes) and the share
   ranked first.
-* **Rankings**: raters are compared with the others by Kendall's tau-b (:mod:`stableval.portal.tasks.ordering`).
+* **Rankings**: each answer is a complete ranking of the question's items for the rater-aware ranking model (live
+  rater diagnostics and adaptive assignment: :mod:`stableval.portal.work.ranking_model`).
 
 >>> shown_order(3, 5, ["d1", "d2", "ans"]) == shown_order(3, 5, ["d1", "d2", "ans"])
 True
@@ -42,7 +43,7 @@ import pandas as pd
 from stableval.errors import InputError
 from stableval.portal.store.models import Assignment, Question, Track
 from stableval.portal.tasks.base import Export, TaskType
-from stableval.portal.tasks.ordering import TAU_FLAG, OrderScores, loo_kendall_tau
+from stableval.portal.tasks.ordering import RankingRecords
 from stableval.portal.tasks.records import MAX_TEXT, common_columns
 from stableval.portal.tasks.rules import Violation
 from stableval.portal.tasks.summary import share, summary_table
@@ -74,18 +75,6 @@ def _keys(task: dict[str, Any], items: list[str]) -> dict[str, str]:
     """
     shown = [i for i in task.get("shown") or [] if i in items]
     return {item: f"t{place}" for place, item in enumerate(shown if sorted(shown) == sorted(items) else items)}
-
-
-def _rank_matrix(questions: list[Any], answers: list[Any]) -> np.ndarray:
-    """Answers × item slots: the rank (1 = best) of each item of the question, in the question's item order;
-    NaN past the question's items."""
-    width = max((len((q or {}).get("items", [])) for q in questions), default=0)
-    ranks = np.full((len(answers), width), np.nan)
-    for row, (question, answer) in enumerate(zip(questions, answers, strict=True)):
-        place = {item: rank for rank, item in enumerate((answer or {}).get("order") or [], start=1)}
-        items = [i["id"] for i in (question or {}).get("items", [])]
-        ranks[row, :len(items)] = [place.get(i, np.nan) for i in items]
-    return ranks
 
 
 @dataclass(frozen=True)
@@ -283,13 +272,13 @@ class RankDocumentsTask(TaskType):
                                        ["Items", "Ranked", "Mean rank", "Mean normalised rank", "Ranked first"],
                                        rows)}, {}
 
-    def order_scores(self, track: Track, frame: pd.DataFrame, question: np.ndarray) -> OrderScores:
-        scores = loo_kendall_tau(_rank_matrix(frame["question"].tolist(), frame["answer"].tolist()), question)
-        return OrderScores(scores, TAU_FLAG, "mean Kendall tau-b with the others' mean ranking",
-                           f"mean tau-b below {TAU_FLAG}", "Mean tau-b",
-                           "Per rater, the mean Kendall tau-b between their ranking and the mean ranking of the "
-                           "other raters of the same question (1 = the consensus order, 0 = unrelated, −1 = "
-                           "reversed)")
+    def rankings(self, track: Track, frame: pd.DataFrame) -> RankingRecords:
+        """Each answer's order of the question's items, best first (one item per group)."""
+        records = [(str(rater), int(question), [[item] for item in (answer or {}).get("order") or []])
+                   for rater, question, answer in zip(frame["rater"], frame["question_id"], frame["answer"],
+                                                      strict=True)
+                   if (answer or {}).get("order")]
+        return records, None
 
 
 TASK = RankDocumentsTask(
@@ -302,4 +291,4 @@ TASK = RankDocumentsTask(
                   "first)",
     gold_rule="A gold judgment is the answer's first item: correct when it is the planted best item (the first of "
               "the gold order).",
-    analysis="stableval nrp agree", ordering=True, autosave=False)
+    analysis="stableval nrp agree", ordering=True, adaptive=True, autosave=False)

@@ -24,7 +24,9 @@ refresh is a cold fit again: fits on the first few judgments are poorly identifi
 get identical confusion rows, which EM can never separate again), and this costs O(log n) cold fits in all. The
 last fit's parameters are kept per process (each worker process keeps its own; the quotas live in the database).
 
-Types whose answers are rankings have no adaptive assignment.
+Types whose answers are rankings (``ordering`` types: ddx, rank-documents) use the rater-aware ranking model
+instead (:mod:`stableval.portal.work.ranking_model`, warm-started the same way, and shared with the admin's rater
+table): a question's confidence is the plausibility of its most plausible option.
 
 >>> import numpy as np
 >>> quotas(np.array([3, 3, 2, 5, 4]), np.array([0.95, 0.5, 0.4, 0.5, 0.9]), k=3, max_k=5, threshold=0.8).tolist()
@@ -54,7 +56,7 @@ if TYPE_CHECKING:
 __all__ = ["ADAPTIVE_TASKS", "ALPHA_PI", "REFRESH_SECONDS", "AdaptiveFit", "adaptive_table", "clear_state",
            "fit_choices", "quotas", "refresh", "refresh_after_submission", "track_quotas"]
 
-#: Task types with adaptive assignment (their ``adaptive`` field: answers that are categorical ratings;
+#: Task types with adaptive assignment (their ``adaptive`` field: answers a rater model reads;
 #: :func:`stableval.portal.admin.manage.create_track` refuses a ``max_k`` on a track of another type).
 ADAPTIVE_TASKS = tuple(name for name, task in TASKS.items() if task.adaptive)
 #: A refresh also happens when this many seconds have passed since the last one and a submission arrived.
@@ -71,8 +73,8 @@ class AdaptiveFit:
 
     track: str
     raters: tuple[int, ...]  # rater ids, in the order of ``confusion``
-    priors: np.ndarray  # (K,)
-    confusion: np.ndarray  # (R, K, K) [rater, true, given]
+    priors: np.ndarray  # (K,) (empty for a ranking track)
+    confusion: np.ndarray  # (R, K, K) [rater, true, given] (K = 0 for a ranking track)
     submissions: int  # regular submissions in the track when fitted
     n_iter: int
     converged: bool
@@ -136,9 +138,12 @@ _guard = threading.Lock()
 
 
 def clear_state() -> None:
-    """Forget every track's last fit (tests: the next refresh is a cold fit)."""
+    """Forget every track's last fit, the ranking model's too (tests: the next refresh is a cold fit)."""
+    from stableval.portal.work import ranking_model
+
     with _guard:
         _states.clear()
+    ranking_model.clear_state()
 
 
 def _count(db: Database, track_id: int) -> int:
@@ -170,6 +175,8 @@ def refresh(db: Database, slug: str, *, force: bool = False, now: float | None =
     if not lock.acquire(blocking=force):
         return state  # another request is refreshing this track now
     try:
+        if TASKS[task].ordering:
+            return _refresh_rankings(db, slug, track_id, count, clock, k=k, max_k=max_k, threshold=threshold)
         table, question_ids, rater_ids = adaptive_table(db, track)
         if table.n_judgments == 0:
             return state
@@ -189,6 +196,26 @@ def refresh(db: Database, slug: str, *, force: bool = False, now: float | None =
         return fit
     finally:
         lock.release()
+
+
+def _refresh_rankings(db: Database, slug: str, track_id: int, count: int, clock: float, *, k: int, max_k: int,
+                      threshold: float) -> AdaptiveFit | None:
+    """A refresh of a ranking track: confidence per question from the rater-aware ranking model."""
+    from stableval.portal.work.ranking_model import track_rankings
+
+    ranking = track_rankings(db, slug)
+    if ranking is None:
+        return _states.get((db.url, slug))
+    question_ids = np.array(sorted(ranking.confidence), dtype=np.int64)
+    confidence = np.array([ranking.confidence[q] for q in question_ids.tolist()])
+    extra = _store_quotas(db, track_id, question_ids, confidence, k=k, max_k=max_k, threshold=threshold)
+    raters = tuple(int(str(name).removeprefix("rater-")) for name in ranking.model.raters_["rater"])
+    fit = AdaptiveFit(slug, raters, np.empty(0), np.empty((len(raters), 0, 0)), count, ranking.n_iter,
+                      ranking.converged, ranking.warm, ranking.cold_at,
+                      dict(zip(question_ids.tolist(), confidence.tolist(), strict=True)), extra, clock)
+    with _guard:
+        _states[(db.url, slug)] = fit
+    return fit
 
 
 def _store_quotas(db: Database, track_id: int, question_ids: np.ndarray, confidence: np.ndarray, *, k: int,
