@@ -468,6 +468,12 @@ class PartitionedTable(TableSizes):
         one)."""
         return self._rater_counts[1]
 
+    def rater_level_counts(self) -> np.ndarray:
+        """(R, K) number of judgments of each level by each rater, summed over the partitions."""
+        parts = self.gather(self.map(_rater_level_counts, self.n_raters * self.n_levels))
+        total = np.sum(parts, axis=0) if parts else np.zeros(self.n_raters * self.n_levels)
+        return np.asarray(total, dtype=np.int64).reshape(self.n_raters, self.n_levels)
+
     @cached_property
     def _rater_counts(self) -> tuple[np.ndarray, np.ndarray]:
         """Judgments and distinct responses per rater, one task per partition (both counted in one pass)."""
@@ -527,6 +533,13 @@ def _rater_counts(partition: Partition, n_raters: int, n_levels: int) -> tuple[n
     ratings = np.bincount(rater, weights=X.data, minlength=n_raters)
     pairs = np.unique(rater.astype(np.int64) * max(partition.n_responses, 1) + X.row)
     return ratings.astype(np.int64), np.bincount(pairs // max(partition.n_responses, 1), minlength=n_raters)
+
+
+def _rater_level_counts(partition: Partition, columns: int) -> np.ndarray:
+    """(R·K,) judgments of each (rater, level) in a partition: its matrix's column sums (column r·K+o is level o of
+    rater r)."""
+    X = partition.X.tocoo()
+    return np.bincount(X.col, weights=X.data, minlength=columns)
 
 
 def _details(partition: Partition, local: np.ndarray, raters: Sequence[str], levels: Sequence[str]) -> list[str]:

@@ -202,6 +202,10 @@ class JudgmentTable(Protocol):
         """(R,) number of judgments by each rater."""
         ...
 
+    def rater_level_counts(self) -> np.ndarray:
+        """(R, K) number of judgments of each level by each rater."""
+        ...
+
     def responses_per_rater(self) -> np.ndarray:
         """(R,) number of distinct responses each rater judged."""
         ...
@@ -363,6 +367,12 @@ class AnnotationTable(TableSizes):
     def judgments_per_rater(self) -> np.ndarray:
         """(R,) number of judgments by each rater."""
         return np.bincount(self.rater, minlength=self.n_raters)
+
+    def rater_level_counts(self) -> np.ndarray:
+        """(R, K) number of judgments of each level by each rater."""
+        k = self.n_levels
+        flat = np.bincount(self.rater.astype(np.int64) * k + self.label, minlength=self.n_raters * k)
+        return flat.reshape(self.n_raters, k)
 
     def responses_per_rater(self) -> np.ndarray:
         """(R,) number of distinct responses each rater judged (a repeated judgment counts once)."""

@@ -158,7 +158,7 @@ def _run_subsets(task: _SubsetTask) -> list[Outcome]:
 
 def _rater_order(table: JudgmentTable) -> np.ndarray:
     """The raters in the order of what they said (their count of each level; ties in table order), so the subsets
-    drawn do not depend on the raters' names; table order where the judgments are not in memory.
+    drawn do not depend on the raters' names (in memory and on Dask alike).
 
     >>> import pandas as pd
     >>> t = AnnotationTable.from_frame(pd.DataFrame({"item": [1, 1, 2], "agent": "A", "rater": ["a", "b", "b"],
@@ -166,13 +166,8 @@ def _rater_order(table: JudgmentTable) -> np.ndarray:
     >>> _rater_order(t).tolist()
     [0, 1]
     """
-    rater, label = getattr(table, "rater", None), getattr(table, "label", None)
-    if rater is None or label is None:
-        return np.arange(table.n_raters)
-    k = table.n_levels
-    counts = np.bincount(np.asarray(rater, dtype=np.int64) * k + label, minlength=table.n_raters * k)
-    counts = counts.reshape(table.n_raters, k)
-    return np.lexsort(tuple(counts[:, j] for j in reversed(range(k))))
+    counts = table.rater_level_counts()
+    return np.lexsort(tuple(counts[:, j] for j in reversed(range(counts.shape[1]))))
 
 
 def _one_subset(table: JudgmentTable, methods: Sequence[Chosen], entropy: int | Sequence[int],
