@@ -77,3 +77,12 @@ def test_ablate_metric_coverage(tmp_path: Path) -> None:
     assert "PPI++ coverage" in result.stdout and (tmp_path / "coverage.csv").exists()
     refused = CliRunner().invoke(app, ["ablate", "--metric", "coverage", "-o", str(tmp_path), "-s", "gap"])
     assert refused.exit_code == 2
+
+
+def test_ablate_metric_coverage_of_score_intervals(tmp_path: Path) -> None:
+    """Issue 30: ``--sweep score`` writes only the table of ``score``'s intervals, one row per default method."""
+    result = CliRunner().invoke(app, ["ablate", "--metric", "coverage", "--sweep", "score", "-o", str(tmp_path),
+                                      "-n", "2", "-j", "1"])
+    assert result.exit_code == 0, result.output
+    assert "score-CI coverage" in result.stdout and "PPI++ coverage" not in result.stdout
+    assert (tmp_path / "score_coverage.csv").exists() and not (tmp_path / "coverage.csv").exists()
