@@ -35,14 +35,14 @@ def test_noisy_raters_bias_the_consensus_and_coverage_falls() -> None:
     """The intervals hold the credits fixed: a consensus pulled towards the middle level is not covered."""
     noisy = ScoreCoverageCell("noisy", ACCURATE.replace(accuracy=(0.4, 0.6), items=300, labels_per_response=1))
     summary = summarise_score_coverage(score_coverage_trials(noisy, 10, seed=0, bootstrap=200)).set_index("method")
-    assert summary.loc["MV", "coverage"] < 0.6 and summary.loc["MV", "error"] > 0.05
+    assert summary.loc["MV", "coverage"] < 0.6 and summary.loc["MV", "max_bias"] > 0.05
 
 
 def test_run_score_coverage_writes_the_table(tmp_path: Path) -> None:
     cells = [ScoreCoverageCell(c.name, c.config.replace(items=30)) for c in default_score_cells()[:2]]
     files = run_score_coverage(cells, 2, 0, tmp_path, bootstrap=50)
     assert [f.name for f in files] == ["score_coverage_trials.csv", "score_coverage.csv", "score_coverage.md"]
-    assert len(pd.read_csv(files[0])) == 2 * 2 * len(default_methods())
+    assert len(pd.read_csv(files[0])) == 2 * 2 * len(default_methods()) * 4  # trials × cells × methods × agents
     text = files[2].read_text(encoding="utf-8")
     assert text.count("\n| low noise") == len(default_methods()) and "rank-interval coverage" in text
     assert score_coverage_table(pd.read_csv(files[1])).splitlines()[0].startswith("| design")

@@ -18,7 +18,7 @@ does, so coverage falls as items grow; that is what the table shows.
 ...                                                    labels_per_response=3))
 >>> trials = score_coverage_trials(cell, 2, seed=0, bootstrap=50)
 >>> trials["method"].unique().tolist(), len(trials)
-(['MV', 'DS', 'STABLEVAL'], 6)
+(['MV', 'DS', 'STABLEVAL'], 12)
 """
 
 from __future__ import annotations
@@ -70,54 +70,65 @@ def default_score_cells() -> list[ScoreCoverageCell]:
 def score_coverage_trials(cell: ScoreCoverageCell, trials: int | Sequence[int], seed: int = 0, *,
                           methods: Sequence[str] | None = None, bootstrap: int = 1000,
                           confidence: float = 0.95) -> pd.DataFrame:
-    """One row per (trial, method): ``cell, trial, method`` (its label), ``agents``, ``coverage`` (share of agents
-    whose score interval holds the true score), ``width`` (mean interval width), ``error`` (mean absolute error of
-    the score), ``bias`` (mean score − truth), ``rank_coverage`` (share of agents whose rank interval holds the
-    true rank) and ``ranking_covered`` (1 if every agent's does). ``methods``: default the registry's defaults."""
+    """One row per (trial, method, agent): ``cell, trial, method`` (its label), ``agent``, ``covered`` (1 if the
+    score interval holds the true score), ``width`` (the interval's width), ``error`` (score − truth),
+    ``rank_covered`` (1 if the rank interval holds the true rank) and ``ranking_covered`` (1 if every agent's rank
+    interval holds its true rank in this trial). ``methods``: default the registry's defaults."""
     from stableval.aggregate.registry import default_methods, method_label
     from stableval.evaluate.scores import competition_ranks, score_agents
 
     chosen = list(methods) if methods is not None else list(default_methods())
-    rows = []
+    parts = []
     for trial in (range(trials) if isinstance(trials, int) else trials):
         study = simulate(cell.config, np.random.SeedSequence([seed, trial]))
         truth = pd.Series(study.true_scores, index=list(cell.config.agent_names()))
         result = score_agents(study.table(), methods=chosen, bootstrap=bootstrap, seed=trial, confidence=confidence)
         for key, board in result.scores.groupby("method", sort=False):
-            board = board.set_index("agent")
-            true = truth.loc[board.index]
-            true_rank = pd.Series(competition_ranks(true.to_numpy()), index=board.index)
-            ranked = (board["rank_low"] <= true_rank) & (true_rank <= board["rank_high"])
-            rows.append({"cell": cell.name, "trial": trial, "method": method_label(str(key)), "agents": len(board),
-                         "coverage": float(((board["ci_low"] <= true) & (true <= board["ci_high"])).mean()),
-                         "width": float((board["ci_high"] - board["ci_low"]).mean()),
-                         "error": float((board["score"] - true).abs().mean()),
-                         "bias": float((board["score"] - true).mean()),
-                         "rank_coverage": float(ranked.mean()), "ranking_covered": float(ranked.all())})
-    return pd.DataFrame(rows)
+            true = truth.loc[board["agent"]].to_numpy()
+            true_rank = competition_ranks(true)
+            ranked = (board["rank_low"].to_numpy() <= true_rank) & (true_rank <= board["rank_high"].to_numpy())
+            parts.append(pd.DataFrame({
+                "cell": cell.name, "trial": trial, "method": method_label(str(key)), "agent": board["agent"].to_numpy(),
+                "covered": ((board["ci_low"].to_numpy() <= true) & (true <= board["ci_high"].to_numpy())).astype(float),
+                "width": (board["ci_high"] - board["ci_low"]).to_numpy(), "error": board["score"].to_numpy() - true,
+                "rank_covered": ranked.astype(float), "ranking_covered": float(ranked.all())}))
+    return pd.concat(parts, ignore_index=True)
 
 
-def summarise_score_coverage(trials: pd.DataFrame) -> pd.DataFrame:
-    """Per (cell, method): ``trials``, ``coverage`` (mean over trials and agents) with its binomial standard error
-    ``coverage_se`` (agents counted as independent), ``width``, ``error``, ``bias``, ``rank_coverage``,
-    ``ranking_covered``."""
-    grouped = trials.groupby(["cell", "method"], sort=False)
-    summary = grouped.agg(trials=("trial", "nunique"), coverage=("coverage", "mean"), width=("width", "mean"),
-                          error=("error", "mean"), bias=("bias", "mean"), rank_coverage=("rank_coverage", "mean"),
-                          ranking_covered=("ranking_covered", "mean")).reset_index()
-    agents = grouped["agents"].sum().to_numpy()
-    summary["coverage_se"] = np.sqrt(summary["coverage"] * (1 - summary["coverage"]) / np.maximum(agents, 1))
+def summarise_score_coverage(trials: pd.DataFrame, confidence: float = 0.95) -> pd.DataFrame:
+    """Per (cell, method): ``trials``, ``coverage`` (share of all agents' intervals holding the truth) with its
+    binomial standard error ``coverage_se`` (intervals counted as independent), ``width`` (mean), ``max_bias``
+    (the largest |mean error over trials| of an agent: a bias no interval over responses accounts for),
+    ``width_ratio`` (mean width over the width a normal interval of the scores' spread over trials would have,
+    averaged over agents: below 1 the intervals are too narrow), ``rank_coverage`` (per agent) and
+    ``ranking_covered`` (share of trials in which every agent's rank interval holds its true rank)."""
+    from stableval.evaluate.ppi import normal_quantile
+
+    keys = ["cell", "method"]
+    per_agent = trials.groupby([*keys, "agent"], sort=False).agg(
+        bias=("error", "mean"), spread=("error", "std"), width=("width", "mean")).reset_index()
+    per_agent["ratio"] = per_agent["width"] / (2 * normal_quantile(confidence) * per_agent["spread"])
+    per_agent["abs_bias"] = per_agent["bias"].abs()
+    grouped = trials.groupby(keys, sort=False)
+    summary = grouped.agg(trials=("trial", "nunique"), coverage=("covered", "mean"), width=("width", "mean"),
+                          rank_coverage=("rank_covered", "mean")).reset_index()
+    summary["ranking_covered"] = trials.drop_duplicates([*keys, "trial"]).groupby(keys, sort=False)[
+        "ranking_covered"].mean().to_numpy()
+    by_method = per_agent.groupby(keys, sort=False)
+    summary["max_bias"] = by_method["abs_bias"].max().to_numpy()
+    summary["width_ratio"] = by_method["ratio"].mean().to_numpy()
+    summary["coverage_se"] = np.sqrt(summary["coverage"] * (1 - summary["coverage"]) / grouped.size().to_numpy())
     return summary
 
 
 def score_coverage_table(summary: pd.DataFrame) -> str:
     """The summary as a markdown table: one row per (cell, method)."""
-    lines = ["| design | method | trials | score-CI coverage | mean CI width | mean bias | rank-interval coverage "
-             "(per agent) | whole ranking covered |", "|---|---|---|---|---|---|---|---|"]
+    lines = ["| design | method | trials | score-CI coverage | mean CI width | width / spread | largest agent bias "
+             "| rank-interval coverage (per agent) | whole ranking covered |", "|---|---|---|---|---|---|---|---|---|"]
     for row in summary.to_dict("records"):
         lines.append(f"| {row['cell']} | {row['method']} | {int(row['trials']):,} | {row['coverage']:.3f} | "
-                     f"{row['width']:.3f} | {row['bias']:+.3f} | {row['rank_coverage']:.3f} | "
-                     f"{row['ranking_covered']:.3f} |")
+                     f"{row['width']:.3f} | {row['width_ratio']:.2f} | {row['max_bias']:.3f} | "
+                     f"{row['rank_coverage']:.3f} | {row['ranking_covered']:.3f} |")
     return "\n".join(lines) + "\n"
 
 
