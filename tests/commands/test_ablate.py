@@ -111,3 +111,12 @@ def test_ablate_metric_ranking_recovery(tmp_path: Path) -> None:
     assert len(summary) == 5 * 5 and set(summary["trials"]) == {2}
     refused = CliRunner().invoke(app, ["ablate", "--metric", "ranking-recovery", "-o", str(tmp_path), "-s", "gap"])
     assert refused.exit_code == 2 and "ranking-recovery" in refused.output
+
+
+def test_ablate_metric_coverage_of_score_intervals(tmp_path: Path) -> None:
+    """Issue 30: ``--sweep score`` writes only the table of ``score``'s intervals, one row per default method."""
+    result = CliRunner().invoke(app, ["ablate", "--metric", "coverage", "--sweep", "score", "-o", str(tmp_path),
+                                      "-n", "2", "-j", "1"])
+    assert result.exit_code == 0, result.output
+    assert "score-CI coverage" in result.stdout and "PPI++ coverage" not in result.stdout
+    assert (tmp_path / "score_coverage.csv").exists() and not (tmp_path / "coverage.csv").exists()

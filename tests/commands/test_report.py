@@ -67,6 +67,8 @@ def test_cli_report_shows_the_kinds_side_by_side(judge_files: tuple[Path, Path],
     html = out.read_text()
     assert "People and LLM judges" in html and "rank change (people − judges)" in html
     assert "judge-gpt" in html
+    ppi = html.split('<section id="ppi">')[1].split("</section>")[0]  # issue 30: the people/judge/PPI++ table
+    assert "PPI++ [95% CI]" in ppi and "Width ratio" in ppi and "Angelopoulos" in ppi
 
 
 EXAMPLE = stableval.example_path()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Sequence
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any
@@ -13,6 +14,16 @@ from stableval.commands.common import bad_input_exits
 from stableval.wording import plural
 
 RUN_PANEL = "Execution"
+
+#: the tables ``ablate --metric coverage`` writes, name → what each measures (``--sweep NAME`` runs only that one)
+COVERAGE_TABLES: dict[str, str] = {
+    "ppi": "how often people-only, judge-only and PPI++ 95% intervals (and PPI++ rank intervals) hold the simulated "
+           "truth, with LLM judges that are unbiased, lenient or self-preferring, at human budgets of 10/25/50% "
+           "(coverage.md, coverage.csv)",
+    "score": "how often the 95% score and rank intervals that `score` prints for every default method hold the "
+             "simulated truth, as rater noise, raters per response and items per agent vary (score_coverage.md, "
+             "score_coverage.csv)",
+}
 
 
 class AblateMetric(StrEnum):
@@ -50,9 +61,8 @@ def ablate(
                                         rich_help_panel=RUN_PANEL)] = True,
     metric: Annotated[AblateMetric, typer.Option(
         "--metric", help="ranking: the methods' MSE, ranking accuracy, Kendall tau and stability over the grid; "
-                         "coverage: how often people-only, judge-only and PPI++ 95% intervals (and PPI++ rank "
-                         "intervals) hold the simulated truth, with LLM judges that are unbiased, lenient or "
-                         "self-preferring, at human budgets of 10/25/50% (coverage.md, coverage.csv); "
+                         "coverage: two tables (--sweep NAME for one): "
+                         + "; ".join(f"{name}: {what}" for name, what in COVERAGE_TABLES.items()) + "; "
                          "ranking-recovery: how well each ranking aggregation (IRN, Borda, PL, Bayes-PL, Rater-PL) "
                          "recovers the planted true ranking from reliable, noisy and truncated partial-ranking "
                          "raters, at 1/2/3/5/8 rankings per item: Kendall tau-b and top-1 accuracy "
@@ -74,12 +84,19 @@ def ablate(
     check_output_folder(output)
     if trials is not None and trials > MAX_TRIALS:
         raise typer.BadParameter(f"{trials}; allowed: an integer from 2 to {MAX_TRIALS:,}", param_hint="--trials")
-    if metric is not AblateMetric.RANKING:
+    if metric is AblateMetric.COVERAGE:
+        if config is not None or not set(sweep or ()) <= set(COVERAGE_TABLES):
+            raise typer.BadParameter("--config defines the ranking grid and the coverage designs are fixed; --sweep "
+                                     f"picks coverage tables: {', '.join(COVERAGE_TABLES)}",
+                                     param_hint="--metric coverage")
+        _coverage(output, tables=sweep or list(COVERAGE_TABLES), trials=trials or 100, seed=seed or 0, jobs=jobs,
+                  scheduler=scheduler)
+        return
+    if metric is AblateMetric.RANKING_RECOVERY:
         if config is not None or sweep:
-            raise typer.BadParameter(f"--config and --sweep define the ranking grid; the {metric.value} designs "
-                                     "are fixed", param_hint=f"--metric {metric.value}")
-        run = _coverage if metric is AblateMetric.COVERAGE else _ranking_recovery
-        run(output, trials=trials or 100, seed=seed or 0, jobs=jobs, scheduler=scheduler)
+            raise typer.BadParameter("--config and --sweep define the ranking grid; the ranking-recovery designs are "
+                                     "fixed", param_hint="--metric ranking-recovery")
+        _ranking_recovery(output, trials=trials or 100, seed=seed or 0, jobs=jobs, scheduler=scheduler)
         return
     with bad_input_exits():
         grid = load_grid(config) if config is not None else default_grid()
@@ -114,17 +131,27 @@ def ablate(
     say(f"wrote {plural(len(result.files), 'file')} to {output}")
 
 
-def _coverage(output: Path, *, trials: int, seed: int, jobs: int, scheduler: str | None) -> None:
-    """``ablate --metric coverage``: the coverage designs of :func:`stableval.simulate.coverage.default_cells`."""
+def _coverage(output: Path, *, tables: list[str], trials: int, seed: int, jobs: int, scheduler: str | None) -> None:
+    """``ablate --metric coverage``: the designs of :func:`stableval.simulate.coverage.default_cells` (``ppi``) and
+    of :func:`stableval.simulate.score_coverage.default_score_cells` (``score``)."""
     from stableval.parallel import make_executor
     from stableval.simulate.coverage import default_cells, run_coverage
+    from stableval.simulate.score_coverage import default_score_cells, run_score_coverage
 
-    cells = default_cells()
+    runs: dict[str, tuple[Callable[[], Sequence[Any]], Callable[..., list[Path]]]] = {
+        "ppi": (default_cells, run_coverage), "score": (default_score_cells, run_score_coverage)}
+    files: list[Path] = []
     with bad_input_exits(), make_executor(jobs=jobs, scheduler=scheduler,
-                                          preload=("stableval.simulate.coverage",)) as executor:
-        typer.echo(f"coverage: {len(cells)} designs, {trials} trials each; {executor.describe()}", err=True)
-        files = run_coverage(cells, trials, seed, output, executor=executor)
-    typer.echo(files[-1].read_text(encoding="utf-8"))
+                                          preload=("stableval.simulate.coverage",
+                                                   "stableval.simulate.score_coverage")) as executor:
+        for name in dict.fromkeys(tables):
+            cells, run = runs[name]
+            designs = cells()
+            typer.echo(f"coverage ({name}): {len(designs)} designs, {trials} trials each; {executor.describe()}",
+                       err=True)
+            written = run(designs, trials, seed, output, executor=executor)
+            typer.echo(written[-1].read_text(encoding="utf-8"))
+            files.extend(written)
     typer.echo(f"wrote {plural(len(files), 'file')} to {output}", err=True)
 
 

@@ -364,6 +364,31 @@ def _rater_kinds(ctx: ReportContext) -> Section:
                    "decisive pairwise votes won by the first-shown answer (0.5 = no position bias).", body)
 
 
+def _has_both_kinds(ctx: ReportContext) -> bool:
+    info = ctx.options.rater_info
+    return info is not None and all(info.counts()[kind] for kind in ("human", "llm"))
+
+
+def _ppi(ctx: ReportContext) -> Section:
+    from stableval.errors import InputError
+    from stableval.evaluate.ppi import ppi_scores
+
+    info = ctx.options.rater_info
+    assert info is not None  # the section is only built with people and LLM judges
+    primary = next(c for c in ctx.methods if c.key == primary_method(c.key for c in ctx.methods))
+    try:
+        result = ppi_scores(ctx.table, info, primary, bootstrap=min(ctx.bootstrap, 500), seed=ctx.seed)
+    except InputError as error:
+        body = ctx.notes_html([str(error)])
+    else:
+        body = table_html(result.display_frame()) + ctx.notes_html(result.footnotes())
+    return Section("ppi", "People, judges and both (prediction-powered scores)", "Each agent's score from the "
+                   "people only, from the LLM judges only, and from both (PPI++): the judges' score corrected by "
+                   "how far they are from the people on the answers both rated. The combined interval stays honest "
+                   "about the judges' bias and is narrower than the people's when the judges track the people; "
+                   "the width ratio is the combined interval's width over the people's.", body)
+
+
 def _reproducibility(ctx: ReportContext) -> Section:
     import matplotlib
     import numpy
@@ -393,6 +418,7 @@ BUILDERS: dict[str, Callable[[ReportContext], Section]] = {
     "pairwise": _pairwise,
     "reliability": _reliability,
     "rater-kinds": _rater_kinds,
+    "ppi": _ppi,
     "reproducibility": _reproducibility,
 }
 
@@ -435,7 +461,8 @@ def build_report(
                         quick=quick, command=command, options=ReportOptions.of(options), cache={})
     chosen = [name for name in (sections or BUILDERS) if name in BUILDERS and (name != "pairwise" or ctx.votes)
               and (name != "reliability" or ctx.options.qc is not None)
-              and (name != "rater-kinds" or ctx.options.rater_info is not None)]
+              and (name != "rater-kinds" or ctx.options.rater_info is not None)
+              and (name != "ppi" or _has_both_kinds(ctx))]
     built = []
     with progress_bar("report", total=len(chosen), enabled=progress, lines=True) as bar:
         for name in chosen:
