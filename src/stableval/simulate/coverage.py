@@ -34,6 +34,7 @@ import pandas as pd
 
 from stableval.simulate.judges import JudgeConfig, simulate_judged
 from stableval.simulate.simulator import SimulationConfig
+from stableval.simulate.study_runs import run_cells, write_study
 
 __all__ = ["ESTIMATORS", "CoverageCell", "coverage_table", "coverage_trials", "default_cells", "run_coverage",
            "summarise_coverage"]
@@ -146,19 +147,8 @@ def run_coverage(cells: Sequence[CoverageCell], trials: int, seed: int, outdir: 
     """Run ``trials`` trials of every cell (one task per cell on ``executor``, default serial) and write
     ``coverage_trials.csv`` (every trial), ``coverage.csv`` (:func:`summarise_coverage`) and ``coverage.md``
     (:func:`coverage_table`) into ``outdir``; returns the files."""
-    from stableval.parallel import SerialExecutor
-
-    out = Path(outdir)
-    out.mkdir(parents=True, exist_ok=True)
-    executor = executor or SerialExecutor()
-    parts: dict[int, pd.DataFrame] = dict(executor.map_unordered(
-        _run_cell, [(cell, trials, seed, bootstrap) for cell in cells]))
-    frame = pd.concat([parts[i] for i in range(len(cells))], ignore_index=True)
+    frame = run_cells(_run_cell, [(cell, trials, seed, bootstrap) for cell in cells], executor)
     summary = summarise_coverage(frame)
-    files = [out / "coverage_trials.csv", out / "coverage.csv", out / "coverage.md"]
-    frame.to_csv(files[0], index=False)
-    summary.to_csv(files[1], index=False)
-    files[2].write_text(f"# Coverage of 95% intervals\n\n{trials:,} trials per design (seed {seed}); rank "
-                        f"intervals from {bootstrap} bootstrap replicates.\n\n" + coverage_table(summary),
-                        encoding="utf-8")
-    return files
+    return write_study(outdir, "coverage", frame, summary, (
+        f"# Coverage of 95% intervals\n\n{trials:,} trials per design (seed {seed}); rank intervals from {bootstrap} "
+        "bootstrap replicates.\n\n" + coverage_table(summary)))

@@ -30,6 +30,7 @@ import numpy as np
 import pandas as pd
 
 from stableval.simulate.rankings import RankingStudyConfig, simulate_rankings
+from stableval.simulate.study_runs import run_cells, write_study
 
 __all__ = ["RECOVERY_BASE", "RECOVERY_BUDGETS", "recovery_table", "recovery_trials", "run_recovery",
            "summarise_recovery"]
@@ -128,23 +129,11 @@ def run_recovery(budgets: Sequence[int], trials: int, seed: int, outdir: str | o
     """Run ``trials`` trials at every budget (one task per budget on ``executor``, default serial) and write
     ``ranking_recovery_trials.csv`` (every trial), ``ranking_recovery.csv`` (:func:`summarise_recovery`) and
     ``ranking_recovery.md`` (:func:`recovery_table`) into ``outdir``; returns the files."""
-    from stableval.parallel import SerialExecutor
-
-    out = Path(outdir)
-    out.mkdir(parents=True, exist_ok=True)
-    executor = executor or SerialExecutor()
     chosen = tuple(methods) if methods is not None else None
-    parts: dict[int, pd.DataFrame] = dict(executor.map_unordered(
-        _run_budget, [(budget, trials, seed, chosen) for budget in budgets]))
-    frame = pd.concat([parts[i] for i in range(len(budgets))], ignore_index=True)
+    frame = run_cells(_run_budget, [(budget, trials, seed, chosen) for budget in budgets], executor)
     summary = summarise_recovery(frame)
-    files = [out / "ranking_recovery_trials.csv", out / "ranking_recovery.csv", out / "ranking_recovery.md"]
-    frame.to_csv(files[0], index=False)
-    summary.to_csv(files[1], index=False)
     base = RECOVERY_BASE
-    files[2].write_text(
+    return write_study(outdir, "ranking_recovery", frame, summary, (
         f"# Recovery of the true ranking\n\n{trials:,} trials per budget (seed {seed}); {base.items} items of "
         f"{base.options} options, a pool of {base.raters} raters ({base.noisy:.0%} noisy, {base.truncated:.0%} "
-        f"truncated to their first choice, the rest reliable; depth {base.depth}).\n\n" + recovery_table(summary),
-        encoding="utf-8")
-    return files
+        f"truncated to their first choice, the rest reliable; depth {base.depth}).\n\n" + recovery_table(summary)))

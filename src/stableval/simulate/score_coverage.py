@@ -33,6 +33,7 @@ import numpy as np
 import pandas as pd
 
 from stableval.simulate.simulator import SimulationConfig, simulate
+from stableval.simulate.study_runs import run_cells, write_study
 
 __all__ = ["ScoreCoverageCell", "default_score_cells", "run_score_coverage", "score_coverage_table",
            "score_coverage_trials", "summarise_score_coverage"]
@@ -142,19 +143,8 @@ def run_score_coverage(cells: Sequence[ScoreCoverageCell], trials: int, seed: in
     """Run ``trials`` trials of every cell (one task per cell on ``executor``, default serial) and write
     ``score_coverage_trials.csv`` (every trial), ``score_coverage.csv`` (:func:`summarise_score_coverage`) and
     ``score_coverage.md`` (:func:`score_coverage_table`) into ``outdir``; returns the files."""
-    from stableval.parallel import SerialExecutor
-
-    out = Path(outdir)
-    out.mkdir(parents=True, exist_ok=True)
-    executor = executor or SerialExecutor()
-    parts: dict[int, pd.DataFrame] = dict(executor.map_unordered(
-        _run_cell, [(cell, trials, seed, bootstrap) for cell in cells]))
-    frame = pd.concat([parts[i] for i in range(len(cells))], ignore_index=True)
+    frame = run_cells(_run_cell, [(cell, trials, seed, bootstrap) for cell in cells], executor)
     summary = summarise_score_coverage(frame)
-    files = [out / "score_coverage_trials.csv", out / "score_coverage.csv", out / "score_coverage.md"]
-    frame.to_csv(files[0], index=False)
-    summary.to_csv(files[1], index=False)
-    files[2].write_text(f"# Coverage of `score`'s 95% intervals\n\n{trials:,} trials per design (seed {seed}), "
-                        f"{bootstrap:,} bootstrap replicates each.\n\n" + score_coverage_table(summary),
-                        encoding="utf-8")
-    return files
+    return write_study(outdir, "score_coverage", frame, summary, (
+        f"# Coverage of `score`'s 95% intervals\n\n{trials:,} trials per design (seed {seed}), {bootstrap:,} "
+        "bootstrap replicates each.\n\n" + score_coverage_table(summary)))
