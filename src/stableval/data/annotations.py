@@ -64,9 +64,9 @@ def annotations_from_frame(
             ``"last"`` (keep one, note how many were dropped) or ``"keep"`` (independent repeated judgments).
         source: the name used in messages (a file name).
         default_agent: the agent of every row when the frame has no agent column (one system rated).
-        merge_levels, bins: recode the labels into ordered levels first (:func:`stableval.data.recode.recoding`:
-            ``"1,2=low 3=mid 4,5=high"``, or cut points ``"2.5,3.5"`` with ``levels`` naming the bins); the
-            mapping is noted and kept in the table's ``recoding``.
+        merge_levels: recode the labels into ordered levels first (:func:`stableval.data.recode.recoding`:
+            ``"1,2=low 3=mid 4,5=high"``); the mapping is noted and kept in the table's ``recoding``.
+        bins: or cut numeric labels at these points (``"2.5,3.5"``, with ``levels`` naming the bins).
 
     >>> import pandas as pd
     >>> frame = pd.DataFrame({"item": ["q1", "q1"], "agent": ["A", "A"], "rater": ["r1", "r1"],

@@ -549,7 +549,10 @@ def ppi_scores(
             with ``params`` its hyper-parameters.
         judge_method: the method that aggregates the judges' judgments (default: ``method``).
         lam: the power-tuning weight (``None``: tuned per agent, PPI++; 1: plain PPI).
-        bootstrap, seed, confidence, min_labelled: as :func:`ppi_agent_scores`.
+        bootstrap: as :func:`ppi_agent_scores`.
+        seed: as :func:`ppi_agent_scores`.
+        confidence: as :func:`ppi_agent_scores`.
+        min_labelled: as :func:`ppi_agent_scores`.
 
     >>> import pandas as pd
     >>> rng = np.random.default_rng(1)

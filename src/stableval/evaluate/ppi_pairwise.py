@@ -302,7 +302,8 @@ def ppi_bradley_terry(votes: PairwiseTable, raters: RaterInfo | Mapping[str, str
         raters: the raters' kinds: a :class:`~stableval.data.raters.RaterInfo` or a mapping name → ``human``/``llm``.
         lam: the power-tuning weight (``None``: tuned, PPI++; 1: plain PPI).
         draws: samples of the estimate's normal approximation for rank intervals (0 = none).
-        seed, confidence: of the draws and the intervals.
+        seed: of the draws.
+        confidence: of the intervals.
         min_comparisons: the fewest comparisons both kinds must have voted on.
     """
     if draws < 0:
