@@ -513,6 +513,33 @@ def test_agree_aggregates_several_experts_with_a_ranking_method(tmp_path) -> Non
         assert all(row["ci_high"] is None or row["ci_high"] <= 1 for row in payload["rows"])
 
 
+def test_agree_passes_ranking_params_to_the_aggregating_method(tmp_path: Path) -> None:
+    """Issue 29: ``nrp agree --aggregate M --ranking-param M.NAME=V`` fits M with that value (the API's
+    ``aggregate_expert_rankings(frame, M, params)``); without --aggregate the flag is refused."""
+    from stableval.commands.nrp import aggregate_expert_rankings
+
+    rows = [{"task": "q1", "query": "q", "item": item, "rank": rank, "annotator": annotator, "score": 1.0}
+            for annotator, order in (("r1", ["d1", "d2"]), ("r2", ["d2", "d1"]), ("r3", ["d1", "d2"]))
+            for rank, item in enumerate(order, start=1)]
+    frame = pd.DataFrame(rows)
+    out, note = aggregate_expert_rankings(frame, "pl", {"pl": {"prior_shape": 3.0}})
+    assert list(out["item"]) == ["d1", "d2"] and note.endswith("by PL")
+    with pytest.raises(ValueError, match="prior_shape"):  # the value reaches the method's own checks
+        aggregate_expert_rankings(frame, "pl", {"pl": {"prior_shape": 0.5}})
+    pd.DataFrame(rows).rename(columns={"task": "qid"}).to_csv(tmp_path / "expert.csv", index=False)
+    pd.DataFrame({"qid": ["q1", "q1"], "item": ["d1", "d2"], "score": [2.0, 1.0]}).to_csv(tmp_path / "system.csv",
+                                                                                          index=False)
+    runner = CliRunner()
+    ok = runner.invoke(app, ["nrp", "agree", str(tmp_path / "expert.csv"), str(tmp_path / "system.csv"),
+                             "--aggregate", "pl", "--ranking-param", "pl.prior_shape=3", "-f", "json"])
+    assert ok.exit_code == 0, ok.output
+    for flags, says in ((["--ranking-param", "pl.prior_shape=3"], "give --aggregate METHOD too"),
+                        (["--aggregate", "irn", "--ranking-param", "pl.prior_shape=3"], "not among the chosen")):
+        output = clean_failure(runner.invoke(app, ["nrp", "agree", str(tmp_path / "expert.csv"),
+                                                   str(tmp_path / "system.csv"), *flags]), 2)
+        assert "--ranking-param" in output and says in " ".join(output.split())
+
+
 @pytest.mark.parametrize(("flags", "says"), [
     (["--relevant", "nan"], "finite grade"), (["--sizes", "m1=7B,m1=8B"], "more than once"),
     (["--sizes", "m1=-5B"], "finite number > 0"), (["--sizes", "m1=nanB"], "finite number > 0")])

@@ -118,6 +118,17 @@ def test_plot_ddx_case_draws_a_case_and_prints_the_least_certain_ids(tmp_path: P
     assert ids.exit_code == 0 and ids.stdout.split() == ["1"]
 
 
+def test_plot_ddx_case_takes_the_ranking_methods_parameters(tmp_path: Path) -> None:
+    """Issue 29: ``--ranking-param`` reaches the ddx-case fit; one of another method is refused."""
+    sel = ddx_selectors(tmp_path)
+    out = runner.invoke(app, ["plot", "ddx-case", str(sel), "--case", "1", "--ranking-method", "pl",
+                              "--ranking-param", "pl.prior_shape=1", "-o", str(tmp_path / "case.png")])
+    assert out.exit_code == 0, out.output
+    refused = clean_failure(runner.invoke(app, ["plot", "ddx-case", str(sel), "--case", "1", "--ranking-param",
+                                                "pl.prior_shape=1", "-o", str(tmp_path / "x.png")]), 2)
+    assert "not among the chosen ranking methods (irn)" in " ".join(refused.split())
+
+
 def test_plot_ddx_case_refuses_an_unknown_case_or_no_choice(tmp_path: Path) -> None:
     sel = ddx_selectors(tmp_path)
     assert "no case '9'" in clean_failure(runner.invoke(app, ["plot", "ddx-case", str(sel), "--case", "9", "-o",

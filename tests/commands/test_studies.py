@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
@@ -111,6 +112,42 @@ def test_ddx_compare_methods_and_conformal(tmp_path: Path) -> None:
     assert sets.exit_code == 0, sets.output
     assert "coverage" in sets.stdout and (tmp_path / "sets.csv").exists()
     assert runner.invoke(app, ["ddx", str(sel), "--conformal", "1"]).exit_code == 2
+
+
+def test_ddx_ranking_param_reaches_the_method(tmp_path: Path) -> None:
+    """Issue 29: ``--ranking-param`` sets a ranking method's hyper-parameter on ``ddx`` as the API's ``params``
+    does (same plausibility), and a value that changes it changes the plausibility."""
+    from stableval.studies.ddx import evaluate_ddx
+
+    sel = _certain_selectors(tmp_path)
+    plausibility = {}
+    for shape in ("1", "2"):
+        target = tmp_path / f"pl{shape}.csv"
+        out = runner.invoke(app, ["ddx", str(sel), "--method", "pl", "--ranking-param", f"pl.prior_shape={shape}",
+                                  "-B", "5", "--format", "json", "--plausibility-out", str(target)])
+        assert out.exit_code == 0, out.output
+        plausibility[shape] = pd.read_csv(target)["plausibility"].to_numpy(float)
+    assert len(plausibility["1"]) == 30 and len(plausibility["2"]) == 150  # ML: one certain condition per case
+    api = evaluate_ddx(load_ddx(sel), method="pl", params={"pl": {"prior_shape": 1.0}}, n_draws=5)
+    frame = api.plausibility_frame()
+    assert np.allclose(frame["plausibility"].to_numpy(float), plausibility["1"], atol=5e-4)  # CSV rounding
+    compared = runner.invoke(app, ["ddx", str(sel), "--compare-methods", "irn,pl", "--ranking-param",
+                                   "pl.prior_shape=1", "-B", "5", "--format", "json"])
+    assert compared.exit_code == 0, compared.output
+
+
+@pytest.mark.parametrize(("flags", "says"), [
+    (["--ranking-param", "pl.prior_shape=0.5", "--method", "pl"], "a number ≥ 1"),
+    (["--ranking-param", "pl.prior_shape=3"], "not among the chosen ranking methods (irn)"),
+    (["--ranking-param", "pl.prior_shape=3", "--compare-methods", "irn,borda"], "not among the chosen"),
+    (["--ranking-param", "pl.shape=3", "--method", "pl"], "pl has no parameter 'shape'"),
+    (["--ranking-param", "prior_shape=3", "--method", "pl"], "expected METHOD.NAME=VALUE"),
+    (["--ranking-param", "bayes-pl.samples=50", "--method", "bayes-pl"], "set it with n_draws (--draws)"),
+])
+def test_ddx_ranking_param_usage_errors(tmp_path: Path, flags: list[str], says: str) -> None:
+    """Issue 29: a bad, unknown or unused ranking parameter is a usage error naming the flag, never ignored."""
+    output = clean_failure(runner.invoke(app, ["ddx", str(_certain_selectors(tmp_path)), "-B", "5", *flags]), 2)
+    assert "--ranking-param" in output and says in " ".join(output.split())
 
 
 @pytest.mark.parametrize("suffix", [".csv", ".parquet", ".jsonl"])

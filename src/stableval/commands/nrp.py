@@ -51,7 +51,7 @@ from stableval.commands.output import (
     size_text as size_text,
     write_csv,
 )
-from stableval.commands.studies import RankingMethodName
+from stableval.commands.studies import RankingMethodName, RankingParamOpt, ranking_params
 from stableval.nrp.rankers import RANKERS, REGISTRY
 from stableval.wording import plural
 
@@ -771,6 +771,7 @@ def agree(
                                                                 "experts: aggregate them per question with this "
                                                                 "ranking method (its plausibility order is the "
                                                                 "expert ranking).")] = None,
+    ranking_param: RankingParamOpt = None,
     out: Output = Output(),
 ) -> None:
     """Agreement between expert and system rankings per question: Kendall tau-b, Spearman rho, average overlap
@@ -791,6 +792,10 @@ def agree(
         except InputError as error:
             raise typer.BadParameter(str(error), param_hint="--plot") from None
     check_output_path(per_question, "--per-question")
+    if ranking_param and aggregate is None:
+        raise typer.BadParameter("sets a parameter of the ranking method that aggregates several experts: give "
+                                 "--aggregate METHOD too", param_hint="--ranking-param")
+    params = ranking_params(ranking_param, [aggregate.value] if aggregate is not None else [])
     with bad_input_exits():
         data = read_expert_rankings(expert, annotator=annotator)
         frame = data.frame
@@ -800,7 +805,7 @@ def agree(
                              value=sorted(frame["annotator"].unique()),
                              allowed="--annotator ID to choose one, or --aggregate METHOD to combine them")
         if aggregate is not None:
-            frame, note = aggregate_expert_rankings(frame, aggregate.value)
+            frame, note = aggregate_expert_rankings(frame, aggregate.value, params)
             notes.append(note)
         if rankings is None:
             if frame["score"].isna().any():
@@ -826,19 +831,21 @@ def agree(
     out.emit(TableResult(summary, "Agreement between expert and system rankings", notes, {"p": p}))
 
 
-def aggregate_expert_rankings(frame: pd.DataFrame, method: str) -> tuple[pd.DataFrame, str]:
+def aggregate_expert_rankings(frame: pd.DataFrame, method: str,
+                              params: Mapping[str, Mapping[str, Any]] | None = None) -> tuple[pd.DataFrame, str]:
     """Several experts' rankings (``task, item, rank, annotator[, score]``) → one ranking per task: the order of
-    the ranking ``method``'s plausibility over the items any expert ranked (``annotator`` becomes the method's
-    name; a system ``score`` stored with the rankings is kept, its first value per item)."""
+    the ranking ``method``'s plausibility (built with its ``params``) over the items any expert ranked
+    (``annotator`` becomes the method's name; a system ``score`` stored with the rankings is kept, its first value
+    per item)."""
     import pandas as pd
 
-    from stableval.aggregate.rankings.registry import get_ranking_method
+    from stableval.aggregate.rankings.registry import resolve_ranking_methods
     from stableval.data.rankings import Rankings
 
-    chosen = get_ranking_method(method)
+    _, chosen, estimator = resolve_ranking_methods([method], params)[0]
     rankings = Rankings.from_frame(frame.astype({"task": str, "item": str, "annotator": str}), item="task",
                                    rater="annotator", option="item", rank="rank")
-    fitted = chosen.build().fit(rankings).to_frame()
+    fitted = estimator.fit(rankings).to_frame()
     fitted = fitted[fitted["option"] != "(others)"].sort_values(["item", "plausibility", "option"],
                                                                    ascending=[True, False, True], kind="stable")
     fitted["rank"] = fitted.groupby("item", sort=False).cumcount() + 1

@@ -24,7 +24,7 @@ from stableval.commands.common import (
     read_input,
     read_rated_input,
 )
-from stableval.commands.studies import RankingMethodName, ddx_case, default_ranking_method
+from stableval.commands.studies import RankingMethodName, RankingParamOpt, ddx_case, default_ranking_method
 
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.figure import Figure
@@ -97,6 +97,7 @@ def plot(
     ranking_method: Annotated[RankingMethodName, typer.Option("--ranking-method", help="ddx-case: the ranking "
                                                               "aggregation method of the plausibility.")
                               ] = RankingMethodName(default_ranking_method()),
+    ranking_param: RankingParamOpt = None,
 ) -> None:
     """Draw one figure of the report to an image file; 'ddx-case' draws one case of a DDx selectors FILE (its
     raters' partial rankings and the aggregated plausibility)."""
@@ -108,7 +109,7 @@ def plot(
         raise typer.BadParameter(f"{kind!r}; allowed: {', '.join(PLOT_KINDS)}", param_hint="KIND")
     if kind == "ddx-case":
         ddx_case(file, case=case, least_certain=least_certain, method=ranking_method.value, output=output,
-                 draws=bootstrap or 1, seed=seed)
+                 draws=bootstrap or 1, seed=seed, ranking_param=ranking_param)
         return
     try:
         check_figure_path(output)

@@ -10,11 +10,16 @@ from __future__ import annotations
 
 from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from stableval.aggregate.rankings.registry import default_ranking_method, ranking_method_names
+from stableval.aggregate.rankings.registry import (
+    RANKING_REGISTRY,
+    default_ranking_method,
+    parse_ranking_params,
+    ranking_method_names,
+)
 from stableval.commands.common import (
     ConfidenceOpt,
     DrawnRatersOpt,
@@ -35,6 +40,29 @@ if TYPE_CHECKING:
     RankingMethodName = StrEnum
 else:
     RankingMethodName = StrEnum("RankingMethodName", {name: name for name in ranking_method_names()})
+
+
+def _ranking_param_help() -> str:
+    listed = "; ".join(f"{name}.{option.name} ({option.default!r})" for name, method in RANKING_REGISTRY.items()
+                       for option in method.params)
+    return ("A ranking method's hyper-parameter, METHOD.NAME=VALUE (repeatable), e.g. pl.prior_shape=3; the method "
+            f"must be among those chosen. Available (default): {listed}. What each does and allows: "
+            "docs/rankings.md.")
+
+
+#: ``--ranking-param METHOD.NAME=VALUE`` of every command that runs a ranking method (``ddx``, ``plot ddx-case``,
+#: ``nrp agree --aggregate``); read with :func:`ranking_params`.
+RankingParamOpt = Annotated[list[str] | None, typer.Option("--ranking-param", help=_ranking_param_help(),
+                                                           show_default=False)]
+
+
+def ranking_params(entries: list[str] | None, chosen: list[str]) -> dict[str, dict[str, Any]]:
+    """``--ranking-param`` values → ``{method: {name: value}}`` for the ``chosen`` ranking methods (usage error,
+    naming the flag, otherwise)."""
+    try:
+        return parse_ranking_params(entries or [], chosen=chosen)
+    except ValueError as error:
+        raise typer.BadParameter(str(error), param_hint="--ranking-param") from None
 
 
 def register(app: typer.Typer) -> None:
@@ -133,6 +161,7 @@ def ddx(
     method: Annotated[RankingMethodName, typer.Option("--method", help="Ranking aggregation method that turns "
                                                       "each case's rankings into its plausibility.")
                       ] = RankingMethodName(default_ranking_method()),
+    ranking_param: RankingParamOpt = None,
     plausibility_out: Annotated[Path | None, typer.Option("--plausibility-out", help="Write each case's 5 most "
                                                           "plausible conditions (case, rank, condition, "
                                                           "plausibility) to this CSV file.")] = None,
@@ -156,8 +185,9 @@ def ddx(
     plausibility and annotation certainty; or a comparison of methods, or conformal prediction sets."""
     import dataclasses
 
+    from stableval.aggregate.rankings.registry import resolve_ranking_methods
     from stableval.datasets.ddx import load_ddx, load_scores
-    from stableval.studies.ddx import evaluate_ddx
+    from stableval.studies.ddx import check_draws_not_in_params, evaluate_ddx
     from stableval.studies.ddx_methods import compare_ddx_methods, conformal_ddx, synthetic_models
 
     models = named_files(predictions)
@@ -180,6 +210,17 @@ def ddx(
     if conformal is not None and not 0 < conformal < 1:
         raise typer.BadParameter(f"expected a miscoverage strictly between 0 and 1, got {conformal}",
                                  param_hint="--conformal")
+    chosen = [method.value]
+    if compare_methods is not None:
+        try:
+            chosen = [name for name, _, _ in resolve_ranking_methods(compare_methods)]
+        except ValueError as error:
+            raise typer.BadParameter(str(error), param_hint="--compare-methods") from None
+    params = ranking_params(ranking_param, chosen)
+    try:
+        check_draws_not_in_params(params)
+    except ValueError as error:
+        raise typer.BadParameter(str(error), param_hint="--ranking-param") from None
     with bad_input_exits():
         data = load_ddx(selectors, conditions=conditions, risks=risks)
         shape = (data.n_cases, data.n_conditions)
@@ -191,19 +232,19 @@ def ddx(
             try:
                 comparison = compare_ddx_methods(data, scores, compare_methods, k=raters or None, n_draws=draws,
                                                  seed=seed, confidence=confidence, synthetic=not models,
-                                                 progress=True)
+                                                 progress=True, params=params)
             except ValueError as error:
                 raise typer.BadParameter(str(error), param_hint="--compare-methods") from None
             out.emit(comparison)
             return
         if conformal is not None:
-            sets = conformal_ddx(data, scores, conformal, method=method.value, seed=seed)
+            sets = conformal_ddx(data, scores, conformal, method=method.value, seed=seed, params=params)
             if sets_out is not None:
                 write_csv(sets.sets, sets_out)
             out.emit(sets)
             return
-        result = evaluate_ddx(data, scores, method=method.value, k=raters or None, n_draws=draws, top_k=ks,
-                              seed=seed, confidence=confidence, progress=True)
+        result = evaluate_ddx(data, scores, method=method.value, params=params, k=raters or None, n_draws=draws,
+                              top_k=ks, seed=seed, confidence=confidence, progress=True)
     if certainty_out is not None:
         write_csv(result.certainty, certainty_out)
     if plausibility_out is not None:
@@ -217,26 +258,27 @@ def _beside(selectors: Path, name: str) -> Path | None:
 
 
 def ddx_case(selectors: Path, *, case: str | None, least_certain: int | None, method: str, output: Path,
-             draws: int, seed: int) -> None:
+             draws: int, seed: int, ranking_param: list[str] | None = None) -> None:
     """``stableval plot ddx-case``: one case's rankings and plausibility (condition names from
     dermatology_conditions.txt beside the selectors), or the ids of the least certain cases."""
-    from stableval.aggregate.rankings.registry import get_ranking_method
+    from stableval.aggregate.rankings.registry import resolve_ranking_methods
     from stableval.datasets.ddx import load_ddx
     from stableval.report.figures import check_figure_path, ddx_case_figure
     from stableval.studies.ddx import evaluate_ddx
 
     if (case is None) == (least_certain is None):
         raise typer.BadParameter("ddx-case needs either --case ID or --least-certain N", param_hint="--case")
+    params = ranking_params(ranking_param, [method])
     with bad_input_exits():
         if case is not None:
             check_figure_path(output, option="output")
         data = load_ddx(selectors, conditions=_beside(selectors, "dermatology_conditions.txt"))
         if least_certain is not None:
-            result = evaluate_ddx(data, method=method, n_draws=draws, seed=seed)
+            result = evaluate_ddx(data, method=method, params=params, n_draws=draws, seed=seed)
             for value in result.least_certain(least_certain)["case"]:
                 typer.echo(str(value))
             return
-        fit = get_ranking_method(method).build().fit(data.rankings())
+        fit = resolve_ranking_methods([method], params)[0][2].fit(data.rankings())
         try:
             figure = ddx_case_figure(fit, str(case).strip())
         except ValueError as error:

@@ -38,7 +38,7 @@ from stableval.aggregate._base import clone
 from stableval.aggregate.rankings.base import RankingAggregator, top_entries
 from stableval.aggregate.rankings.irn import IRN
 from stableval.aggregate.rankings.method import RankingMethod
-from stableval.aggregate.rankings.registry import RANKING_REGISTRY, default_ranking_method, get_ranking_method
+from stableval.aggregate.rankings.registry import RANKING_REGISTRY, resolve_ranking_methods
 from stableval.console import Displayed
 from stableval.data.rankings import Rankings
 from stableval.datasets.ddx import RISK_NAMES, DDxAnnotations
@@ -195,6 +195,7 @@ def evaluate_ddx(
     predictions: Mapping[str, np.ndarray] | None = None,
     *,
     method: str | RankingAggregator | None = None,
+    params: Mapping[str, Mapping[str, Any]] | None = None,
     k: int | None = 3,
     n_draws: int = 1000,
     top_k: Sequence[int] = TOP_K,
@@ -205,7 +206,8 @@ def evaluate_ddx(
     """Top-k accuracy of every model (N × C score matrices) over rater-bootstrap ground truths; per-case certainty.
 
     Steps: each model's ranking positions (:func:`positions`), the bootstrap over rankings, then the accuracy
-    table (with the frozen key of all rankings) and the certainty table.
+    table (with the frozen key of all rankings) and the certainty table. ``method`` is a registered ranking
+    method's name (built with its ``params``, e.g. ``{"pl": {"prior_shape": 3}}``) or an estimator.
 
     Source: Stutz et al. (2023), arXiv:2307.02191 (IRN aggregation of partial rankings, top-k accuracy, rater
     bootstrap); the bootstrap as in Saab et al. (2024), arXiv:2404.18416, App. C.2.
@@ -222,10 +224,11 @@ def evaluate_ddx(
         raise ValueError("top_k must be positive integers")
     if k is not None and k < 1:
         raise ValueError("k must be at least 1 (or None)")
-    name, ranking_method, estimator = _resolve(method)
+    name, ranking_method, estimator = _resolve(method, params)
     names, pos = _model_positions(annotations, dict(predictions or {}))
     rankings = annotations.rankings()
     posterior = ranking_method is not None and ranking_method.samples == "posterior"
+    check_draws_not_in_params(params)
     if posterior:
         estimator.set_params(samples=n_draws)
     fit = estimator.fit(rankings)
@@ -251,13 +254,30 @@ def evaluate_ddx(
                      plausibility=plausibility, conditions=tuple(annotations.conditions))
 
 
-def _resolve(method: str | RankingAggregator | None) -> tuple[str, RankingMethod | None, RankingAggregator]:
-    """(name, registered method or None, a fresh estimator) of ``method`` (a name, an estimator, or the default)."""
+def check_draws_not_in_params(params: Mapping[str, Mapping[str, Any]] | None) -> None:
+    """Refuse a posterior method's ``samples`` among ``params``: the DDx study sets it to its number of draws.
+
+    >>> check_draws_not_in_params({"bayes-pl": {"samples": 50}})
+    Traceback (most recent call last):
+    ...
+    ValueError: bayes-pl.samples is the number of draws here: set it with n_draws (--draws)
+    """
+    for name, values in (params or {}).items():
+        if RANKING_REGISTRY[name].samples == "posterior" and "samples" in values:
+            raise ValueError(f"{name}.samples is the number of draws here: set it with n_draws (--draws)")
+
+
+def _resolve(method: str | RankingAggregator | None, params: Mapping[str, Mapping[str, Any]] | None = None
+             ) -> tuple[str, RankingMethod | None, RankingAggregator]:
+    """(name, registered method or None, a fresh estimator) of ``method`` (a name, an estimator, or the default),
+    a registered method built with its ``params``."""
     if isinstance(method, RankingAggregator):
+        if params:
+            raise ValueError("params apply to a ranking method given by name, not to an estimator")
         known = [m for m in RANKING_REGISTRY.values() if isinstance(method, m.estimator)]
         return (known[0].name if known else type(method).__name__), (known[0] if known else None), clone(method)
-    found = get_ranking_method(default_ranking_method() if method is None else method)
-    return found.name, found, found.build()
+    name, found, estimator = resolve_ranking_methods(None if method is None else [method], params)[0]
+    return name, found, estimator
 
 
 #: One chunk of ground-truth samples: (first sample, how many) → (row = sample · N + case, condition) of the

@@ -32,7 +32,7 @@ from stableval._json import jsonable, records
 from stableval.aggregate.rankings.registry import resolve_ranking_methods
 from stableval.console import Displayed
 from stableval.datasets.ddx import DDxAnnotations
-from stableval.studies.ddx import DDxResult, evaluate_ddx, noisy_predictor
+from stableval.studies.ddx import DDxResult, check_draws_not_in_params, evaluate_ddx, noisy_predictor
 
 if TYPE_CHECKING:  # pragma: no cover
     from rich.console import Console
@@ -106,13 +106,15 @@ class DDxComparison(Displayed):
 def compare_ddx_methods(annotations: DDxAnnotations, predictions: Mapping[str, np.ndarray],
                         methods: str | Sequence[str] | None = "all", *, k: int | None = 3, n_draws: int = 200,
                         seed: int | None = 0, confidence: float = 0.95, synthetic: bool = False,
-                        progress: bool = False) -> DDxComparison:
+                        progress: bool = False, params: Mapping[str, Mapping[str, Any]] | None = None
+                        ) -> DDxComparison:
     """Evaluate the same models under each ranking method (``methods``: names, a comma-separated text or
-    ``all``); the first method is the reference for ``winner_changes``."""
+    ``all``; each built with its ``params``); the first method is the reference for ``winner_changes``."""
     names = list(predictions)
     if not names:
         raise ValueError("compare_ddx_methods needs at least one model's predictions")
-    resolved = resolve_ranking_methods(methods)
+    check_draws_not_in_params(params)
+    resolved = resolve_ranking_methods(methods, params)
     results: dict[str, DDxResult] = {}
     rows = []
     reference_winner: int | None = None
@@ -191,16 +193,15 @@ class DDxConformal(Displayed):
 
 def conformal_ddx(annotations: DDxAnnotations, predictions: Mapping[str, np.ndarray], alpha: float, *,
                   method: str | None = None, samples: int = 10, calibration: float = 0.5,
-                  seed: int | None = 0) -> DDxConformal:
+                  seed: int | None = 0, params: Mapping[str, Mapping[str, Any]] | None = None) -> DDxConformal:
     """Prediction sets for every model: plausibilities from the ranking ``method`` (default: the registry's),
     cases split by ``seed`` into calibration and held-out, threshold by :func:`monte_carlo_conformal` on the
     calibration cases, coverage and set size on the held-out ones. Scores must be comparable across cases (e.g.
-    probabilities)."""
-    from stableval.aggregate.rankings.registry import default_ranking_method, get_ranking_method
+    probabilities). ``params``: the ranking method's hyper-parameters, as for :func:`evaluate_ddx`."""
     from stableval.evaluate.conformal import coverage, monte_carlo_conformal, split_cases
 
-    found = get_ranking_method(default_ranking_method() if method is None else method)
-    plausibility = found.build().fit(annotations.rankings()).plausibility_matrix()
+    _, found, estimator = resolve_ranking_methods(None if method is None else [method], params)[0]
+    plausibility = estimator.fit(annotations.rankings()).plausibility_matrix()
     cal, test = split_cases(annotations.n_cases, calibration, seed=seed)
     if cal.size == 0 or test.size == 0:
         raise ValueError("the split leaves no calibration or no held-out case")

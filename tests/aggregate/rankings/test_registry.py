@@ -8,6 +8,7 @@ from stableval.aggregate.rankings.registry import (
     RANKING_REGISTRY,
     default_ranking_method,
     parse_ranking_param,
+    parse_ranking_params,
     ranking_method_table,
     ranking_parameter_table,
     resolve_ranking_methods,
@@ -33,3 +34,15 @@ def test_unknown_methods_and_parameters_are_named() -> None:
         resolve_ranking_methods("irn,nope")
     with pytest.raises(ValueError, match="pl has no parameter 'shape'"):
         parse_ranking_param("pl.shape=2")
+
+
+def test_parameters_of_methods_that_do_not_run_are_refused_not_ignored() -> None:
+    """Issue 29: ``--ranking-param`` text → per-method values, checked by the declarations."""
+    assert parse_ranking_params(["PL.prior_shape=3", "rater-pl.tol=1e-6", "pl.solver=ilsr"],
+                                chosen=["pl", "rater-pl"]) == {"pl": {"prior_shape": 3.0, "solver": "ilsr"},
+                                                               "rater-pl": {"tol": 1e-6}}
+    assert parse_ranking_params([], chosen=["irn"]) == {}
+    with pytest.raises(ValueError, match="not among the chosen ranking methods"):
+        parse_ranking_params(["pl.prior_shape=3"], chosen=["irn", "borda"])
+    with pytest.raises(ValueError, match="a number ≥ 1"):
+        parse_ranking_params(["pl.prior_shape=0.5"], chosen=["pl"])

@@ -30,6 +30,7 @@ __all__ = [
     "default_ranking_method",
     "get_ranking_method",
     "parse_ranking_param",
+    "parse_ranking_params",
     "ranking_method_names",
     "ranking_method_table",
     "ranking_parameter_table",
@@ -122,6 +123,28 @@ def parse_ranking_param(text: str) -> tuple[str, str, Any]:
         return method.name, option.name, option.from_text(value)
     except ValueError as error:
         raise ValueError(f"{method.name}.{error}") from None
+
+
+def parse_ranking_params(entries: Iterable[str], chosen: Iterable[str] | None = None) -> dict[str, dict[str, Any]]:
+    """Several ``METHOD.NAME=VALUE`` texts → ``{method: {name: value}}`` (:func:`parse_ranking_param` each); with
+    ``chosen`` (the methods that will run), a parameter of any other method is refused rather than ignored.
+
+    >>> parse_ranking_params(["pl.prior_shape=3", "pl.solver=ilsr"], chosen=["irn", "pl"])
+    {'pl': {'prior_shape': 3.0, 'solver': 'ilsr'}}
+    >>> parse_ranking_params(["pl.prior_shape=3"], chosen=["irn"])
+    Traceback (most recent call last):
+    ...
+    ValueError: pl.prior_shape=3 sets a parameter of pl, which is not among the chosen ranking methods (irn)
+    """
+    running = None if chosen is None else [get_ranking_method(name).name for name in chosen]
+    params: dict[str, dict[str, Any]] = {}
+    for text in entries:
+        method, name, value = parse_ranking_param(text)
+        if running is not None and method not in running:
+            raise ValueError(f"{text.strip()} sets a parameter of {method}, which is not among the chosen ranking "
+                             f"methods ({', '.join(running)})")
+        params.setdefault(method, {})[name] = value
+    return params
 
 
 def ranking_method_table() -> str:
