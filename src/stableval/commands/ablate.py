@@ -134,6 +134,7 @@ def ablate(
 def _coverage(output: Path, *, tables: list[str], trials: int, seed: int, jobs: int, scheduler: str | None) -> None:
     """``ablate --metric coverage``: the designs of :func:`stableval.simulate.coverage.default_cells` (``ppi``) and
     of :func:`stableval.simulate.score_coverage.default_score_cells` (``score``)."""
+    from stableval.commands.output import say
     from stableval.parallel import make_executor
     from stableval.simulate.coverage import default_cells, run_coverage
     from stableval.simulate.score_coverage import default_score_cells, run_score_coverage
@@ -152,12 +153,13 @@ def _coverage(output: Path, *, tables: list[str], trials: int, seed: int, jobs: 
             written = run(designs, trials, seed, output, executor=executor)
             typer.echo(written[-1].read_text(encoding="utf-8"))
             files.extend(written)
-    typer.echo(f"wrote {plural(len(files), 'file')} to {output}", err=True)
+    say(f"wrote {plural(len(files), 'file')} to {output}")
 
 
 def _ranking_recovery(output: Path, *, trials: int, seed: int, jobs: int, scheduler: str | None) -> None:
     """``ablate --metric ranking-recovery``: every ranking method at the budgets of
     :data:`stableval.simulate.ranking_recovery.RECOVERY_BUDGETS`."""
+    from stableval.commands.output import say
     from stableval.parallel import make_executor
     from stableval.simulate.ranking_recovery import RECOVERY_BUDGETS, run_recovery
 
@@ -167,7 +169,7 @@ def _ranking_recovery(output: Path, *, trials: int, seed: int, jobs: int, schedu
                    f"{executor.describe()}", err=True)
         files = run_recovery(RECOVERY_BUDGETS, trials, seed, output, executor=executor)
     typer.echo(files[-1].read_text(encoding="utf-8"))
-    typer.echo(f"wrote {plural(len(files), 'file')} to {output}", err=True)
+    say(f"wrote {plural(len(files), 'file')} to {output}")
 
 
 def _sweep_figures(summary: Any, grid: Any, output: Path) -> list[Path]:
