@@ -76,14 +76,17 @@ def ablate(
     Results do not depend on --jobs or --scheduler. A rerun with the same --output skips settings that are
     already finished.
     """
+    from stableval._options import beyond_size_bound, large_allowed
     from stableval.commands.output import check_output_folder, say, write_failed
     from stableval.parallel import make_executor
     from stableval.simulate.grid import default_grid, load_grid, run_grid
     from stableval.simulate.grid_config import MAX_TRIALS
 
     check_output_folder(output)
-    if trials is not None and trials > MAX_TRIALS:
-        raise typer.BadParameter(f"{trials}; allowed: an integer from 2 to {MAX_TRIALS:,}", param_hint="--trials")
+    if trials is not None and trials > MAX_TRIALS and not large_allowed():
+        raise typer.BadParameter(f"{trials}; allowed: an integer from 2 to {MAX_TRIALS:,}; " + beyond_size_bound(
+            f"{trials:,} would take about {trials / MAX_TRIALS:,.0f}× as long as {MAX_TRIALS:,}"),
+                                 param_hint="--trials")
     if metric is AblateMetric.COVERAGE:
         if config is not None or not set(sweep or ()) <= set(COVERAGE_TABLES):
             raise typer.BadParameter("--config defines the ranking grid and the coverage designs are fixed; --sweep "
