@@ -36,7 +36,7 @@ class Ratings:
 
     @property
     def level_flag(self) -> list[str]:
-        return ["--levels", ",".join(self.levels)]
+        return ["--levels", ",".join(self.levels)] if self.levels else []
 
 
 @st.composite
@@ -65,6 +65,24 @@ def ratings(draw: st.DrawFn) -> Ratings:
     return Ratings(frame.reset_index(drop=True), tuple(levels))
 
 
+@st.composite
+def votes(draw: st.DrawFn) -> Ratings:
+    """Pairwise votes (item, agent_a, agent_b, rater, winner): 3-6 items, 3-4 agents, each item compared by 2-3
+    distinct raters of a pool of 3, each on one pair of agents; every agent in a vote, no repeated
+    (item, pair, rater). ``levels`` is empty (the winner's words a, b, tie are the format's, not names)."""
+    n_items, n_agents = draw(st.integers(3, 6)), draw(st.integers(3, 4))
+    rng = np.random.default_rng(draw(st.integers(0, 2**16)))
+    rows = []
+    for item in range(n_items):
+        for rater in rng.choice(3, size=int(rng.integers(2, 4)), replace=False):
+            a, b = rng.choice(n_agents, size=2, replace=False)
+            strength = (b - a) / n_agents  # the higher-numbered agent wins more often
+            winner = rng.choice(["a", "b", "tie"], p=[0.4 - strength / 2, 0.4 + strength / 2, 0.2])
+            rows.append((f"it{item}", f"ag{a}", f"ag{b}", f"ra{rater}", str(winner)))
+    rows += [("it0", f"ag{agent}", f"ag{(agent + 1) % n_agents}", "ra9", "tie") for agent in range(n_agents)]
+    return Ratings(pd.DataFrame(rows, columns=["item", "agent_a", "agent_b", "rater", "winner"]), ())
+
+
 def shuffled(data: Ratings, seed: int) -> Ratings:
     """The same judgments in another row order."""
     order = np.random.default_rng(seed).permutation(len(data.frame))
@@ -74,17 +92,50 @@ def shuffled(data: Ratings, seed: int) -> Ratings:
 def renaming(data: Ratings) -> dict[str, str]:
     """A consistent renaming of every item, agent, rater and level name that also reverses their sort order."""
     out: dict[str, str] = {}
-    for column, tag in (("item", "I"), ("agent", "A"), ("rater", "R")):
-        names = sorted(set(data.frame[column]))
+    for columns, tag in ((["item"], "I"), (["agent", "agent_a", "agent_b"], "A"), (["rater"], "R")):
+        names = sorted({name for column in columns if column in data.frame for name in data.frame[column]})
         out.update({name: f"z{tag}{len(names) - i:02d}q" for i, name in enumerate(names)})
     out.update(dict(zip(LEVELS, RENAMED_LEVELS, strict=True)))
     return out
 
 
 def renamed(data: Ratings, mapping: dict[str, str]) -> Ratings:
-    """``data`` with every name replaced by ``mapping`` (levels keep their order: the scale is the same)."""
-    frame = data.frame.apply(lambda column: column.map(mapping))
+    """``data`` with every name replaced by ``mapping`` (levels keep their order: the scale is the same; words that
+    are not names, such as a pairwise winner's ``a``, stay)."""
+    frame = data.frame.apply(lambda column: column.map(lambda value: mapping.get(value, value)))
     return Ratings(frame, tuple(mapping[level] for level in data.levels))
+
+
+def report_text(html: str) -> list[str]:
+    """The words and numbers a report shows (its tables and sentences), without its inline figures and styles and
+    the input file's checksum."""
+    for element in ("svg", "style", "script"):
+        html = re.sub(rf"<{element}\b.*?</{element}>", " ", html, flags=re.S)
+    text = re.sub(r"<[^>]+>", " ", re.sub(r"<img\b[^>]*>", " ", html))
+    import html as html_lib
+
+    words = (word.strip(",;") for word in html_lib.unescape(text).split())  # lists in name order: no separators
+    return [word for word in words if word and not re.fullmatch(r"[0-9a-f]{64}", word)]  # the sha256 of the bytes
+
+
+def figure_data(figure: Any) -> list[dict[str, Any]]:
+    """What a matplotlib figure draws, per axes: its texts (title, axis labels, tick labels, annotations) and the
+    numbers behind its lines, markers, bars, error bars and images, as lists two runs can compare."""
+    axes = []
+    for ax in figure.axes:
+        texts = [ax.get_title(), ax.get_xlabel(), ax.get_ylabel(), *(t.get_text() for t in ax.texts),
+                 *(t.get_text() for t in [*ax.get_xticklabels(), *ax.get_yticklabels()])]
+        points: list[list[float]] = [[float(v) for v in xy] for line in ax.lines for xy in line.get_xydata()]
+        for collection in ax.collections:
+            points += [[float(v) for v in xy] for xy in np.asarray(collection.get_offsets()).reshape(-1, 2)]
+            points += [[float(v) for v in path.vertices.ravel()] for path in collection.get_paths()]
+            if collection.get_array() is not None:
+                points.append([float(v) for v in np.asarray(collection.get_array()).ravel()])
+        points += [[float(patch.get_x()), float(patch.get_y()), float(patch.get_width()), float(patch.get_height())]
+                   for patch in ax.patches if hasattr(patch, "get_width")]  # bars, in data coordinates
+        points += [[float(v) for v in np.asarray(image.get_array()).ravel()] for image in ax.images]
+        axes.append({"texts": [t for t in texts if t], "points": points})
+    return axes
 
 
 def run_json(argv: list[str]) -> dict[str, Any]:

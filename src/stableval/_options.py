@@ -29,12 +29,49 @@ ValueError: mode='slow': allowed one of fast, exact
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["MAX_ITERATIONS", "MAX_SEED", "MAX_STARTS", "Option", "check_all", "option_table"]
+__all__ = ["ALLOW_LARGE", "MAX_ITERATIONS", "MAX_SEED", "MAX_STARTS", "Option", "beyond_size_bound", "check_all",
+           "large_allowed", "memory_text", "option_table"]
+
+#: The environment variable that lifts every size bound (``STABLEVAL_ALLOW_LARGE=1 stableval score ... -B 1000000``):
+#: replicates, random starts, EM iterations, simulated studies and grid trials. The bounds only guard against a typo
+#: of a few zeros; a run that really needs more sets it. Read when a value is checked, so it reaches the command
+#: line, config files and the Python API alike. Bounds that are not sizes (a seed's) stay.
+ALLOW_LARGE = "STABLEVAL_ALLOW_LARGE"
+
+
+def large_allowed() -> bool:
+    """True when :data:`ALLOW_LARGE` is set to anything but empty, ``0``, ``false``, ``no`` or ``off``.
+
+    >>> import os; os.environ.pop(ALLOW_LARGE, None) and None; large_allowed()
+    False
+    """
+    return os.environ.get(ALLOW_LARGE, "").strip().lower() not in ("", "0", "false", "no", "off")
+
+
+def beyond_size_bound(cost: str, bound: int | None = None) -> str:
+    """The end of every refusal of a size above its bound: what the value asked would cost, the bound (unless the
+    message already gives it) and the override.
+
+    >>> beyond_size_bound("100000 starts take 100× as long as 1000", 1000)
+    '100000 starts take 100× as long as 1000; the limit is 1,000; set STABLEVAL_ALLOW_LARGE=1 to run it anyway'
+    """
+    limit = "" if bound is None else f"; the limit is {bound:,}"
+    return f"{cost}{limit}; set {ALLOW_LARGE}=1 to run it anyway"
+
+
+def memory_text(nbytes: float) -> str:
+    """A size in bytes as people read it.
+
+    >>> memory_text(8 * 10**7), memory_text(48e9)
+    ('76.3 MiB', '44.7 GiB')
+    """
+    return f"{nbytes / 2**20:,.1f} MiB" if nbytes < 2**30 else f"{nbytes / 2**30:,.1f} GiB"
 
 #: The largest random seed every seeded step takes (numpy's legacy ``RandomState``, which MACE uses, stops at
 #: 2**32 - 1); ``--seed`` and every method's ``seed`` parameter are bounded by it.
@@ -69,6 +106,8 @@ class Option:
         label: a form's label, if not the name in words.
         none_ok: ``None`` is a valid value even when ``default`` is not ``None``.
         aliases: (word, value) pairs accepted for a value, such as old spellings (:meth:`check` returns the value).
+        size_bound: ``le`` only guards against a typo of a few zeros (starts, iterations): a refusal says how many
+            times the work of the bound the value asks, and :data:`ALLOW_LARGE` lifts it.
     """
 
     name: str
@@ -85,6 +124,7 @@ class Option:
     label: str | None = None
     none_ok: bool = False
     aliases: tuple[tuple[str, Any], ...] = ()
+    size_bound: bool = False
 
     @property
     def cli(self) -> str:
@@ -131,7 +171,7 @@ class Option:
             bad_type = isinstance(value, bool) or not isinstance(value, int | float) or (
                 self.kind is int and not float(value).is_integer())
             if bad_type or (isinstance(value, float) and math.isnan(value)) or not self._in_bounds(float(value)):
-                raise ValueError(f"{self.name}={value!r}: allowed {self.constraint}")
+                raise ValueError(f"{self.name}={value!r}: allowed {self.constraint}{self._beyond(value)}")
             return self.kind(value)
         if self.kind is bool and not isinstance(value, bool):
             raise ValueError(f"{self.name}={value!r}: allowed true or false")
@@ -140,8 +180,17 @@ class Option:
     def _in_bounds(self, value: float) -> bool:
         if not math.isfinite(value) and value not in (self.ge, self.le):
             return False
+        le = None if self.size_bound and large_allowed() else self.le
         return ((self.ge is None or value >= self.ge) and (self.gt is None or value > self.gt)
-                and (self.le is None or value <= self.le) and (self.lt is None or value < self.lt))
+                and (le is None or value <= le) and (self.lt is None or value < self.lt))
+
+    def _beyond(self, value: Any) -> str:
+        """For a number above a size bound: what it asks and how to run it anyway (else nothing)."""
+        if not (self.size_bound and self.le and isinstance(value, int | float) and math.isfinite(value)
+                and value > self.le):
+            return ""
+        return "; " + beyond_size_bound(f"{_number(value)} would take about {value / self.le:,.0f}× as long as "
+                                        f"{_number(self.le)}")
 
     def from_text(self, text: str) -> Any:
         """The value written as text (a flag, a form field, ``--param name=value``), parsed and checked."""

@@ -172,6 +172,35 @@ def test_a_count_a_few_zeros_too_large_is_refused_before_any_work(tmp_path: Path
     assert any(bound in output for bound in ("100000", "1000]", "100,000"))
 
 
+@pytest.mark.parametrize("argv", [["score", "-B", "10000000"], ["agreement", "-B", "10000000"],
+                                  ["stability", "-R", "10000000"], ["score", "--param", "stableval.n_starts=100000"],
+                                  ["score", "-m", "ds", "--max-iter", "1000000000"]])
+def test_a_refused_count_names_its_cost_and_the_override(tmp_path: Path, argv: list[str]) -> None:
+    """Issue 26 (E6): the refusal says what was asked would cost (memory of the draws, or how many times the work
+    of the limit) and how to run it anyway (STABLEVAL_ALLOW_LARGE=1), not only the bound."""
+    path = two_item_ratings(tmp_path / "r.csv")
+    output = " ".join(clean_failure(runner.invoke(app, [argv[0], str(path), *LEVEL_FLAGS, *argv[1:]]), 2).split())
+    assert "STABLEVAL_ALLOW_LARGE=1" in output and "run it anyway" in output, output
+    if "-B" in argv or "-R" in argv:
+        assert "10,000,000 replicates would hold 76.3 MiB" in output and "100× as long" in output, output
+    else:
+        assert "× as long" in output, output
+
+
+@pytest.mark.parametrize("argv", [["score", "-m", "mv", "-B", "100001"], ["agreement", "-B", "100001"],
+                                  ["score", "-m", "ds", "--max-iter", "1000001", "-B", "0"]])
+def test_the_override_lifts_the_size_bounds(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                            argv: list[str]) -> None:
+    """Issue 26 (E6): with STABLEVAL_ALLOW_LARGE=1 a count above its bound runs (here just above it, on two
+    items, so it stays fast)."""
+    path = two_item_ratings(tmp_path / "r.csv")
+    monkeypatch.setenv("STABLEVAL_ALLOW_LARGE", "1")
+    result = runner.invoke(app, [argv[0], str(path), *LEVEL_FLAGS, *argv[1:], "-f", "json"])
+    assert result.exit_code == 0, result.output
+    if "-B" in argv and argv[argv.index("-B") + 1] != "0":
+        assert json.loads(result.stdout)["settings"]["bootstrap"] == 100001
+
+
 def test_pairwise_bootstrap_has_the_same_bound(tmp_path: Path) -> None:
     """Issue 26 (E6): ``pairwise -B 1000000000`` was a 44.7 GiB MemoryError."""
     from command_line import renamed_pairwise

@@ -206,3 +206,33 @@ def test_random_files_give_the_general_table(tmp_path_factory: pytest.TempPathFa
         assert_same(fast, expected)
     else:  # only a warning (a level never used) hands a clean file over
         assert any(note.startswith("WARNING") for note in expected.notes)
+
+
+def _scaled(frame: pd.DataFrame, path: Path, levels: list[str] | None) -> None:
+    table = pa.Table.from_pandas(frame, preserve_index=False)
+    metadata = dict(table.schema.metadata or {})
+    if levels is not None:
+        metadata[SCALE_KEY.encode()] = f'{{"column": "label", "levels": {levels!r}}}'.replace("'", '"').encode()
+    pq.write_table(table.replace_schema_metadata(metadata), path)
+
+
+@pytest.mark.parametrize(("first", "second", "levels"), [
+    (None, ["x", "y", "z"], None),  # only the second file declares a scale
+    (["x", "y", "z"], ["z", "y", "x"], "x,y,z"),  # --levels given: the lookup path read it with the first's
+])
+def test_a_dataset_whose_files_declare_different_scales_is_refused(tmp_path: Path, first: list[str] | None,
+                                                                   second: list[str], levels: str | None) -> None:
+    """Issue 26 (E14): the integer-id lookup path read a folder whose files declare different scales (another order
+    of the levels, or one file with none) with the first file's; it now hands the folder to the general reader,
+    which refuses, naming both files and their scales."""
+    frame = judgments().assign(label=lambda f: f["label"].map({0: "x", 1: "y", 2: "z"}))
+    folder = tmp_path / "ds"
+    folder.mkdir()
+    _scaled(frame.iloc[:60], folder / "a.parquet", first)
+    _scaled(frame.iloc[60:], folder / "b.parquet", second)
+    assert integer_table(folder, InputOptions(levels=levels)) is None  # handed to the general reader, which refuses
+    with pytest.raises(InputError) as caught:
+        read_any(folder, levels=levels)
+    message = str(caught.value)
+    assert message.startswith(str(folder / "b.parquet")) and str(folder / "a.parquet") in message, message
+    assert "different scales" in message and "levels " + " < ".join(second) in message, message

@@ -130,3 +130,17 @@ def test_a_bad_gold_level_names_the_gold_file_and_row(tmp_path: Path) -> None:
     with pytest.raises(InputError) as caught:
         gold_accuracy(ratings, MajorityVote().fit(ratings), read_gold(path))
     assert str(caught.value).startswith(f"{path}, row 2") and caught.value.column == "gold"
+
+
+@pytest.mark.parametrize("suffix", ["csv", "tsv"])
+def test_a_bad_gold_level_names_the_file_line_too(tmp_path: Path, suffix: str) -> None:
+    """Issue 26 (E15): ``gold.csv, row 2 (line 3), column 'gold'``, the line as every other reader gives it."""
+    from stableval.data.frames import as_table
+
+    ratings = as_table(pd.DataFrame({"item": ["q1", "q1", "q2", "q2"], "agent": ["m1", "m2", "m1", "m2"],
+                                     "rater": "r1", "label": ["good", "bad", "good", "bad"]}), levels=["bad", "good"])
+    path = tmp_path / f"gold.{suffix}"
+    path.write_text("item,agent,gold\nq1,m1,good\nq2,m2,NA\n".replace(",", "," if suffix == "csv" else "\t"))
+    with pytest.raises(InputError) as caught:
+        gold_accuracy(ratings, MajorityVote().fit(ratings), read_gold(path))
+    assert str(caught.value).startswith(f"{path}, row 2 (line 3), column 'gold'"), str(caught.value)

@@ -8,6 +8,7 @@ import krippendorff
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given, settings, strategies as st
 from statsmodels.stats.inter_rater import cohens_kappa, fleiss_kappa
 
 from stableval.data import annotations_from_frame
@@ -189,3 +190,37 @@ def test_bad_arguments_raise() -> None:
         agreement(table, cohen_weights="cubic")
     with pytest.raises(ValueError, match="metric"):
         krippendorff_alpha(table.vote_counts(), "ratio")
+
+
+def _pair_intervals(frame: pd.DataFrame, back: dict[str, str] | None = None) -> dict[tuple[str, ...], tuple]:
+    """Each rater pair's kappa and its bootstrap interval, the raters' names mapped back by ``back``."""
+    result = agreement(annotations_from_frame(frame, levels=("bad", "good")), bootstrap=60, seed=1, min_shared=2)
+    out: dict[tuple[str, ...], tuple] = {}
+    for row in result.pairs.itertuples():
+        names = tuple(sorted((back or {}).get(name, name) for name in (row.rater_a, row.rater_b)))
+        out[names] = tuple(str(round(float(x), 9)) for x in (row.kappa_quadratic, row.ci_low, row.ci_high))
+    stats = result.statistics
+    out[("statistics",)] = tuple(str(round(float(x), 9)) for x in (*stats["ci_low"], *stats["ci_high"]))
+    return out
+
+
+@settings(max_examples=25, deadline=None, derandomize=True)
+@given(seed=st.integers(0, 2**16), rename_items=st.booleans())
+def test_renamed_raters_give_the_identical_pair_intervals(seed: int, rename_items: bool) -> None:
+    """Issue 26 (E12): a response's place in the bootstrap's draw order was broken, among responses with the same
+    level counts (exact ties, common with two levels), by which rater pairs saw them: by the raters' codes, i.e. the
+    sorted order of their names. Renaming the raters consistently (and the items) moved each pair's kappa interval.
+    The order is now by a name-free fingerprint of who rated what, so the intervals are identical."""
+    rng = np.random.default_rng(seed)
+    n_raters = int(rng.integers(3, 6))
+    rows = [(f"i{item}", "A", f"r{rater}", ("bad", "good")[int(rng.integers(0, 2))])
+            for item in range(int(rng.integers(6, 14)))
+            for rater in rng.choice(n_raters, size=int(rng.integers(2, n_raters + 1)), replace=False)]
+    frame = pd.DataFrame(rows, columns=["item", "agent", "rater", "label"])
+    permutation = rng.permutation(n_raters)
+    mapping = {f"r{i}": f"r{permutation[i]}" for i in range(n_raters)}
+    renamed = frame.assign(rater=frame["rater"].map(mapping))
+    if rename_items:  # reverse the items' sort order too
+        renamed = renamed.assign(item=renamed["item"].map(lambda name: f"j{99 - int(name[1:])}"))
+    back = {new: old for old, new in mapping.items()}
+    assert _pair_intervals(renamed, back) == _pair_intervals(frame)

@@ -8,6 +8,7 @@ import pytest
 from typer.testing import CliRunner
 
 from stableval.cli import app
+from stableval.errors import InputError
 
 from command_line import clean_failure
 
@@ -66,3 +67,19 @@ def test_a_grid_too_large_to_run_is_refused_before_any_work(tmp_path: Path, text
     output = clean_failure(runner.invoke(app, ["ablate", "-c", str(config), "-o", str(tmp_path / "out")]), 1)
     assert key in output and says in output and "grid.toml" in output
 
+
+
+def test_the_trials_bound_names_the_override_which_lifts_it(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """Issue 26 (E6): trials above the bound are refused naming how much longer they would take and the override;
+    STABLEVAL_ALLOW_LARGE=1 lifts the bound (checked, not run)."""
+    from stableval.simulate.grid_config import MAX_TRIALS, check_grid, default_grid
+
+    grid = default_grid().with_trials(MAX_TRIALS * 10)
+    with pytest.raises(InputError) as caught:
+        check_grid(grid)
+    assert "10× as long" in str(caught.value) and "STABLEVAL_ALLOW_LARGE=1" in str(caught.value), str(caught.value)
+    output = clean_failure(runner.invoke(app, ["ablate", "--trials", str(MAX_TRIALS * 10), "-o",
+                                               str(tmp_path / "o")]), 2)
+    assert "STABLEVAL_ALLOW_LARGE=1" in " ".join(output.split())
+    monkeypatch.setenv("STABLEVAL_ALLOW_LARGE", "1")
+    check_grid(grid)

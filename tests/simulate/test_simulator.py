@@ -134,3 +134,23 @@ def test_a_study_too_large_to_hold_is_refused_with_its_size(settings: dict, name
     with pytest.raises(InputError) as caught:
         SimulationConfig(**settings)
     assert caught.value.option == name and says in str(caught.value)
+
+
+@pytest.mark.parametrize(("settings", "name", "says"), [
+    ({"items": 1_000_000_000}, "items", "670.6 GiB"), ({"levels": 5000}, "levels", "GiB")])
+def test_a_study_too_large_names_the_override(settings: dict, name: str, says: str,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 26 (E6): the refusal gives the study's size and names STABLEVAL_ALLOW_LARGE=1, which lifts the bounds
+    (the levels bound and the cells bound; monkeypatched small here so the study stays tiny)."""
+    with pytest.raises(InputError) as caught:
+        SimulationConfig(**settings)
+    assert caught.value.option == name and says in str(caught.value)
+    assert "STABLEVAL_ALLOW_LARGE=1" in str(caught.value), str(caught.value)
+    import stableval.simulate.simulator as simulator
+
+    monkeypatch.setattr(simulator, "MAX_LEVELS", 3)
+    monkeypatch.setattr(simulator, "MAX_CELLS", 100)
+    with pytest.raises(InputError, match="STABLEVAL_ALLOW_LARGE"):
+        SimulationConfig(items=20, levels=4)
+    monkeypatch.setenv("STABLEVAL_ALLOW_LARGE", "1")
+    assert simulate(SimulationConfig(items=20, levels=4), seed=0).level.max() <= 3

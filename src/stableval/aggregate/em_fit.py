@@ -63,7 +63,8 @@ def em_fit_summary(model: Aggregator) -> dict[str, Any]:
 
 #: the settings every EM estimator shares, declared once (an estimator may word its own help with
 #: ``dataclasses.replace``)
-MAX_ITER = Option("max_iter", int, "Most EM iterations (E-steps).", ge=1, le=MAX_ITERATIONS)
+MAX_ITER = Option("max_iter", int, "Most EM iterations (E-steps).", ge=1, le=MAX_ITERATIONS,
+                  size_bound=True)
 TOL = Option("tol", float, "Stop when one EM step improves the log-likelihood by less than tol · max(1, "
                            "|log-likelihood|).", ge=0)
 ACCELERATION = Option(

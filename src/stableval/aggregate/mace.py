@@ -70,7 +70,7 @@ class MACE(Aggregator):
 
     PARAMETERS = (
         Option("n_restarts", int, "Random restarts; the highest marginal log-likelihood wins (restart j is seeded "
-                                  "seed + j).", ge=1, le=MAX_STARTS),
+                                  "seed + j).", ge=1, le=MAX_STARTS, size_bound=True),
         replace(MAX_ITER, help="Most EM iterations (M-step then E-step) per restart (crowd-kit always runs 50)."),
         replace(TOL, help="Stop a restart when the marginal log-likelihood changes by less than tol · max(1, |ℓ|); 0 "
                           "= always max_iter, as crowd-kit does."),

@@ -80,7 +80,7 @@ class Stableval(EMAggregator):
                             "(vote shares, M-step first, as Dawid–Skene) or ml (the Dawid–Skene solution, then MAP "
                             "EM).", choices=INITS, aliases=(("majority", "paper"),)),
         Option("n_starts", int, "Random starts with init=best: the soft vote shares mixed half and half with a random "
-                                "distribution per response.", ge=0, le=MAX_STARTS),
+                                "distribution per response.", ge=0, le=MAX_STARTS, size_bound=True),
         Option("seed", int, "Seed of the random starts.", ge=0, le=MAX_SEED),
         replace(ACCELERATION, help=ACCELERATION.help + " With init=paper, none reproduces Algorithm 1 step by "
                                                        "step."),

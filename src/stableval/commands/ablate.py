@@ -76,14 +76,17 @@ def ablate(
     Results do not depend on --jobs or --scheduler. A rerun with the same --output skips settings that are
     already finished.
     """
+    from stableval._options import beyond_size_bound, large_allowed
     from stableval.commands.output import check_output_folder, say, write_failed
     from stableval.parallel import make_executor
     from stableval.simulate.grid import default_grid, load_grid, run_grid
     from stableval.simulate.grid_config import MAX_TRIALS
 
     check_output_folder(output)
-    if trials is not None and trials > MAX_TRIALS:
-        raise typer.BadParameter(f"{trials}; allowed: an integer from 2 to {MAX_TRIALS:,}", param_hint="--trials")
+    if trials is not None and trials > MAX_TRIALS and not large_allowed():
+        raise typer.BadParameter(f"{trials}; allowed: an integer from 2 to {MAX_TRIALS:,}; " + beyond_size_bound(
+            f"{trials:,} would take about {trials / MAX_TRIALS:,.0f}× as long as {MAX_TRIALS:,}"),
+                                 param_hint="--trials")
     if metric is AblateMetric.COVERAGE:
         if config is not None or not set(sweep or ()) <= set(COVERAGE_TABLES):
             raise typer.BadParameter("--config defines the ranking grid and the coverage designs are fixed; --sweep "
@@ -134,6 +137,7 @@ def ablate(
 def _coverage(output: Path, *, tables: list[str], trials: int, seed: int, jobs: int, scheduler: str | None) -> None:
     """``ablate --metric coverage``: the designs of :func:`stableval.simulate.coverage.default_cells` (``ppi``) and
     of :func:`stableval.simulate.score_coverage.default_score_cells` (``score``)."""
+    from stableval.commands.output import say
     from stableval.parallel import make_executor
     from stableval.simulate.coverage import default_cells, run_coverage
     from stableval.simulate.score_coverage import default_score_cells, run_score_coverage
@@ -152,12 +156,13 @@ def _coverage(output: Path, *, tables: list[str], trials: int, seed: int, jobs: 
             written = run(designs, trials, seed, output, executor=executor)
             typer.echo(written[-1].read_text(encoding="utf-8"))
             files.extend(written)
-    typer.echo(f"wrote {plural(len(files), 'file')} to {output}", err=True)
+    say(f"wrote {plural(len(files), 'file')} to {output}")
 
 
 def _ranking_recovery(output: Path, *, trials: int, seed: int, jobs: int, scheduler: str | None) -> None:
     """``ablate --metric ranking-recovery``: every ranking method at the budgets of
     :data:`stableval.simulate.ranking_recovery.RECOVERY_BUDGETS`."""
+    from stableval.commands.output import say
     from stableval.parallel import make_executor
     from stableval.simulate.ranking_recovery import RECOVERY_BUDGETS, run_recovery
 
@@ -167,7 +172,7 @@ def _ranking_recovery(output: Path, *, trials: int, seed: int, jobs: int, schedu
                    f"{executor.describe()}", err=True)
         files = run_recovery(RECOVERY_BUDGETS, trials, seed, output, executor=executor)
     typer.echo(files[-1].read_text(encoding="utf-8"))
-    typer.echo(f"wrote {plural(len(files), 'file')} to {output}", err=True)
+    say(f"wrote {plural(len(files), 'file')} to {output}")
 
 
 def _sweep_figures(summary: Any, grid: Any, output: Path) -> list[Path]:

@@ -30,7 +30,7 @@ from typing import Annotated, Any, TypeVar
 
 import typer
 
-from stableval._options import MAX_SEED
+from stableval._options import ALLOW_LARGE, MAX_SEED, beyond_size_bound, large_allowed, memory_text
 from stableval.commands.output import Output, OutputFormat, check_output_path, write_output
 from stableval.data.flags import CLI_FLAGS
 from stableval.data.importers.registry import IMPORTERS
@@ -89,6 +89,7 @@ __all__ = [
     "read_rated_input",
     "read_table",
     "record_options",
+    "replicates_flag",
     "write_output",
 ]
 
@@ -648,15 +649,34 @@ GoldOpt = Annotated[Path | None, typer.Option("--gold", help="Gold labels (item[
 
 
 #: The most replicates (``--bootstrap``, ``--draws``, ``--repetitions``) a command draws: a typo of a few zeros
-#: (``-B 1000000000``) would need tens of GiB or hours, so it is refused before any work.
+#: (``-B 1000000000``) would need tens of GiB or hours, so it is refused before any work, unless
+#: ``STABLEVAL_ALLOW_LARGE=1`` (:data:`stableval._options.ALLOW_LARGE`).
 MAX_REPLICATES = 100_000
+
+
+def replicates_flag(*names: str, minimum: int, help: str) -> Any:
+    """A count of replicates (``--bootstrap``, ``--draws``, ``--repetitions``): a whole number from ``minimum`` up
+    to :data:`MAX_REPLICATES` (more with ``STABLEVAL_ALLOW_LARGE=1``), the refusal saying what the count asked
+    would cost."""
+    return typer.Option(*names, min=minimum, callback=_within_replicates,
+                        help=f"{help} At most {MAX_REPLICATES:,} ({ALLOW_LARGE}=1 lifts the bound).")
+
+
+def _within_replicates(value: int | None) -> int | None:
+    """``value`` unless it is above :data:`MAX_REPLICATES` and the bound is not lifted (a usage error)."""
+    if value is not None and value > MAX_REPLICATES and not large_allowed():
+        raise typer.BadParameter(f"{value} is above the limit, {MAX_REPLICATES}: " + beyond_size_bound(
+            f"{value:,} replicates would hold {memory_text(8 * value)} of draws for every number estimated (score: "
+            f"agents × levels of them) and take about {value / MAX_REPLICATES:,.0f}× as long as "
+            f"{MAX_REPLICATES:,}"))
+    return value
 
 
 def bootstrap_flag(help: str = "Bootstrap replicates for the intervals (0 = none).") -> Any:
     """``--bootstrap/-B``, a whole number 0..:data:`MAX_REPLICATES`, declared once; a command may say in ``help``
     what it resamples:
     ``bootstrap: Annotated[int, bootstrap_flag("Bootstrap replicates over votes (0 = none).")] = 1000``."""
-    return typer.Option("--bootstrap", "-B", min=0, max=MAX_REPLICATES, help=help)
+    return replicates_flag("--bootstrap", "-B", minimum=0, help=help)
 
 
 #: ``--bootstrap/-B`` with the common help text.
@@ -672,7 +692,7 @@ class VoteRule(StrEnum):
 
 
 #: The flags of the commands that score models against bootstrapped ground truths (rater-bootstrap, medqa, ddx).
-DrawsOpt = Annotated[int, typer.Option("--draws", "-B", min=1, max=MAX_REPLICATES, help="Bootstrap draws of raters.")]
+DrawsOpt = Annotated[int, replicates_flag("--draws", "-B", minimum=1, help="Bootstrap draws of raters.")]
 DrawnRatersOpt = Annotated[int, typer.Option("--raters", "-k", min=0, help="Ratings drawn per item with "
                                              "replacement (0 = as many as the item has).")]
 PredictionsOpt = Annotated[list[str] | None, typer.Option(

@@ -19,6 +19,7 @@ from typing import Annotated, Any
 import typer
 
 from stableval.commands.common import OutputOpt, bad_input_exits, fail
+from stableval.commands.output import say
 from stableval.commands.portal import DEFAULT_DB, DatabaseOpt, open_database, portal_app, require_existing
 from stableval.wording import plural
 
@@ -100,9 +101,9 @@ def _write_table(frame: Any, notes: Any, output_format: ExportFormat, output: Pa
         sys.stdout.flush()
     else:
         write(frame, output, output_format.value)
-        typer.echo(f"wrote {plural(len(frame), 'row')} to {output}", err=True)
+        say(f"wrote {plural(len(frame), 'row')} to {output}")
     for note in notes:
-        typer.echo(f"note: {note}", err=True)
+        say(f"note: {note}")
 
 
 def _export_track(db: Any, slug: str, kind: ExportKind | None, criterion: str | None, rater: str | None,
@@ -124,11 +125,11 @@ def _export_track(db: Any, slug: str, kind: ExportKind | None, criterion: str | 
         output.write_text(ddx_json(result), encoding="utf-8")
         Path(conditions_path(str(output))).write_text("\n".join(result.conditions) + "\n", encoding="utf-8")
         Path(cases_path(str(output))).write_text("\n".join(result.cases) + "\n", encoding="utf-8")
-        typer.echo(f"wrote {plural(len(result.cases), 'case')} to {output}, the condition names to "
-                   f"{conditions_path(str(output))} and the case ids to {cases_path(str(output))}", err=True)
+        say(f"wrote {plural(len(result.cases), 'case')} to {output}, the condition names to "
+            f"{conditions_path(str(output))} and the case ids to {cases_path(str(output))}")
         for note in result.notes:
-            typer.echo(f"note: {note}", err=True)
+            say(f"note: {note}")
     else:
         _write_table(result.frame, result.notes, output_format, output)
     if one_format:
-        typer.echo(f"analyse with: {analysis_command(result, str(output) if output else 'FILE')}", err=True)
+        say(f"analyse with: {analysis_command(result, str(output) if output else 'FILE')}")

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from stableval.commands.common import OutputOpt, bad_input_exits, fail, record_options
+from stableval.commands.output import say
 from stableval.portal.settings import CHANGEABLE, PROPOSAL_STATUSES, SETTINGS, TEXT_KINDS
 from stableval.portal.tasks.registry import task_names
 
@@ -250,7 +251,7 @@ def invites(
         fd = os.open(output, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)  # links are secrets
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write(text)
-        typer.echo(f"wrote {len(created)} invite links to {output}", err=True)
+        say(f"wrote {len(created)} invite links to {output}")
 
 
 def _rater_number(rater_id: str, hint: str) -> str:
@@ -415,7 +416,7 @@ def proposals(
         sys.stdout.write(text)
     else:
         Path(output).write_text(text, encoding="utf-8")
-        typer.echo(f"wrote {len(found)} proposal(s) to {output}", err=True)
+        say(f"wrote {len(found)} proposal(s) to {output}")
 
 
 ProposalDecision = StrEnum("ProposalDecision", "accept reject")

@@ -8,7 +8,6 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from stableval.commands.common import (
-    MAX_REPLICATES,
     ClusterChoice,
     FileArg,
     JobsOpt,
@@ -24,6 +23,7 @@ from stableval.commands.common import (
     method_options,
     output_options,
     read_table,
+    replicates_flag,
 )
 from stableval.commands.output import save_plot
 
@@ -73,8 +73,8 @@ def stability(
     sizes: Annotated[str, typer.Option(
         "--sizes", "-s", help="Comma-separated subset sizes: fractions of the raters (0.25 or 25%) and/or whole "
                               "rater counts (10).")] = "0.25,0.5,0.75",
-    repetitions: Annotated[int, typer.Option("--repetitions", "-R", min=1, max=MAX_REPLICATES,
-                                             help="Random rater subsets drawn per size.")] = 50,
+    repetitions: Annotated[int, replicates_flag("--repetitions", "-R", minimum=1,
+                                                help="Random rater subsets drawn per size.")] = 50,
     jobs: JobsOpt = 0,
     seed: SeedOpt = 0,
     confidence: Annotated[float, typer.Option("--confidence", min=0.5, max=0.999,

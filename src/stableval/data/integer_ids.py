@@ -103,6 +103,8 @@ def _plan(path: Path, options: InputOptions) -> _Plan | None:
         return None
     metadata = [pq.read_metadata(part) for part in files]
     schema = metadata[0].schema.to_arrow_schema()
+    if len({(m.schema.to_arrow_schema().metadata or {}).get(SCALE_KEY.encode()) for m in metadata}) > 1:
+        return None  # files that declare different scales: the general reader names them and refuses
     if any(not m.schema.to_arrow_schema().equals(schema) for m in metadata[1:]):
         return None  # the general reader checks (and names) types that differ between files
     names = [str(name) for name in schema.names]

@@ -38,7 +38,7 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
-from stableval.data.files import SCALE_KEY
+from stableval.data.files import SCALE_KEY, refuse_mixed_scales
 from stableval.data.labels import parse_credit
 from stableval.data.table import AnnotationTable, TableSizes
 from stableval.errors import InputError
@@ -95,18 +95,21 @@ of .parquet files or a glob matching some
         raise InputError("no Parquet file found", file=text,
                          allowed="a Parquet file, a directory of .parquet files or a glob matching some")
     pieces: list[Piece] = []
+    schemas = []
     for name in files:
         try:
             metadata = pq.ParquetFile(name).metadata
         except Exception as exc:  # pyarrow raises several unrelated types for a bad file
             raise InputError(f"cannot read as Parquet: {' '.join(str(exc).split())}", file=name,
                              allowed="Apache Parquet files (the Dask executor reads Parquet only)") from exc
+        schemas.append(metadata.schema.to_arrow_schema())
         groups = metadata.num_row_groups
         first = 0
         for group in range(groups):
             rows = metadata.row_group(group).num_rows
             pieces.append(Piece(name, group if groups > 1 else None, first, rows))
             first += rows
+    refuse_mixed_scales(files, schemas)
     return pieces
 
 

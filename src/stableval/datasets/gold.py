@@ -44,6 +44,7 @@ import pandas as pd
 
 from stableval.data.columns import ROLE_ALIASES
 from stableval.data.files import line_offset, read_table_file, row_error, write_frame
+from stableval.data.files.rows import LINE_OFFSET
 from stableval.data.table import AnnotationTable
 from stableval.datasets.judgments import JUDGMENT_COLUMNS, JUDGMENT_ROLES, judgments_from_frame
 from stableval.errors import InputError
@@ -298,7 +299,9 @@ def read_gold(
                         offset=line_offset(raw), line_at="problem", column=None,
                         value=(repeat["item"], repeat["agent"]), has_value=True,
                         allowed="one gold label per (item, agent)")
-    return GoldLabels(frame=first.reset_index(drop=True), source=source)
+    kept = first.reset_index(drop=True)
+    kept.attrs[LINE_OFFSET] = line_offset(raw)  # so that an error at a row names its file line too
+    return GoldLabels(frame=kept, source=source)
 
 
 def write_gold(gold: Mapping[tuple[str, str], Any], path: str | os.PathLike[str]) -> Path:

@@ -317,6 +317,62 @@ def _content_positions(units: np.ndarray, tiebreak: np.ndarray | None = None) ->
     return position
 
 
+def _fingerprints(table: AnnotationTable, units: np.ndarray, rounds: int = 3) -> np.ndarray:
+    """(N,) rank of each response by a fingerprint of who rated it how that uses no name: its per-response
+    statistics, refined ``rounds`` times by its raters' fingerprints (each the multiset of (response fingerprint,
+    level) the rater gave), as in colour refinement (Weisfeiler–Lehman). It breaks ties between responses with the
+    same statistics the same way whatever the items, agents and raters are called, so the bootstrap draws, and
+    each rater pair's interval, do not move when they are renamed.
+
+    >>> from stableval.data import annotations_from_frame
+    >>> frame = pd.DataFrame({"item": list("aabbcc"), "agent": "A", "rater": list("xyxzyz"),
+    ...                       "label": [1, 1, 1, 1, 0, 1]})     # a and b: the same counts, other raters
+    >>> table = annotations_from_frame(frame)
+    >>> renamed = annotations_from_frame(frame.assign(rater=frame["rater"].map({"x": "z", "y": "x", "z": "y"})))
+    >>> units = _unit_stats(table.vote_counts())
+    >>> _fingerprints(table, units).tolist(), _fingerprints(renamed, units).tolist()
+    ([1, 2, 0], [1, 2, 0])
+    """
+    keys = np.round(units, 12)
+    order = np.lexsort(keys.T[::-1])
+    fresh = np.concatenate([[True], (keys[order][1:] != keys[order][:-1]).any(axis=1)])
+    colour = np.empty(units.shape[0], dtype=np.uint64)
+    colour[order] = np.cumsum(fresh) - 1                  # equal statistics, equal colour
+    label, k = table.label.astype(np.uint64), np.uint64(table.n_levels)
+    by_rater, by_response = _Groups(table.rater, table.n_raters), _Groups(table.response, table.n_responses)
+    for _ in range(rounds):
+        rater_colour = _mix(by_rater.sums(_mix(colour[table.response] * k + label)))
+        colour = _mix(colour ^ _mix(by_response.sums(_mix(rater_colour[table.rater] * k + label))))
+    return np.unique(colour, return_inverse=True)[1].reshape(-1).astype(np.int64)
+
+
+def _mix(values: np.ndarray) -> np.ndarray:
+    """splitmix64 of each value (uint64): well-spread keys whose wrapping sums identify a multiset, in any order."""
+    z = values + np.uint64(0x9E3779B97F4A7C15)
+    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return z ^ (z >> np.uint64(31))
+
+
+class _Groups:
+    """Values summed per group code (``codes`` 0..n-1), sorted once for every sum."""
+
+    def __init__(self, codes: np.ndarray, n: int) -> None:
+        self.order = np.argsort(codes, kind="stable")
+        ordered = codes[self.order]
+        self.starts = np.flatnonzero(np.concatenate([[True], ordered[1:] != ordered[:-1]])) if ordered.size else \
+            np.zeros(0, dtype=np.int64)
+        self.groups = ordered[self.starts]
+        self.n = n
+
+    def sums(self, values: np.ndarray) -> np.ndarray:
+        """(n,) wrapping uint64 sum of ``values`` per group: exact, whatever the order of the values."""
+        out = np.zeros(self.n, dtype=np.uint64)
+        if self.starts.size:
+            out[self.groups] = np.add.reduceat(values[self.order], self.starts)
+        return out
+
+
 def _chunks(total: int, size: int) -> Iterator[int]:
     done = 0
     while done < total:
@@ -524,8 +580,7 @@ def _bootstrap(table: AnnotationTable, units: np.ndarray, pairs: _Pairs, *, boot
     replicates = {name: np.empty(bootstrap) for name in STATISTICS}
     pair_reps = np.empty((bootstrap, n_pairs)) if n_pairs * bootstrap <= 20_000_000 else None
     chunk = max(1, min(bootstrap, 4_000_000 // max(table.n_responses, 1)))
-    weights = np.random.default_rng(0).random(pairs.design.shape[1])  # ties: by which rater pairs saw what
-    position = _content_positions(units, np.asarray(pairs.design @ weights).ravel())
+    position = _content_positions(units, _fingerprints(table, units).astype(np.float64))
     done = 0
     with progress_bar("bootstrap", total=bootstrap, enabled=progress) as bar:
         for rows in _chunks(bootstrap, chunk):

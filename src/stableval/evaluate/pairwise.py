@@ -136,11 +136,12 @@ def _bootstrap_ratings(frame: pd.DataFrame, agents: list[str], model: BradleyTer
     n_votes = len(frame)
     base = frame["weight"].to_numpy(float) if "weight" in frame.columns else np.ones(n_votes)
     side_a, side_b, outcome, _ = vote_codes(frame, agents)
+    slot = _draw_slots(side_a, side_b, outcome, base, _agent_keys(model, side_a, side_b, outcome, base))
     out = np.full((n_boot, len(agents)), np.nan)
     start = np.log(model.strengths_)
     refit = clone(model)
     for replicate in range(n_boot):
-        counts = np.bincount(rng.integers(0, n_votes, n_votes), minlength=n_votes)
+        counts = np.bincount(rng.integers(0, n_votes, n_votes), minlength=n_votes)[slot]
         wins, ties = count_matrices(side_a, side_b, outcome, base * counts, len(agents))
         try:
             out[replicate] = refit.fit_counts(wins, ties, agents, start=start).ratings_
@@ -148,6 +149,33 @@ def _bootstrap_ratings(frame: pd.DataFrame, agents: list[str], model: BradleyTer
             pass
         bar.advance()
     return out
+
+
+def _agent_keys(model: BradleyTerry, side_a: np.ndarray, side_b: np.ndarray, outcome: np.ndarray,
+                base: np.ndarray) -> np.ndarray:
+    """Each agent's place in an order that uses no name where the data tells agents apart: by fitted rating, then
+    weighted wins, losses and ties (then the name order, for agents alike in all of these)."""
+    wins, ties = count_matrices(side_a, side_b, outcome, base, len(model.ratings_))
+    won, lost, tied = wins.sum(axis=1), wins.sum(axis=0), ties.sum(axis=1)
+    order = np.lexsort((np.round(tied, 9), np.round(lost, 9), np.round(won, 9), np.round(model.ratings_, 9)))
+    key = np.empty(order.size, dtype=np.int64)
+    key[order] = np.arange(order.size)
+    return key
+
+
+def _draw_slots(side_a: np.ndarray, side_b: np.ndarray, outcome: np.ndarray, base: np.ndarray,
+                agent_key: np.ndarray) -> np.ndarray:
+    """Each vote's slot in the bootstrap's draws: votes ordered by what they say (the agents' keys, the outcome,
+    the weight), so the resamples depend neither on the row order nor on the names; votes alike in all of these
+    are interchangeable.
+
+    >>> _draw_slots(np.array([1, 0]), np.array([0, 1]), np.array([0, 0]), np.ones(2), np.array([0, 1])).tolist()
+    [1, 0]
+    """
+    order = np.lexsort((np.round(base, 12), outcome, agent_key[side_b], agent_key[side_a]))
+    slot = np.empty(order.size, dtype=np.int64)
+    slot[order] = np.arange(order.size)
+    return slot
 
 
 def _check_arguments(*, bootstrap: Any, seed: Any, confidence: Any, prior: Any) -> None:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import math
 import os
 import tomllib
 from collections.abc import Mapping, Sequence
@@ -21,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from stableval._options import beyond_size_bound, large_allowed
 from stableval.aggregate.registry import (
     Chosen,
     common_parameters,
@@ -35,7 +37,8 @@ from stableval.simulate.simulator import NARROW_GAP, WIDE_GAP, SimulationConfig
 
 __all__ = ["MAX_TRIALS", "PARAMETER_LABELS", "GridConfig", "Sweep", "check_grid", "default_grid", "load_grid"]
 
-#: The most trials per setting (and subsamples per trial) a grid runs: a typo of a few zeros is refused up front.
+#: The most trials per setting (and subsamples per trial) a grid runs: a typo of a few zeros is refused up front
+#: (``STABLEVAL_ALLOW_LARGE=1`` lifts the bound).
 MAX_TRIALS = 100_000
 
 #: axis label of each simulator setting a sweep can vary
@@ -257,14 +260,23 @@ def _parse_sweep(entry: dict[str, Any], base: SimulationConfig, setting_names: s
     return Sweep(str(entry.get("name", parameter)), parameter, values_t, tuple(str(x) for x in labels))
 
 
+def _beyond_trials(value: Any) -> str:
+    """For a count above :data:`MAX_TRIALS`: what it asks and how to run it anyway (else nothing)."""
+    if not (isinstance(value, int) and value > MAX_TRIALS):
+        return ""
+    return "; " + beyond_size_bound(f"{value:,} would take about {value / MAX_TRIALS:,.0f}× as long as "
+                                    f"{MAX_TRIALS:,}")
+
+
 def check_grid(grid: GridConfig, source: str | None = None) -> None:
     """Validate the run settings of a grid (trials, subsamples, methods)."""
+    most = math.inf if large_allowed() else MAX_TRIALS
     checks = [
-        ("trials", isinstance(grid.trials, int) and 2 <= grid.trials <= MAX_TRIALS,
-         f"an integer from 2 (a CI needs two trials) to {MAX_TRIALS:,}"),
+        ("trials", isinstance(grid.trials, int) and 2 <= grid.trials <= most,
+         f"an integer from 2 (a CI needs two trials) to {MAX_TRIALS:,}" + _beyond_trials(grid.trials)),
         ("seed", isinstance(grid.seed, int) and grid.seed >= 0, "an integer >= 0"),
-        ("subsamples", isinstance(grid.subsamples, int) and 1 <= grid.subsamples <= MAX_TRIALS,
-         f"an integer from 1 to {MAX_TRIALS:,}"),
+        ("subsamples", isinstance(grid.subsamples, int) and 1 <= grid.subsamples <= most,
+         f"an integer from 1 to {MAX_TRIALS:,}" + _beyond_trials(grid.subsamples)),
         ("subsample_fraction", isinstance(grid.subsample_fraction, int | float)
          and 0 < grid.subsample_fraction < 1, "a number strictly between 0 and 1"),
     ]

@@ -36,6 +36,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from stableval._options import beyond_size_bound, large_allowed, memory_text
 from stableval.data.table import AnnotationTable, default_credit
 from stableval.errors import InputError
 from stableval.simulate.raters import ADVERSARIAL_MODES, RATER_TYPES, population_confusion, rater_type_counts
@@ -47,7 +48,8 @@ NARROW_GAP: tuple[float, ...] = (0.75, 0.70, 0.65, 0.60, 0.55, 0.50)
 #: cells of the (responses × raters) random-key matrix drawn at once when assigning raters
 _ASSIGN_CELLS = 4_000_000
 #: The largest study drawn: judgments × levels and raters × levels² (the arrays held at once, 8 bytes a cell) at most
-#: this many cells, about 1.5 GiB; and at most :data:`MAX_LEVELS` levels. A typo of a few zeros is refused up front.
+#: this many cells, about 1.5 GiB; and at most :data:`MAX_LEVELS` levels. A typo of a few zeros is refused up front
+#: (``STABLEVAL_ALLOW_LARGE=1`` lifts both bounds).
 MAX_CELLS = 200_000_000
 MAX_LEVELS = 1000
 
@@ -142,8 +144,12 @@ class SimulationConfig:
             raise bad("agents", f"{len(self.qualities)} distinct names, one per quality")
         if self.items < 1:
             raise bad("items", "an integer >= 1")
-        if not 2 <= self.levels <= MAX_LEVELS:
-            raise bad("levels", f"an integer from 2 to {MAX_LEVELS}")
+        large = large_allowed()
+        if self.levels < 2 or (self.levels > MAX_LEVELS and not large):
+            cells = self.raters * self.levels**2
+            raise bad("levels", f"an integer from 2 to {MAX_LEVELS}" + ("" if self.levels < 2 else "; " + (
+                beyond_size_bound(f"{self.levels:,} levels hold {self.raters:,} raters × {self.levels:,}² = "
+                                  f"{cells:,} confusion cells (about {memory_text(cells * 8)})"))))
         if self.level_names is not None and (len(self.level_names) != self.levels
                                              or len(set(self.level_names)) != self.levels):
             raise bad("level_names", f"{self.levels} distinct names, worst first")
@@ -159,9 +165,9 @@ class SimulationConfig:
                 ("items", judgments * self.levels, f"{judgments:,} judgments ({self.items:,} items × "
                  f"{self.n_agents} agents × {self.labels_per_response} per response) × {self.levels} levels"),
                 ("raters", self.raters * self.levels**2, f"{self.raters:,} raters × {self.levels}² levels")):
-            if cells > MAX_CELLS:
+            if cells > MAX_CELLS and not large:
                 raise bad(name, f"a study of at most {MAX_CELLS:,} cells (about {MAX_CELLS * 8 / 2**30:.1f} GiB); "
-                                f"{what} is {cells:,} cells (about {cells * 8 / 2**30:,.1f} GiB)")
+                                + beyond_size_bound(f"{what} is {cells:,} cells (about {cells * 8 / 2**30:,.1f} GiB)"))
         for name in ("accuracy", "shift"):
             low, high = getattr(self, name)
             if not 0.0 <= low <= high <= 1.0:

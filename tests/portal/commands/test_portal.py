@@ -70,3 +70,22 @@ def test_track_study_text_flags_and_change(tmp_path: Path) -> None:
     assert missing.exit_code == 1 and "cannot read the file" in missing.output  # type: ignore[attr-defined]
     unknown = run("nope", "--change", "--public")
     assert unknown.exit_code == 1 and "no such track" in unknown.output  # type: ignore[attr-defined]
+
+
+def test_written_paths_are_shown_escaped(tmp_path: Path) -> None:
+    """Issue 26 (E13): ``portal invites -o`` and ``portal proposals -o`` printed the path they wrote raw (a bell or
+    an escape sequence in the file name reached the terminal); now control characters are escaped and brackets
+    shown as written."""
+    url = f"sqlite:///{tmp_path / 'p.db'}"
+    Database(url).upgrade()
+    people = tmp_path / "people.csv"
+    people.write_text("name\nDr Plain\n")
+    invites, proposals = tmp_path / "links[bold]\a.csv", tmp_path / "ideas[bold]\x1b.csv"
+    runner = CliRunner()
+    for args, path, escaped in (
+            (["invites", "--base-url", "https://p.example", "--from", str(people)], invites, "links[bold]\\x07.csv"),
+            (["proposals"], proposals, "ideas[bold]\\x1b.csv")):
+        result = runner.invoke(cli_app, ["portal", *args, "-o", str(path), "--database-url", url])
+        assert result.exit_code == 0, result.output
+        assert path.exists() and "\a" not in result.stderr and "\x1b" not in result.stderr
+        assert f"to {tmp_path}/{escaped}" in result.stderr, result.stderr

@@ -39,6 +39,7 @@ if TYPE_CHECKING:  # pragma: no cover  (the public names, declared once: see sta
         dataset_part as dataset_part,
         is_dataset_path as is_dataset_path,
         parquet_columns as parquet_columns,
+        refuse_mixed_scales as refuse_mixed_scales,
     )
     from stableval.data.files.read import read_table_file as read_table_file
     from stableval.data.files.rows import line_offset as line_offset, row_error as row_error, rows_text as rows_text

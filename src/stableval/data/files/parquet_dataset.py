@@ -16,6 +16,7 @@ import json
 import os
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -25,7 +26,8 @@ from stableval.data.files.parquet import parquet_damage, parquet_frame, text_col
 from stableval.data.files.rows import refuse_duplicated
 from stableval.errors import InputError
 
-__all__ = ["dataset_files", "dataset_part", "is_dataset_path", "parquet_columns", "read_parquet_dataset"]
+__all__ = ["dataset_files", "dataset_part", "is_dataset_path", "parquet_columns", "read_parquet_dataset",
+           "refuse_mixed_scales"]
 
 
 _GLOB = ("*", "?", "[")
@@ -77,6 +79,29 @@ def _scale_text(scale: bytes | None) -> str:
         return repr(scale.decode("utf-8", "replace"))
 
 
+def refuse_mixed_scales(files: Sequence[str | os.PathLike[str]], schemas: Sequence[Any]) -> None:
+    """Raise :class:`InputError` naming the first file of a dataset whose scale metadata (``stableval.scale``: its
+    levels, worst first, and credits) differs from the first file's, and both scales; ``schemas`` are the files'
+    Arrow schemas. Every reader of a dataset (in memory, by integer lookup, on Dask) checks it before any work.
+
+    >>> import pyarrow as pa
+    >>> refuse_mixed_scales(["a.parquet", "b.parquet"], [pa.schema([], metadata={SCALE_KEY: '{"levels": [0, 1]}'}),
+    ...                                                  pa.schema([])])
+    Traceback (most recent call last):
+    ...
+    stableval.errors.InputError: b.parquet, column 'stableval.scale': the files declare different scales: no scale \
+here but levels 0 < 1 in a.parquet; allowed: the same scale (levels worst first, credits) in every file's metadata; \
+re-export the files with one scale
+    """
+    scales = [(schema.metadata or {}).get(SCALE_KEY.encode()) for schema in schemas]
+    for part, scale in zip(files[1:], scales[1:], strict=True):
+        if scale != scales[0]:
+            raise InputError(f"the files declare different scales: {_scale_text(scale)} here but "
+                             f"{_scale_text(scales[0])} in {files[0]}", file=str(part), column=SCALE_KEY,
+                             allowed="the same scale (levels worst first, credits) in every file's metadata; "
+                                     "re-export the files with one scale")
+
+
 def read_parquet_dataset(path: Path, format: str | None, categorical: bool, columns: Sequence[str] | None
                           ) -> pd.DataFrame:
     """A folder or glob of Parquet files as one frame; each bad file is named."""
@@ -106,13 +131,7 @@ def read_parquet_dataset(path: Path, format: str | None, categorical: bool, colu
                                  file=str(part), column=field.name,
                                  allowed="the same type for a column in every file of a dataset; re-export the "
                                          "files with one schema")
-    scales = [(schema.metadata or {}).get(SCALE_KEY.encode()) for schema in schemas]
-    for part, scale in zip(files[1:], scales[1:], strict=True):
-        if scale != scales[0]:
-            raise InputError(f"the files declare different scales: {_scale_text(scale)} here but "
-                             f"{_scale_text(scales[0])} in {files[0]}", file=str(part), column=SCALE_KEY,
-                             allowed="the same scale (levels worst first, credits) in every file's metadata; "
-                                     "re-export the files with one scale")
+    refuse_mixed_scales(files, schemas)
     unified = pa.unify_schemas(schemas)
     wanted = wanted_columns(unified.names, columns)
     text = text_columns(unified, wanted) if categorical else []  # read as dictionaries, as for one file
