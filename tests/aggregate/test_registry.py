@@ -106,7 +106,7 @@ def test_every_parameter_is_declared_once_and_enforced(name: str) -> None:
 def test_only_declared_methods_join_the_default_set() -> None:
     """Issue 25: ``Method.default`` is False unless declared, so a new method does not silently join ``score``'s,
     ``demo``'s, ``ablate``'s and the portal's default set; the default set is unchanged."""
-    assert Method(name="x", label="X", title="X", colour="#000000", estimator=MajorityVote).default is False
+    assert Method(name="x", label="X", title="X", colour="#000000", estimator_at=MajorityVote).default is False
     assert REGISTRY["mv"].default and REGISTRY["ds"].default and REGISTRY["stableval"].default
     from stableval.aggregate.registry import default_methods
 
@@ -147,7 +147,7 @@ class MiddleLevel(EMAggregator):
 
 
 TOY = Method(name="middle", label="MIDDLE", title="Always the middle level (toy)", colour="#8c564b",
-             estimator=MiddleLevel, credit="hard", batch="em", rater_model=True, default=False)
+             estimator_at=MiddleLevel, credit="hard", batch="em", rater_model=True, default=False)
 
 
 @pytest.fixture
