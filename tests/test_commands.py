@@ -207,7 +207,7 @@ def test_usage_errors_and_help_of_every_command_import_no_numerical_library() ->
     from stableval.commands import COMMANDS
 
     probe = ("import sys\nfrom stableval.cli import main\n"
-             "for argv in [[name, flag] for name in sys.argv[1:] for flag in ('--bogus-flag', '--help')]:\n"
+             "for argv in [[*name.split(), flag] for name in sys.argv[1:] for flag in ('--bogus-flag', '--help')]:\n"
              "    sys.argv = ['stableval', *argv]\n"
              "    try:\n        main()\n    except SystemExit:\n        pass\n"
              "    heavy = sorted(m for m in sys.modules if m.partition('.')[0] in ('numpy', 'pandas', 'scipy') "
@@ -215,7 +215,8 @@ def test_usage_errors_and_help_of_every_command_import_no_numerical_library() ->
              "'stableval.aggregate.rankings.base', 'stableval.nrp.rankers.base')))\n"
              "    if heavy:\n        print('HEAVY', argv, heavy[:5])\n        break\n"
              "else:\n    print('HEAVY none')")
-    result = subprocess.run([sys.executable, "-c", probe, *COMMANDS], capture_output=True, text=True,
+    commands = [*COMMANDS, "nrp agree", "nrp evaluate-rankers", "plot ddx-case", "portal track"]
+    result = subprocess.run([sys.executable, "-c", probe, *commands], capture_output=True, text=True,
                             env={**__import__("os").environ, "COLUMNS": "200"}, check=False)
     assert "HEAVY none" in result.stdout, (result.stdout[-800:], result.stderr[-800:])
     assert "No such option: --bogus-flag" in result.stdout + result.stderr
