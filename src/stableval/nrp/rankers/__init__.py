@@ -30,6 +30,8 @@ if TYPE_CHECKING:  # pragma: no cover  (the public names, declared once: see sta
         CollectionStatsRanker as CollectionStatsRanker,
         PointwiseRanker as PointwiseRanker,
         Ranker as Ranker,
+        check_model_path as check_model_path,
+        require_neural as require_neural,
     )
     from stableval.nrp.rankers.cache import ScoreCache as ScoreCache
     from stableval.nrp.rankers.registry import (
