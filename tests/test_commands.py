@@ -195,6 +195,35 @@ def test_help_lists_every_command_without_importing_any() -> None:
     assert "reliability" in listing and "Export the portal's confirmed judgments" in listing
 
 
+def test_usage_errors_and_help_of_every_command_import_no_numerical_library() -> None:
+    """Issue 27: ``stableval CMD --bogus`` and ``stableval CMD --help`` of every command — those whose flags come
+    from the method registry (``score``, ``diagnose``, ``stability``, ``report``, ...), the ranking registry
+    (``ddx``, ``plot``), the rankers (``nrp``) included — import neither numpy, scipy nor pandas, nor an estimator:
+    the flags, their help and the usage error are built from the declarations alone (``score --bogus`` took 0.6
+    CPU-seconds when the registry imported every estimator). Nor pydantic: typer coerces an unset ``--help`` flag of
+    a group through it unless the flag is ``False`` (:class:`stableval.commands.Group`)."""
+    import subprocess
+    import sys
+
+    from stableval.commands import COMMANDS
+
+    probe = ("import sys\nfrom stableval.cli import main\n"
+             "for argv in [[*name.split(), flag] for name in sys.argv[1:] for flag in ('--bogus-flag', '--help')]:\n"
+             "    sys.argv = ['stableval', *argv]\n"
+             "    try:\n        main()\n    except SystemExit:\n        pass\n"
+             "    heavy = sorted(m for m in sys.modules "
+             "if m.partition('.')[0] in ('numpy', 'pandas', 'scipy', 'pydantic') "
+             "or m.startswith(('stableval.aggregate.majority_vote', 'stableval.aggregate.em', "
+             "'stableval.aggregate.rankings.base', 'stableval.nrp.rankers.base')))\n"
+             "    if heavy:\n        print('HEAVY', argv, heavy[:5])\n        break\n"
+             "else:\n    print('HEAVY none')")
+    commands = [*COMMANDS, "nrp agree", "nrp evaluate-rankers", "plot ddx-case", "portal track"]
+    result = subprocess.run([sys.executable, "-c", probe, *commands], capture_output=True, text=True,
+                            env={**__import__("os").environ, "COLUMNS": "200"}, check=False)
+    assert "HEAVY none" in result.stdout, (result.stdout[-800:], result.stderr[-800:])
+    assert "No such option: --bogus-flag" in result.stdout + result.stderr
+
+
 def test_tidy_text_joins_the_lines_of_a_paragraph() -> None:
     """Issue 27: help without mid-sentence hard breaks (a docstring's line breaks are joined, lists kept)."""
     from stableval.commands import tidy_text

@@ -138,3 +138,23 @@ def test_crowdkit_parameter_names_say_which_to_use() -> None:
         MACE(random_state=1)
     with pytest.raises(TypeError, match=r"unexpected parameter 'nope'; allowed: max_iter"):
         DawidSkene(nope=1)
+
+
+def test_an_init_default_other_than_the_declared_one_is_refused() -> None:
+    """Issue 27: a registered estimator reads its hyper-parameters from its declaration
+    (:mod:`stableval.aggregate.methods`), defaults included, which the command line's help shows without importing
+    it; ``__init__`` repeating another default would make that help wrong, so building it fails, naming both."""
+    from stableval.aggregate.parameters import em_settings
+
+    class Drifted(DawidSkene):
+        PARAMETERS = (*em_settings(max_iter=500), get_method("ds").param("acceleration"))
+
+        def __init__(self, max_iter: int = 100, tol: float = 1e-8, acceleration: str = "auto") -> None:
+            self._set_checked(max_iter=max_iter, tol=tol, acceleration=acceleration)
+
+    with pytest.raises(TypeError, match=r"Drifted.__init__'s defaults must be the declared ones: max_iter=500 "
+                                        r"declared, 100 in __init__"):
+        Drifted()
+    for name in method_names():  # every registered estimator repeats its declared defaults
+        estimator = get_method(name).build()
+        assert estimator.default_params() == {o.name: o.default for o in get_method(name).params}

@@ -103,10 +103,31 @@ def test_every_parameter_is_declared_once_and_enforced(name: str) -> None:
                 method.build(**{option.name: value})
 
 
+def test_the_declarations_are_read_without_numpy_and_each_estimator_is_imported_when_built() -> None:
+    """Issue 27: the registry — names, summaries, every hyper-parameter with its default, the docs tables — is read
+    without numpy, scipy, pandas or an estimator's module (the command line's flags, help and usage errors need
+    nothing more); building a method imports its estimator, which reads its declaration."""
+    import subprocess
+    import sys
+
+    probe = ("import sys\nfrom stableval.aggregate.registry import REGISTRY, method_table, parameter_table\n"
+             "rows = [(m.name, m.summary, [(o.name, o.default, o.constraint) for o in m.params]) "
+             "for m in REGISTRY.values()]\n"
+             "tables = method_table() + parameter_table()\n"
+             "print('HEAVY', sorted(m for m in sys.modules if m.partition('.')[0] in ('numpy', 'scipy', 'pandas') "
+             "or m in ('stableval.aggregate.dawid_skene', 'stableval.aggregate._base')))\n"
+             "estimator = REGISTRY['ds'].build(max_iter=3)\n"
+             "print('BUILT', type(estimator).__module__, estimator.PARAMETERS is REGISTRY['ds'].params)")
+    result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=False)
+    assert "HEAVY []" in result.stdout, (result.stdout, result.stderr[-800:])
+    assert "BUILT stableval.aggregate.dawid_skene True" in result.stdout, result.stderr[-800:]
+    assert get_method("ds").implemented_by(type(get_method("ds").build()))
+
+
 def test_only_declared_methods_join_the_default_set() -> None:
     """Issue 25: ``Method.default`` is False unless declared, so a new method does not silently join ``score``'s,
     ``demo``'s, ``ablate``'s and the portal's default set; the default set is unchanged."""
-    assert Method(name="x", label="X", title="X", colour="#000000", estimator=MajorityVote).default is False
+    assert Method(name="x", label="X", title="X", colour="#000000", estimator_at=MajorityVote).default is False
     assert REGISTRY["mv"].default and REGISTRY["ds"].default and REGISTRY["stableval"].default
     from stableval.aggregate.registry import default_methods
 
@@ -147,7 +168,7 @@ class MiddleLevel(EMAggregator):
 
 
 TOY = Method(name="middle", label="MIDDLE", title="Always the middle level (toy)", colour="#8c564b",
-             estimator=MiddleLevel, credit="hard", batch="em", rater_model=True, default=False)
+             estimator_at=MiddleLevel, credit="hard", batch="em", rater_model=True, default=False)
 
 
 @pytest.fixture

@@ -1,6 +1,6 @@
 """Aggregators: turn disagreeing judgments into one distribution over levels per response.
 
-Every method is declared once (:mod:`stableval.aggregate.method`, listed by :mod:`stableval.aggregate.registry`);
+Every method is declared once (:mod:`stableval.aggregate.methods`, listed by :mod:`stableval.aggregate.registry`);
 estimators follow scikit-learn's shape (:mod:`stableval.aggregate._base`; the EM estimators' fit:
 :mod:`stableval.aggregate.em_fit`). Names load lazily, so the command line can read the registry without importing
 the numerical kernels.

@@ -65,13 +65,14 @@ class Estimator:
     at their defaults), and results in trailing-underscore attributes that raise a clear error before ``fit``.
 
     Each hyper-parameter is declared once, in :attr:`PARAMETERS`: what it does and the values allowed (a
-    :class:`~stableval._options.Option`; its default is ``__init__``'s), as scikit-learn's
+    :class:`~stableval._options.Option`; a registered method's estimator reads them from its declaration,
+    :mod:`stableval.aggregate.methods`, whose defaults ``__init__`` repeats), as scikit-learn's
     ``_parameter_constraints`` declares them. ``__init__`` stores the values through :meth:`_set_checked`, which
     refuses a value outside its declaration; ``--param`` parses text with it, and the docs table and the command
     line's help are written from it.
     """
 
-    #: every hyper-parameter's declaration, in ``__init__``'s order (the default left out: ``__init__`` has it)
+    #: every hyper-parameter's declaration, in ``__init__``'s order (a default left out, ``None``: ``__init__``'s)
     PARAMETERS: ClassVar[tuple[Option, ...]] = ()
 
     def __new__(cls, *args: Any, **kwargs: Any) -> Self:
@@ -115,7 +116,8 @@ class Estimator:
     @classmethod
     def declared_params(cls) -> tuple[Option, ...]:
         """Every hyper-parameter's declaration with its default from ``__init__``, in ``__init__``'s order; a
-        ``TypeError`` names the parameters ``__init__`` and :attr:`PARAMETERS` do not share."""
+        ``TypeError`` names the parameters ``__init__`` and :attr:`PARAMETERS` do not share, or a default declared
+        (not ``None``) that ``__init__`` does not repeat."""
         return _declared(cls)
 
     def _set_checked(self, **values: Any) -> None:
@@ -158,6 +160,11 @@ def _declared(cls: type[Estimator]) -> tuple[Option, ...]:
     if set(declared) != set(defaults):
         raise TypeError(f"{cls.__name__}.PARAMETERS must declare exactly the parameters of __init__: missing "
                         f"{sorted(set(defaults) - set(declared))}, unknown {sorted(set(declared) - set(defaults))}")
+    differ = [f"{name}={declared[name].default!r} declared, {default!r} in __init__"
+              for name, default in defaults.items()
+              if declared[name].default is not None and declared[name].default != default]
+    if differ:
+        raise TypeError(f"{cls.__name__}.__init__'s defaults must be the declared ones: {'; '.join(differ)}")
     _DECLARED[cls] = tuple(replace(declared[name], default=default) for name, default in defaults.items())
     return _DECLARED[cls]
 

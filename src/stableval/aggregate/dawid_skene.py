@@ -21,8 +21,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from stableval.aggregate.em_fit import ACCELERATION, MAX_ITER, TOL, EMAggregator, EMStart
-from stableval.aggregate.method import Method
+from stableval.aggregate.em_fit import EMAggregator, EMStart
+from stableval.aggregate.methods import declared
+
+#: the declaration this estimator reads (its hyper-parameters: :attr:`DawidSkene.PARAMETERS`)
+METHOD = declared("ds")
 
 
 class DawidSkene(EMAggregator):
@@ -36,7 +39,7 @@ class DawidSkene(EMAggregator):
     ``objective_`` (same as the log-likelihood here), ``n_iter_``, ``converged_``.
     """
 
-    PARAMETERS = (MAX_ITER, TOL, ACCELERATION)
+    PARAMETERS = METHOD.params
 
     def __init__(self, max_iter: int = 500, tol: float = 1e-8, acceleration: str = "auto") -> None:
         self._set_checked(max_iter=max_iter, tol=tol, acceleration=acceleration)
@@ -44,11 +47,3 @@ class DawidSkene(EMAggregator):
     def em_start(self, counts: np.ndarray) -> EMStart:
         """The soft majority vote (each response's vote shares), an M-step first, as in the paper."""
         return EMStart(counts / np.maximum(counts.sum(axis=1, keepdims=True), 1.0))
-
-
-METHOD = Method(
-    name="ds", label="DS", title="Dawid–Skene", colour="#1f77b4", estimator=DawidSkene, credit="hard", batch="em",
-    rater_model=True, distributed=True, default=True,
-    summary="Dawid & Skene (1979) maximum-likelihood rater confusion matrices; a response earns the credit of its "
-            "most probable level.",
-)

@@ -22,6 +22,8 @@ from typing import Protocol
 
 import numpy as np
 
+from stableval.aggregate.parameters import ACCELERATIONS
+
 __all__ = [
     "ACCELERATIONS",
     "ANDERSON_DEPTH",
@@ -64,9 +66,6 @@ class Iteration(Protocol):
     def plain(self, params: Params) -> tuple[Params, bool]: ...
 
 
-#: ``acceleration`` values of :func:`~stableval.aggregate.em.run_em` (the first is the estimators' default;
-#: :func:`acceleration_choice`)
-ACCELERATIONS = ("auto", "anderson", "squarem", "none")
 #: how many past iterates Anderson acceleration combines (its depth m; :class:`AndersonHistory`)
 ANDERSON_DEPTH = 5
 #: Anderson hands over to plain EM after this many steps in a row without a new best objective. In exact

@@ -23,10 +23,10 @@ from typing import Any, Self, TypeAlias
 import numpy as np
 import scipy.sparse as sp
 
-from stableval._options import MAX_ITERATIONS, Option
 from stableval.aggregate._base import Aggregator, clamp_gold
 from stableval.aggregate.em import EMResult, EStep, ResponseBlocks, run_em
-from stableval.aggregate.em_acceleration import ACCELERATIONS, acceleration_choice
+from stableval.aggregate.em_acceleration import acceleration_choice
+from stableval.aggregate.parameters import ACCELERATION, MAX_ITER, TOL
 from stableval.aggregate.responses import ResponseMatrix
 
 __all__ = [
@@ -59,19 +59,6 @@ def em_fit_summary(model: Aggregator) -> dict[str, Any]:
     if len(model.starts_) > 1:
         summary.update(start=model.start_, starts=model.starts_)
     return summary
-
-
-#: the settings every EM estimator shares, declared once (an estimator may word its own help with
-#: ``dataclasses.replace``)
-MAX_ITER = Option("max_iter", int, "Most EM iterations (E-steps).", ge=1, le=MAX_ITERATIONS,
-                  size_bound=True)
-TOL = Option("tol", float, "Stop when one EM step improves the log-likelihood by less than tol · max(1, "
-                           "|log-likelihood|).", ge=0)
-ACCELERATION = Option(
-    "acceleration", str, "auto (Anderson acceleration from 250,000 stored judgments when at most 1% of the raters "
-    "have fewer than 500 each, SQUAREM otherwise), anderson (Anderson acceleration with a monotone safeguard and "
-    "restarts), squarem (SQUAREM with a monotone safeguard) — each the same fixed point in fewer E-steps — or none "
-    "(plain EM).", choices=ACCELERATIONS)
 
 
 def pooled_confusion(posteriors: np.ndarray, counts: np.ndarray, groups: np.ndarray | None = None,

@@ -32,22 +32,23 @@ difficulties): sigma(alpha_r beta) on the diagonal and the rest spread evenly.
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any, Self
 
 import numpy as np
 import scipy.sparse as sp
 from scipy.special import expit
 
-from stableval._options import Option
 from stableval.aggregate._base import Aggregator, level_log_priors, softmax_posteriors
-from stableval.aggregate.em_fit import MAX_ITER, TOL
-from stableval.aggregate.method import Method
+from stableval.aggregate.methods import declared
 from stableval.aggregate.responses import Judgments
 
 __all__ = ["GLAD", "METHOD"]
 
 _LOG_SQRT_2PI = 0.5 * np.log(2.0 * np.pi)
+
+
+#: the declaration this estimator reads (its hyper-parameters: :attr:`GLAD.PARAMETERS`)
+METHOD = declared("glad")
 
 
 class GLAD(Aggregator):
@@ -60,16 +61,7 @@ class GLAD(Aggregator):
     ``log_likelihood_`` (the marginal log-likelihood of the final fit), ``n_iter_``, ``converged_``.
     """
 
-    PARAMETERS = (
-        replace(MAX_ITER, help="Most EM iterations (0: the E-step of the start only, as crowd-kit allows).", ge=0),
-        replace(TOL, help="Stop when the mean expected log-likelihood per (judgment, level) improves by less than "
-                          "this (crowd-kit's criterion)."),
-        Option("m_step_max_iter", int, "Most conjugate-gradient iterations per M-step.", ge=1),
-        Option("m_step_tol", float, "Gradient tolerance of each M-step.", gt=0),
-        Option("ability_prior_mean", float, "Mean of the N(mean, 1) prior on every rater's ability α_r."),
-        Option("log_beta_prior_mean", float, "Mean of the N(mean, 1) prior on every response's log inverse "
-                                             "difficulty log β_i."),
-    )
+    PARAMETERS = METHOD.params
 
     def __init__(self, max_iter: int = 100, tol: float = 1e-5, m_step_max_iter: int = 25,
                  m_step_tol: float = 1e-2, ability_prior_mean: float = 1.0, log_beta_prior_mean: float = 1.0) -> None:
@@ -196,13 +188,3 @@ def typical_confusion(ability: np.ndarray, log_beta: float, n_levels: int) -> np
     wrong = (1.0 - right) / (n_levels - 1)
     eye = np.eye(n_levels, dtype=bool)
     return np.asarray(np.where(eye[None], right[:, None, None], wrong[:, None, None]))
-
-
-METHOD = Method(
-    name="glad", label="GLAD", title="GLAD (Whitehill et al. 2009)", colour="#8c564b", estimator=GLAD,
-    credit="hard", batch="each", rater_model=True,
-    why_in_memory="its M-step fits one difficulty per response jointly with the raters' abilities, by conjugate "
-                  "gradients over every judgment: it needs the judgments in memory, not counts summed over partitions",
-    summary="Whitehill et al. (2009) rater ability × response difficulty, EM with a conjugate-gradient M-step "
-            "(crowd-kit's settings); diagnose adds each response's difficulty 1/beta.",
-)

@@ -38,23 +38,21 @@ weights (under ``"vb"`` they do not sum to 1).
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any, Self
 
 import numpy as np
 import scipy.sparse as sp
 from scipy.special import digamma
 
-from stableval._options import MAX_SEED, MAX_STARTS, Option
+from stableval._options import MAX_SEED
 from stableval.aggregate._base import Aggregator, level_log_priors, softmax_posteriors
-from stableval.aggregate.em_fit import MAX_ITER, TOL
-from stableval.aggregate.method import Method
+from stableval.aggregate.methods import declared
 
 __all__ = ["MACE", "METHOD"]
 
-METHODS = ("vb", "em")
-#: how the restarts draw the spamming weights: from the votes (renaming levels changes nothing), or as crowd-kit
-STARTS = ("label-blind", "crowdkit")
+
+#: the declaration this estimator reads (its hyper-parameters: :attr:`MACE.PARAMETERS`)
+METHOD = declared("mace")
 
 
 class MACE(Aggregator):
@@ -68,28 +66,7 @@ class MACE(Aggregator):
     restart's final log-likelihood).
     """
 
-    PARAMETERS = (
-        Option("n_restarts", int, "Random restarts; the highest marginal log-likelihood wins (restart j is seeded "
-                                  "seed + j).", ge=1, le=MAX_STARTS, size_bound=True),
-        replace(MAX_ITER, help="Most EM iterations (M-step then E-step) per restart (crowd-kit always runs 50)."),
-        replace(TOL, help="Stop a restart when the marginal log-likelihood changes by less than tol · max(1, |ℓ|); 0 "
-                          "= always max_iter, as crowd-kit does."),
-        Option("method", str, "vb (variational Bayes with the priors below, the paper's §2.2) or em (smoothed "
-                              "maximum likelihood).", choices=METHODS),
-        Option("alpha", float, "Beta prior pseudo-count on spamming (vb).", gt=0),
-        Option("beta", float, "Beta prior pseudo-count on knowing the answer (vb).", gt=0),
-        Option("strategy_prior", float, "Symmetric Dirichlet pseudo-count on each spamming distribution ξ_r (vb).",
-               gt=0),
-        Option("smoothing", float, "Added to every expected count under em; none = 0.01/K (the paper's code and "
-                                   "crowd-kit).", ge=0),
-        Option("default_noise", float, "Random starts draw every weight uniformly from [1, 2 + noise) before "
-                                       "normalising (crowd-kit's draw).", ge=0),
-        Option("seed", int, "Seed of the random restarts.", ge=0, le=MAX_SEED),
-        Option("start", str, "label-blind (each rater's spamming weights drawn per level from what the votes say "
-                             "of it — the rater's and the crowd's count of that level — so renaming or reordering "
-                             "the levels changes nothing) or crowdkit (crowd-kit's draw, level by level in code "
-                             "order, for parity with crowd-kit).", choices=STARTS),
-    )
+    PARAMETERS = METHOD.params
 
     def __init__(self, n_restarts: int = 10, max_iter: int = 500, tol: float = 1e-7, method: str = "vb",
                  alpha: float = 0.5, beta: float = 0.5, strategy_prior: float = 10.0, smoothing: float | None = None,
@@ -219,13 +196,3 @@ def _variational_normalise(counts: np.ndarray, prior: np.ndarray) -> np.ndarray:
     """exp(digamma(counts + prior)) / exp(digamma(row total + prior total)): the variational weights."""
     shifted = counts + prior
     return np.asarray(np.exp(digamma(shifted) - digamma(shifted.sum(axis=1, keepdims=True))))
-
-
-METHOD = Method(
-    name="mace", label="MACE", title="MACE (Hovy et al. 2013)", colour="#e377c2", estimator=MACE,
-    credit="hard", batch="each", rater_model=True,
-    why_in_memory="its variational updates run over every judgment's own spam-or-know posterior, from several "
-                  "random restarts, not over the vote counts or Dawid-Skene E-step the partitions compute",
-    summary="Hovy et al. (2013) rater competence and spamming distributions, variational Bayes with Beta/Dirichlet "
-            "priors from random restarts (crowd-kit's settings).",
-)

@@ -23,17 +23,12 @@ from typing import TYPE_CHECKING, Self
 
 import numpy as np
 
-from stableval._options import MAX_SEED, Option
 from stableval.aggregate._base import Aggregator
-from stableval.aggregate.method import Method
+from stableval.aggregate.methods import TIE_POLICIES as TIE_POLICIES, declared
 from stableval.aggregate.responses import ResponseMatrix, WholeMatrix
-from stableval.aggregate.ties import describe_ties, tie_rules
 
 if TYPE_CHECKING:  # pragma: no cover
     import scipy.sparse as sp
-
-#: majority vote's tie rules (:mod:`stableval.aggregate.ties`; all but ``exclude``: every response gets a level)
-TIE_POLICIES = tie_rules("split", "lowest", "highest", "random", "first")
 
 
 def lowest_winner(winners_by_level: np.ndarray) -> np.ndarray:
@@ -48,6 +43,10 @@ def lowest_winner(winners_by_level: np.ndarray) -> np.ndarray:
         labels[winners_by_level[level]] = level
     labels[winners_by_level[0]] = 0
     return labels
+
+
+#: the declaration this estimator reads (its hyper-parameters: :attr:`MajorityVote.PARAMETERS`)
+METHOD = declared("mv")
 
 
 class MajorityVote(Aggregator):
@@ -76,12 +75,7 @@ class MajorityVote(Aggregator):
         tie_break_: the tie rule applied: ``ties``, except ``"random"`` for ``"first"`` without the file order.
     """
 
-    PARAMETERS = (
-        Option("ties", str, f"What a tie for the most votes earns: {describe_ties(TIE_POLICIES)}.",
-               choices=TIE_POLICIES),
-        Option("seed", int, "Seed of ties=random (the commands pass their --seed), and of ties=first where the file "
-                            "order is unknown.", ge=0, le=MAX_SEED, none_ok=True),
-    )
+    PARAMETERS = METHOD.params
 
     def __init__(self, ties: str = "split", seed: int | None = 0) -> None:
         self._set_checked(ties=ties, seed=seed)
@@ -140,11 +134,3 @@ class MajorityVote(Aggregator):
         self.labels_ = labels
         self.posteriors_ = np.eye(n_levels)[labels]
         return self
-
-
-METHOD = Method(
-    name="mv", label="MV", title="Majority vote", colour="#7f7f7f", estimator=MajorityVote, credit="hard",
-    batch="stacked", rater_model=False, distributed=True, default=True,
-    summary="The most frequent level per response; ties split the credit equally by default (or: first in file "
-            "order, lowest, highest, random).",
-)

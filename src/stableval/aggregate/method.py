@@ -1,7 +1,9 @@
-"""The one declaration of an aggregation method, written next to its estimator (``METHOD = Method(...)``).
+"""The one declaration of an aggregation method (:mod:`stableval.aggregate.methods` declares them all).
 
-The registry (:mod:`stableval.aggregate.registry`) lists the modules that declare one; every analysis, the
-command line's flags and help, the docs tables and the contract tests read the declarations from there.
+The registry (:mod:`stableval.aggregate.registry`) lists them; every analysis, the command line's flags and help,
+the docs tables and the contract tests read the declarations from there. A declaration names its estimator by
+where it lives (``"module:Class"``), so reading it imports no numerical code; :attr:`Method.estimator` imports the
+class when a method is built or fitted.
 
 >>> from stableval.aggregate.registry import get_method
 >>> method = get_method("ds")
@@ -11,21 +13,24 @@ command line's flags and help, the docs tables and the contract tests read the d
 
 from __future__ import annotations
 
+import importlib
 from dataclasses import dataclass
-from typing import Any, Literal
-
-import numpy as np
+from typing import TYPE_CHECKING, Any, Literal
 
 from stableval._options import Option
-from stableval.aggregate._base import Aggregator, hard_distribution
 from stableval.errors import StableValError
+
+if TYPE_CHECKING:  # pragma: no cover
+    import numpy as np
+
+    from stableval.aggregate._base import Aggregator
 
 __all__ = ["Method"]
 
 
 @dataclass(frozen=True)
 class Method:
-    """The one declaration of an aggregation method, written next to its estimator; the registry
+    """The one declaration of an aggregation method (:mod:`stableval.aggregate.methods`); the registry
     (:mod:`stableval.aggregate.registry`) lists them, and every analysis reads them from there.
 
     Attributes:
@@ -33,7 +38,8 @@ class Method:
         label: short label for table headers (``"STABLEVAL"``).
         title: long name for legends and docs (``"STABLEVAL (Bayesian Dawid–Skene)"``).
         colour: its colour in every figure.
-        estimator: the estimator class; ``estimator(**params)`` builds one.
+        estimator_at: where the estimator class lives, ``"package.module:Class"`` (imported on first use:
+            :attr:`estimator`), or the class itself.
         credit: ``"soft"`` — a response earns the posterior expected credit; ``"hard"`` — the credit of its most
             probable level (exact ties share the credit equally).
         batch: how the simulator fits many small problems at once: ``"em"`` (the batched EM; the estimator is an
@@ -51,13 +57,16 @@ class Method:
         primary: the headline method when it is among those chosen: the leaderboard is sorted by it, and its win
             probabilities and rater model are the ones reported first.
         summary: one sentence for ``--help`` and the docs.
+        params: every hyper-parameter's declaration (what it does, its default and the values allowed), in the
+            order of the estimator's ``__init__``, which reads them (``PARAMETERS``); for a class given as
+            ``estimator_at``, its own (:meth:`~stableval.aggregate._base.Estimator.declared_params`) by default.
     """
 
     name: str
     label: str
     title: str
     colour: str
-    estimator: type[Aggregator]
+    estimator_at: str | type[Aggregator]
     credit: Literal["soft", "hard"] = "soft"
     batch: Literal["em", "stacked", "each"] = "each"
     rater_model: bool = False
@@ -66,12 +75,36 @@ class Method:
     default: bool = False
     primary: bool = False
     summary: str = ""
+    params: tuple[Option, ...] = ()
+
+    def __post_init__(self) -> None:
+        if not self.params and not isinstance(self.estimator_at, str):  # a class at hand declares its own
+            object.__setattr__(self, "params", self.estimator_at.declared_params())
 
     @property
-    def params(self) -> tuple[Option, ...]:
-        """Every hyper-parameter's declaration (what it does, its default and the values allowed), in the order of
-        the estimator's ``__init__``."""
-        return self.estimator.declared_params()
+    def estimator(self) -> type[Aggregator]:
+        """The estimator class (its module imported now, if it was not yet); ``estimator(**params)`` builds one."""
+        if not isinstance(self.estimator_at, str):
+            return self.estimator_at
+        module, _, name = self.estimator_at.partition(":")
+        cls: type[Aggregator] = getattr(importlib.import_module(module), name)
+        return cls
+
+    def implemented_by(self, cls: type) -> bool:
+        """Whether ``cls`` is this method's estimator class (without importing the estimator's module).
+
+        >>> from stableval.aggregate.registry import get_method
+        >>> get_method("ds").implemented_by(get_method("ds").estimator), get_method("mv").implemented_by(int)
+        (True, False)
+        """
+        if isinstance(self.estimator_at, str):
+            return self.estimator_at == f"{cls.__module__}:{cls.__qualname__}"
+        return cls is self.estimator_at
+
+    @property
+    def parameter_names(self) -> tuple[str, ...]:
+        """The hyper-parameters' names, in the order of the estimator's ``__init__``."""
+        return tuple(option.name for option in self.params)
 
     def param(self, name: str) -> Option:
         """The declaration of the hyper-parameter ``name``; ``ValueError`` listing those that exist."""
@@ -84,7 +117,7 @@ class Method:
     def build(self, **params: Any) -> Aggregator:
         """A new, unfitted estimator with these hyper-parameters (the rest at their defaults); an unknown name
         raises ``ValueError`` listing the parameters that exist."""
-        names = self.estimator.parameter_names()
+        names = self.parameter_names
         for name in params:
             if name not in names:
                 raise ValueError(f"{self.name} has no parameter {name!r}; its parameters: "
@@ -120,4 +153,8 @@ class Method:
 
     def credit_distribution(self, posteriors: np.ndarray) -> np.ndarray:
         """(N, K) distribution whose expected credit is the method's item credit, from the fitted posteriors."""
+        import numpy as np
+
+        from stableval.aggregate._base import hard_distribution
+
         return hard_distribution(posteriors) if self.credit == "hard" else np.asarray(posteriors)

@@ -30,8 +30,7 @@ from typing import TYPE_CHECKING, Any, Self
 import numpy as np
 
 from stableval.aggregate._base import Aggregator, clamp_gold
-from stableval.aggregate.em_fit import MAX_ITER, TOL
-from stableval.aggregate.method import Method
+from stableval.aggregate.methods import declared
 
 if TYPE_CHECKING:  # pragma: no cover
     from stableval.aggregate.responses import ResponseMatrix
@@ -55,6 +54,10 @@ def one_coin_confusion(accuracy: np.ndarray, n_levels: int) -> np.ndarray:
     return np.asarray(np.clip(confusion, CLIP, 1.0 - CLIP))
 
 
+#: the declaration this estimator reads (its hyper-parameters: :attr:`OneCoinDawidSkene.PARAMETERS`)
+METHOD = declared("onecoin")
+
+
 class OneCoinDawidSkene(Aggregator):
     """One-coin Dawid–Skene (one accuracy per rater), maximum-likelihood EM.
 
@@ -65,7 +68,7 @@ class OneCoinDawidSkene(Aggregator):
     ``log_likelihood_`` (history, one value per E-step), ``n_iter_``, ``converged_``.
     """
 
-    PARAMETERS = (MAX_ITER, TOL)
+    PARAMETERS = METHOD.params
 
     def __init__(self, max_iter: int = 500, tol: float = 1e-8) -> None:
         self._set_checked(max_iter=max_iter, tol=tol)
@@ -115,11 +118,3 @@ class OneCoinDawidSkene(Aggregator):
     def fit_summary(self) -> dict[str, Any]:
         return {"n_iter": int(self.n_iter_), "converged": bool(self.converged_),
                 "log_likelihood": float(self.log_likelihood_[-1])}
-
-
-METHOD = Method(
-    name="onecoin", label="OneCoin", title="One-coin Dawid–Skene", colour="#17becf", estimator=OneCoinDawidSkene,
-    credit="hard", batch="each", rater_model=True, distributed=True,
-    summary="Dawid–Skene with one accuracy per rater (the one-coin model of Zhang et al. 2016, as crowd-kit fits "
-            "it); a response earns the credit of its most probable level.",
-)

@@ -50,18 +50,16 @@ evidence for the prior's strength, T. P. Minka (2000), "Estimating a Dirichlet d
 
 from __future__ import annotations
 
-import math
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Self
 
 import numpy as np
 from scipy.special import log_ndtr
 
-from stableval._options import Option
 from stableval.aggregate._base import Aggregator, clamp_gold, hard_distribution
 from stableval.aggregate.em import EStep, run_em
-from stableval.aggregate.em_fit import MAX_ITER, TOL, em_fit_summary
-from stableval.aggregate.method import Method
+from stableval.aggregate.em_fit import em_fit_summary
+from stableval.aggregate.methods import declared
 
 if TYPE_CHECKING:  # pragma: no cover
     from stableval.aggregate.responses import ResponseMatrix
@@ -72,8 +70,6 @@ _LOG_SQRT_2PI = 0.5 * np.log(2.0 * np.pi)
 #: Newton steps per M-step at most, step halvings per Newton step at most, and the largest step in either
 #: parameter (shift in levels, log spread)
 _NEWTON_STEPS, _HALVINGS, _MAX_STEP = 20, 30, 2.0
-#: ``init`` values
-INITS = ("best", "soft", "hard")
 
 
 def _bounds(n_levels: int) -> tuple[np.ndarray, np.ndarray]:
@@ -192,6 +188,10 @@ class _Run:
     converged: bool = False
 
 
+#: the declaration this estimator reads (its hyper-parameters: :attr:`OrdinalRaters.PARAMETERS`)
+METHOD = declared("ordinal")
+
+
 class OrdinalRaters(Aggregator):
     """Ordered-probit raters with a leniency shift and a spread each, fitted by MAP EM (see the module docstring).
 
@@ -209,22 +209,7 @@ class OrdinalRaters(Aggregator):
     anchored to the votes, so all are ``admissible``).
     """
 
-    PARAMETERS = (
-        Option("shift_sd", float, "Prior sd of every rater's shift b_r, in levels (b_r ~ N(0, shift_sd²)).", gt=0),
-        Option("spread", float, "Prior median of every rater's spread s_r, in levels.", gt=0),
-        Option("spread_sd", float, "Prior sd of log s_r (weak by default: a factor e either way is one sd).", gt=0),
-        Option("alpha_mu", float, "Dirichlet concentration on the class priors (1 = no prior; below 1 the MAP update "
-                                  "is not defined).", ge=1),
-        Option("strength", float, "Pseudo-judgments per confusion row pulling it towards the rater's ordered-probit "
-                                  "row: inf = the purely parametric model, 0 = free rows (MAP Dawid–Skene), auto = "
-                                  "chosen by empirical Bayes.", ge=0, le=math.inf, choices=("auto",),
-               aliases=(("inf", math.inf),)),
-        Option("init", str, "soft (vote shares, M-step first), hard (majority vote, ties split) or best (both; the "
-                            "higher log posterior wins).", choices=INITS),
-        replace(MAX_ITER, help="Most EM iterations (E-steps) per start and stage."),
-        replace(TOL, help="Stop when one EM step improves the log posterior by less than tol · max(1, "
-                          "|log posterior|)."),
-    )
+    PARAMETERS = METHOD.params
 
     def __init__(self, shift_sd: float = 1.0, spread: float = 0.5, spread_sd: float = 1.0, alpha_mu: float = 1.01,
                  strength: float | str = "auto", init: str = "best", max_iter: int = 500, tol: float = 1e-8) -> None:
@@ -368,12 +353,3 @@ class OrdinalRaters(Aggregator):
 
     def fit_summary(self) -> dict[str, Any]:
         return em_fit_summary(self)
-
-
-METHOD = Method(
-    name="ordinal", label="ORDINAL", title="Ordinal raters (ordered-probit Dawid–Skene)", colour="#8c564b",
-    estimator=OrdinalRaters, credit="soft", batch="each", rater_model=True, distributed=True,
-    summary="Dawid–Skene whose confusion rows are ordered-probit around the true level, with a leniency shift and a "
-            "spread per rater (McKelvey & Zavoina 1975; Johnson 1996); a response earns its posterior expected "
-            "credit.",
-)

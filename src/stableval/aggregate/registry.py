@@ -1,8 +1,10 @@
-"""The method registry: every aggregation method, declared once next to its estimator, listed here once.
+"""The method registry: every aggregation method, declared once (:mod:`stableval.aggregate.methods`), by name.
 
 ``score``, ``stability``, ``diagnose``, ``report``, ``ablate``, the portal's results page and the CLI's
 ``--method`` / ``--param`` options all read this list; none of them names a method in its code. To add a method,
-write its module (the estimator and its ``METHOD = Method(...)``) and add one line below (see CONTRIBUTING.md).
+write its estimator module and its declaration in :mod:`stableval.aggregate.methods` (see CONTRIBUTING.md).
+Reading the registry imports no numerical code (the command line's help and usage errors need none); an
+estimator's module is imported when its method is built.
 
 >>> method_names()[:3], default_methods()
 (('mv', 'ds', 'stableval'), ('mv', 'ds', 'stableval'))
@@ -19,14 +21,16 @@ ValueError: unknown method 'nope'; allowed: mv, ds, stableval, ...
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable, Iterable, Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from stableval.aggregate._base import Aggregator, clone
 from stableval.aggregate.method import Method
+from stableval.aggregate.methods import METHODS
+
+if TYPE_CHECKING:  # pragma: no cover
+    from stableval.aggregate._base import Aggregator
 
 __all__ = [
     "METHOD_MODULES",
@@ -55,25 +59,12 @@ __all__ = [
     "spell_setting",
 ]
 
-#: the modules of ``stableval.aggregate`` that declare a method (``METHOD = Method(...)``), in the order tables and
-#: plots show them: adding a method is its module and one line here
-METHOD_MODULES: tuple[str, ...] = (
-    "majority_vote",
-    "dawid_skene",
-    "stableval",
-    "glad",
-    "mace",
-    "ordinal",
-    "one_coin",
-    "wawa",
-    "zero_based_skill",
-)
+#: name → method, in the order tables and plots show them (:data:`stableval.aggregate.methods.METHODS`)
+REGISTRY: dict[str, Method] = {method.name: method for method in METHODS}
 
-#: name → method
-REGISTRY: dict[str, Method] = {
-    method.name: method
-    for method in (importlib.import_module(f"stableval.aggregate.{module}").METHOD for module in METHOD_MODULES)
-}
+#: the modules of ``stableval.aggregate`` that hold the registered estimators, in registry order
+METHOD_MODULES: tuple[str, ...] = tuple(str(method.estimator_at).partition(":")[0].rpartition(".")[2]
+                                        for method in METHODS)
 
 
 def method_names() -> tuple[str, ...]:
@@ -102,11 +93,12 @@ def get_method(name: str) -> Method:
 def method_of(estimator: Aggregator) -> Method:
     """The registry entry of an estimator's class; an unregistered aggregator gets a plain entry (soft credit,
     fitted one problem at a time, no rater model)."""
+    cls = type(estimator)
     for method in REGISTRY.values():
-        if type(estimator) is method.estimator:
+        if method.implemented_by(cls):
             return method
-    name = type(estimator).__name__
-    return Method(name=name.lower(), label=name, title=name, colour="#2ca02c", estimator=type(estimator))
+    name = cls.__name__
+    return Method(name=name.lower(), label=name, title=name, colour="#2ca02c", estimator_at=cls)
 
 
 @dataclass(frozen=True)
@@ -123,6 +115,8 @@ class Chosen:
 
     def build(self) -> Aggregator:
         """A fresh unfitted copy of the estimator (for refits)."""
+        from stableval.aggregate._base import clone
+
         return clone(self.estimator)
 
     def fit(self, table: Any) -> Aggregator:
@@ -140,6 +134,8 @@ def resolve_methods(methods: Iterable[str | Aggregator | Chosen] | str | Aggrega
     are kept once; two instances of the same method get keys ``name``, ``name-2``, ... ``None`` = the default
     methods.
     """
+    from stableval.aggregate._base import Aggregator, clone
+
     entries: list[str | Aggregator | Chosen]
     if methods is None:
         entries = list(default_methods())
@@ -182,7 +178,7 @@ def common_parameters(methods: Iterable[str]) -> tuple[str, ...]:
     """Every hyper-parameter name of the named methods (each once, first-seen order)."""
     names: dict[str, None] = {}
     for name in methods:
-        names.update(dict.fromkeys(get_method(name).estimator.parameter_names()))
+        names.update(dict.fromkeys(get_method(name).parameter_names))
     return tuple(names)
 
 
@@ -201,7 +197,7 @@ def shared_params(methods: Iterable[str], values: Mapping[str, Any]) -> dict[str
                              + ", ".join(known))
     out: dict[str, dict[str, Any]] = {}
     for method in methods:
-        own = get_method(method).estimator.parameter_names()
+        own = get_method(method).parameter_names
         given = {name: value for name, value in values.items() if name in own}
         if given:
             out[get_method(method).name] = given
@@ -258,7 +254,7 @@ def method_entry(key: str) -> Method:
     base = key if key in REGISTRY else key.rpartition("-")[0]
     if base in REGISTRY:
         return replace(REGISTRY[base], name=key, label=method_label(key)) if base != key else REGISTRY[base]
-    return Method(name=key, label=key, title=key, colour="#2ca02c", estimator=Aggregator)
+    return Method(name=key, label=key, title=key, colour="#2ca02c", estimator_at="stableval.aggregate._base:Aggregator")
 
 
 def python_setting(method: str, name: str, value: str) -> str:

@@ -36,19 +36,15 @@ learnt by empirical Bayes.
 from __future__ import annotations
 
 from collections.abc import Collection
-from dataclasses import replace
 
 import numpy as np
 
-from stableval._options import MAX_SEED, MAX_STARTS, Option
 from stableval.aggregate._base import hard_distribution
-from stableval.aggregate.em_fit import ACCELERATION, MAX_ITER, TOL, EMAggregator, EMStart
-from stableval.aggregate.method import Method
+from stableval.aggregate.em_fit import EMAggregator, EMStart
+from stableval.aggregate.methods import LEARNT_PRIORS, declared
 
-#: ``init`` values: every start (keep the best), or one of them
-INITS = ("best", "paper", "soft", "ml")
-#: ``alpha_pi`` values learnt from the data (empirical Bayes) instead of given
-LEARNT_PRIORS = ("auto", "pooled")
+#: the declaration this estimator reads (its hyper-parameters: :attr:`Stableval.PARAMETERS`)
+METHOD = declared("stableval")
 
 
 class Stableval(EMAggregator):
@@ -65,29 +61,7 @@ class Stableval(EMAggregator):
     ``starts_`` every start's final objective, log-likelihood, iterations and convergence.
     """
 
-    PARAMETERS = (
-        Option("alpha_mu", float, "Dirichlet concentration on the class priors (1 = no prior; below 1 the MAP update "
-                                  "is not defined).", ge=1),
-        Option("alpha_pi", float, "Dirichlet concentration on every confusion row (1 = no prior, as the paper's "
-                                  "experiments), or learnt from the data: pooled (a hierarchical prior that shrinks "
-                                  "each rater's rows towards the crowd's by an empirical-Bayes strength: sparse "
-                                  "raters a lot, prolific ones hardly) or auto (one symmetric concentration by "
-                                  "empirical Bayes).", ge=1, choices=LEARNT_PRIORS),
-        Option("epsilon", float, "Off-diagonal mass of Algorithm 1's initial confusion matrices (1 − ε)I + ε/K.",
-               gt=0, lt=1),
-        Option("init", str, "best (every start below plus n_starts random ones; the highest log posterior wins), "
-                            "paper (Algorithm 1: hard-majority priors, near-identity confusion, E-step first), soft "
-                            "(vote shares, M-step first, as Dawid–Skene) or ml (the Dawid–Skene solution, then MAP "
-                            "EM).", choices=INITS, aliases=(("majority", "paper"),)),
-        Option("n_starts", int, "Random starts with init=best: the soft vote shares mixed half and half with a random "
-                                "distribution per response.", ge=0, le=MAX_STARTS, size_bound=True),
-        Option("seed", int, "Seed of the random starts.", ge=0, le=MAX_SEED),
-        replace(ACCELERATION, help=ACCELERATION.help + " With init=paper, none reproduces Algorithm 1 step by "
-                                                       "step."),
-        replace(MAX_ITER, help="Most EM iterations (E-steps) per start."),
-        replace(TOL, help="Stop when one EM step improves the log posterior by less than tol · max(1, "
-                          "|log posterior|)."),
-    )
+    PARAMETERS = METHOD.params
 
     def __init__(
         self,
@@ -247,11 +221,3 @@ def _distinct_rows(counts: np.ndarray) -> tuple[int, np.ndarray]:
         return int(rank[-1]) + 1 if key.size else 0, rank[key]
     keys, inverse = np.unique(key, return_inverse=True)
     return len(keys), inverse.ravel()
-
-
-METHOD = Method(
-    name="stableval", label="STABLEVAL", title="STABLEVAL (Bayesian Dawid–Skene)", colour="#d62728",
-    estimator=Stableval, credit="soft", batch="em", rater_model=True, distributed=True, default=True, primary=True,
-    summary="Bonagiri et al. (2026) MAP Dawid–Skene with Dirichlet priors, fitted from several starts; a response "
-            "earns its posterior expected credit.",
-)

@@ -31,12 +31,16 @@ from typing import TYPE_CHECKING, Self
 import numpy as np
 
 from stableval.aggregate._base import Aggregator
-from stableval.aggregate.method import Method
+from stableval.aggregate.methods import declared
 
 if TYPE_CHECKING:  # pragma: no cover
     from stableval.aggregate.responses import ResponseMatrix
 
 __all__ = ["METHOD", "Wawa"]
+
+
+#: the declaration this estimator reads (its hyper-parameters: :attr:`Wawa.PARAMETERS`)
+METHOD = declared("wawa")
 
 
 class Wawa(Aggregator):
@@ -59,10 +63,3 @@ class Wawa(Aggregator):
     def rater_skills(self) -> np.ndarray:
         """Each rater's agreement with the majority vote (the ``skills_`` view)."""
         return np.asarray(self.accuracy_)
-
-
-METHOD = Method(
-    name="wawa", label="Wawa", title="Wawa (worker agreement with aggregate)", colour="#bcbd22", estimator=Wawa,
-    credit="hard", batch="stacked", rater_model=False, distributed=True,
-    summary="Majority vote weighted by each rater's agreement with the plain majority (crowd-kit's Wawa).",
-)

@@ -28,14 +28,17 @@ from typing import TYPE_CHECKING, Self
 
 import numpy as np
 
-from stableval._options import Option
 from stableval.aggregate._base import Aggregator
-from stableval.aggregate.method import Method
+from stableval.aggregate.methods import declared
 
 if TYPE_CHECKING:  # pragma: no cover
     from stableval.aggregate.responses import ResponseMatrix
 
 __all__ = ["METHOD", "ZeroBasedSkill"]
+
+
+#: the declaration this estimator reads (its hyper-parameters: :attr:`ZeroBasedSkill.PARAMETERS`)
+METHOD = declared("zbs")
 
 
 class ZeroBasedSkill(Aggregator):
@@ -48,15 +51,7 @@ class ZeroBasedSkill(Aggregator):
     reports no convergence (``fit_summary()`` is empty, as for majority vote).
     """
 
-    PARAMETERS = (
-        Option("n_iter", int, "Rounds of (weighted vote, skill step); all are run, as in crowd-kit (0: the "
-                            "plain vote).", ge=0),
-        Option("lr_init", float, "First learning rate of the skill step skill += lr · (agreement − skill) (1 sets "
-                                 "every skill to its agreement at once).", gt=0),
-        Option("lr_steps_to_reduce", int, "The learning rate is reduced every this many rounds.", ge=1),
-        Option("lr_reduce_factor", float, "By this factor.", gt=0),
-        Option("eps", float, "Every skill starts at 1/K + eps (K = distinct labels given)."),
-    )
+    PARAMETERS = METHOD.params
 
     def __init__(self, n_iter: int = 100, lr_init: float = 1.0, lr_steps_to_reduce: int = 20,
                  lr_reduce_factor: float = 0.5, eps: float = 1e-5) -> None:
@@ -80,11 +75,3 @@ class ZeroBasedSkill(Aggregator):
     def rater_skills(self) -> np.ndarray:
         """Each rater's learnt skill (the ``skills_`` view)."""
         return np.asarray(self.accuracy_)
-
-
-METHOD = Method(
-    name="zbs", label="ZBS", title="Zero-Based Skill", colour="#aec7e8", estimator=ZeroBasedSkill, credit="hard",
-    batch="each", rater_model=False, distributed=True,
-    summary="A vote weighted by rater skills learnt by steps towards each rater's agreement with it (crowd-kit's "
-            "ZeroBasedSkill).",
-)

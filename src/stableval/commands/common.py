@@ -396,7 +396,7 @@ def _declaration(name: str, allowed: Sequence[str]) -> Any:
     from stableval.aggregate.registry import get_method
 
     return next(get_method(m).param(name) for m in allowed
-                if name in get_method(m).estimator.parameter_names())
+                if name in get_method(m).parameter_names)
 
 
 #: The largest magnitude a numeric hyper-parameter may take on the command line (``--alpha-pi 1e308`` overflows EM).
@@ -418,7 +418,7 @@ class MethodSelection:
         params = {name: dict(values) for name, values in self.params.items()}
         if seed is not None:
             for name in self.names:
-                if "seed" in get_method(name).estimator.parameter_names():
+                if "seed" in get_method(name).parameter_names:
                     params.setdefault(name, {}).setdefault("seed", seed)
         return resolve_methods(self.names, params)
 
@@ -512,7 +512,7 @@ def _shorthand_help(name: str, allowed: Sequence[str]) -> str:
     defaults."""
     from stableval.aggregate.registry import get_method
 
-    takers = [m for m in allowed if name in get_method(m).estimator.parameter_names()]
+    takers = [m for m in allowed if name in get_method(m).parameter_names]
     option = _declaration(name, allowed)
     constraint = f" Allowed: {option.constraint}." if option.constraint else ""
     return f"{option.help}{constraint} Sets {name} of {', '.join(takers)}.{_defaults_note(name, allowed)}"
@@ -522,8 +522,8 @@ def _value_type(name: str, allowed: Sequence[str]) -> type:
     """The type of a shorthand flag's value: its default's type when every method that has it agrees, else text."""
     from stableval.aggregate.registry import get_method
 
-    kinds = {type(get_method(m).estimator.default_params()[name]) for m in allowed
-             if name in get_method(m).estimator.parameter_names()}
+    kinds = {type(get_method(m).param(name).default) for m in allowed
+             if name in get_method(m).parameter_names}
     kind = kinds.pop() if len(kinds) == 1 else str
     return kind if kind in (int, float, str) else str
 
@@ -531,8 +531,8 @@ def _value_type(name: str, allowed: Sequence[str]) -> type:
 def _defaults_note(name: str, allowed: Sequence[str]) -> str:
     from stableval.aggregate.registry import get_method
 
-    defaults = {get_method(m).estimator.default_params()[name] for m in allowed
-                if name in get_method(m).estimator.parameter_names()}
+    defaults = {get_method(m).param(name).default for m in allowed
+                if name in get_method(m).parameter_names}
     return f" Default: {', '.join(map(str, sorted(defaults, key=str)))}." if defaults else ""
 
 
@@ -556,7 +556,7 @@ def _selection(values: dict[str, Any], allowed: Sequence[str], single: bool,
     given = {name: values[name] for name in shorthand if values.get(name) is not None}
     params: dict[str, dict[str, Any]] = {}
     for name, text in given.items():
-        takers = [m for m in names if name in get_method(m).estimator.parameter_names()]
+        takers = [m for m in names if name in get_method(m).parameter_names]
         flag = _declaration(name, allowed).cli
         if not takers:
             typer.echo(f"note: {flag} is not used: none of {', '.join(names)} has a parameter {name!r}", err=True)

@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 import typer
 
 from stableval._options import Option
+from stableval.commands import Group
 from stableval.commands.common import (
     Output,
     SeedOpt,
@@ -66,7 +67,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 app = typer.Typer(help="NRP: score generated answers by their rank among human-judged documents "
                        "(Heineking et al. 2024); choose the ranker; check agreement with experts.",
-                  no_args_is_help=True)
+                  no_args_is_help=True, cls=Group)
 
 
 def register(parent: typer.Typer) -> None:

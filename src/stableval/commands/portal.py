@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from stableval.commands import Group
 from stableval.commands.common import OutputOpt, bad_input_exits, fail, record_options
 from stableval.commands.output import say
 from stableval.portal.settings import CHANGEABLE, PROPOSAL_STATUSES, SETTINGS, TEXT_KINDS
@@ -36,7 +37,7 @@ DatabaseOpt = Annotated[str, typer.Option(
 
 
 portal_app = typer.Typer(help="Portal admin tasks without the web server: migrate, tracks, question import, "
-                              "invites, export.", no_args_is_help=True)
+                              "invites, export.", no_args_is_help=True, cls=Group)
 
 
 def open_database(url: str) -> Database:

@@ -33,7 +33,7 @@ from stableval.commands.common import (
     output_options,
 )
 from stableval.commands.output import Appended, check_output_path, save_plot, write_csv, wrote
-from stableval.datasets.medqa import MISSING_OPTION
+from stableval.datasets.medqa_format import MISSING_OPTION
 
 #: ``stableval ddx --method``: the registered ranking aggregation methods (:mod:`stableval.aggregate.rankings`)
 if TYPE_CHECKING:

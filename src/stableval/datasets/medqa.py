@@ -41,27 +41,13 @@ from typing import IO
 import numpy as np
 import pandas as pd
 
-from stableval._options import Option
 from stableval.data.files import read_table_file
+from stableval.datasets.medqa_format import LETTERS, MISSING_OPTION, REASONS, REQUIRED
 from stableval.errors import InputError
 
 __all__ = ["LETTERS", "MISSING_OPTION", "REASONS", "REQUIRED", "MedQARatings", "answer_text", "load_medqa",
            "read_medqa_predictions"]
 
-#: The answer options of a MedQA (USMLE) question.
-LETTERS = ("A", "B", "C", "D")
-#: The flags derived from each rating, in the column order of :attr:`MedQARatings.flags`.
-REASONS = ("missing_info", "label_error", "multiple_answers")
-#: The columns of ``medqa_relabelling.csv`` that are read.
-REQUIRED = ("qid", "worker_id", "answer_idx", "blind_answers", "important_info_missing", "seen_change",
-            "seen_answerable", "seen_answers")
-#: Which rater column marks a question's information as missing: declared once, read by ``load_medqa(missing=)``
-#: and by ``stableval medqa --reason``.
-MISSING_OPTION = Option(
-    "reason", str, "The rater flag that excludes a question for missing information: important_info_missing "
-    "(the information is missing and important to answer; the paper's choice) or info_missing (any information "
-    "missing; the authors' notebook).", default="important_info_missing",
-    choices=("important_info_missing", "info_missing"))
 _TRUE = {"true": True, "false": False, "1": True, "0": False}
 
 

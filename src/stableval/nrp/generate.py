@@ -175,7 +175,7 @@ class TransformersGenerator:
     backend = "transformers"
 
     def __init__(self, model: str | Path, *, device: str = "auto", name: str | None = None) -> None:
-        from stableval.nrp.rankers import require_neural
+        from stableval.nrp.rankers.base import require_neural
         from stableval.nrp.rankers.inference import resolve_device, to_device
 
         require_neural("transformers generator")

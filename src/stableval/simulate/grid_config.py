@@ -214,7 +214,7 @@ def _methods_and_params(data: dict[str, Any], source: str) -> tuple[tuple[str, .
     _check_keys(per_method, set(methods), source, "[params]")
     params = shared_params(methods, shared)
     for name, values in per_method.items():
-        _check_keys(values, set(get_method(name).estimator.parameter_names()), source, f"[params.{name}]")
+        _check_keys(values, set(get_method(name).parameter_names), source, f"[params.{name}]")
         params[name] = {**params.get(name, {}), **values}
     try:
         resolve_methods(methods, params)

@@ -2,9 +2,9 @@
 
 The family of :mod:`stableval.aggregate` for partial rankings with ties (differential diagnoses, expert orderings of
 documents): inverse rank normalisation and Borda as baselines, Plackett–Luce by MM or I-LSR, Bayesian Plackett–Luce
-with posterior samples, and Plackett–Luce with a reliability per rater. Each method is declared once next to its
-estimator (:class:`~stableval.aggregate.rankings.method.RankingMethod`) and listed once in
-:mod:`stableval.aggregate.rankings.registry`. Names load lazily.
+with posterior samples, and Plackett–Luce with a reliability per rater. Each method is declared once
+(:class:`~stableval.aggregate.rankings.method.RankingMethod`, in :mod:`stableval.aggregate.rankings.methods`) and
+listed by name in :mod:`stableval.aggregate.rankings.registry`. Names load lazily.
 
 >>> from stableval.aggregate.rankings import PlackettLuce, get_ranking_method, fit_rater_rankings
 """

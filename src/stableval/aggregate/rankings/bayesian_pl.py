@@ -29,11 +29,10 @@ from typing import Any
 
 import numpy as np
 
-from stableval._options import Option
 from stableval.aggregate.rankings.base import RankingAggregator
 from stableval.aggregate.rankings.choices import ChoiceEvents, Slots, choice_events
-from stableval.aggregate.rankings.method import RankingMethod
-from stableval.aggregate.rankings.plackett_luce import PRIOR_SHAPE, warm_start
+from stableval.aggregate.rankings.methods import declared
+from stableval.aggregate.rankings.plackett_luce import warm_start
 from stableval.data.rankings import Rankings
 
 __all__ = ["METHOD", "BayesianPlackettLuce", "gibbs_plausibility"]
@@ -66,6 +65,10 @@ def gibbs_plausibility(events: ChoiceEvents, slots: Slots, *, prior_shape: float
     return out
 
 
+#: the declaration this estimator reads (its hyper-parameters: :attr:`BayesianPlackettLuce.PARAMETERS`)
+METHOD = declared("bayes-pl")
+
+
 class BayesianPlackettLuce(RankingAggregator):
     """Posterior samples of Plackett–Luce plausibilities (Gibbs sampler of Caron & Doucet 2012).
 
@@ -78,13 +81,7 @@ class BayesianPlackettLuce(RankingAggregator):
     """
 
     pooled = True
-    PARAMETERS = (
-        PRIOR_SHAPE,
-        Option("samples", int, "Posterior samples kept.", ge=1),
-        Option("burn_in", int, "Gibbs sweeps discarded before the first sample.", ge=0),
-        Option("thin", int, "Keep every thin-th sweep.", ge=1),
-        Option("seed", int, "Random seed of the sampler (none: fresh randomness).", ge=0, none_ok=True),
-    )
+    PARAMETERS = METHOD.params
 
     def __init__(self, prior_shape: float = 2.0, samples: int = 1000, burn_in: int = 200, thin: int = 1,
                  seed: int | None = 0) -> None:
@@ -99,10 +96,3 @@ class BayesianPlackettLuce(RankingAggregator):
 
     def summary(self) -> dict[str, Any]:
         return {"samples": self.samples, "burn_in": self.burn_in, "thin": self.thin}
-
-
-METHOD = RankingMethod(name="bayes-pl", label="Bayes-PL",
-                       title="Bayesian Plackett–Luce, Gibbs sampler (Caron & Doucet 2012)", colour="#2ca02c",
-                       estimator=BayesianPlackettLuce, samples="posterior",
-                       summary="Posterior samples of each item's Plackett–Luce plausibility under Gamma priors; "
-                               "their mean.")

@@ -20,7 +20,7 @@ import numpy as np
 
 from stableval.aggregate.rankings.base import RankingAggregator
 from stableval.aggregate.rankings.choices import Slots
-from stableval.aggregate.rankings.method import RankingMethod
+from stableval.aggregate.rankings.methods import declared
 from stableval.data.rankings import Rankings
 
 __all__ = ["METHOD", "Borda", "borda_points"]
@@ -47,10 +47,14 @@ def borda_points(rankings: Rankings, slots: Slots) -> np.ndarray:
     return np.asarray(points + per_item[slots.item] - named_share)
 
 
+#: the declaration this estimator reads (its hyper-parameters: :attr:`Borda.PARAMETERS`)
+METHOD = declared("borda")
+
+
 class Borda(RankingAggregator):
     """Borda count with shared positions for ties and for the candidates a ranking leaves out (closed form)."""
 
-    PARAMETERS = ()
+    PARAMETERS = METHOD.params
 
     def __init__(self) -> None:
         pass
@@ -60,9 +64,3 @@ class Borda(RankingAggregator):
         totals = np.add.reduceat(points, slots.offsets[:-1])
         flat = np.repeat(totals <= 0, np.diff(slots.offsets))
         return slots.normalise(np.where(flat, 1.0, points))
-
-
-METHOD = RankingMethod(name="borda", label="Borda", title="Borda count, ties sharing positions (de Borda 1781)",
-                       colour="#bcbd22", estimator=Borda,
-                       summary="Each option scores the candidates ranked below it (ties and left-out candidates "
-                               "share their positions); the sums, normalised.")

@@ -17,7 +17,7 @@ import numpy as np
 
 from stableval.aggregate.rankings.base import RankingAggregator
 from stableval.aggregate.rankings.choices import Slots
-from stableval.aggregate.rankings.method import RankingMethod
+from stableval.aggregate.rankings.methods import declared
 from stableval.data.rankings import Rankings
 
 __all__ = ["IRN", "METHOD", "irn_scores"]
@@ -30,18 +30,17 @@ def irn_scores(rankings: Rankings, slots: Slots) -> np.ndarray:
                        minlength=slots.n_slots)
 
 
+#: the declaration this estimator reads (its hyper-parameters: :attr:`IRN.PARAMETERS`)
+METHOD = declared("irn")
+
+
 class IRN(RankingAggregator):
     """Inverse rank normalisation (closed form; no hyper-parameters)."""
 
-    PARAMETERS = ()
+    PARAMETERS = METHOD.params
 
     def __init__(self) -> None:
         pass
 
     def _fit(self, rankings: Rankings, slots: Slots, start: RankingAggregator | None) -> np.ndarray:
         return slots.normalise(irn_scores(rankings, slots))
-
-
-METHOD = RankingMethod(name="irn", label="IRN", title="Inverse rank normalisation (Liu et al. 2020)",
-                       colour="#7f7f7f", estimator=IRN, default=True,
-                       summary="Each ranking gives 1/g to the options of its g-th group; the sums, normalised.")

@@ -1,6 +1,6 @@
-"""The one declaration of a ranking aggregation method, written next to its estimator (``METHOD = RankingMethod(...)``).
+"""The one declaration of a ranking aggregation method (:mod:`stableval.aggregate.rankings.methods` declares them).
 
-The ranking registry (:mod:`stableval.aggregate.rankings.registry`) lists the modules that declare one; ``stableval
+The ranking registry (:mod:`stableval.aggregate.rankings.registry`) lists them; ``stableval
 ddx --method``, ``--compare-methods``, ``plot ddx-case --ranking-method``, ``nrp agree --aggregate``, the docs
 tables and the contract tests read the declarations from there — the ranking counterpart of
 :class:`~stableval.aggregate.method.Method`.
@@ -13,11 +13,14 @@ tables and the contract tests read the declarations from there — the ranking c
 
 from __future__ import annotations
 
+import importlib
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from stableval._options import Option
-from stableval.aggregate.rankings.base import RankingAggregator
+
+if TYPE_CHECKING:  # pragma: no cover
+    from stableval.aggregate.rankings.base import RankingAggregator
 
 __all__ = ["RankingMethod"]
 
@@ -31,7 +34,8 @@ class RankingMethod:
         label: short label for tables (``"PL"``).
         title: long name with its source, for legends and docs.
         colour: its colour in every figure.
-        estimator: the estimator class; ``estimator(**params)`` builds one.
+        estimator_at: where the estimator class lives, ``"package.module:Class"`` (imported on first use:
+            :attr:`estimator`), or the class itself.
         samples: where the uncertainty of its plausibilities comes from: ``"bootstrap"`` (refit on rankings drawn
             with replacement, per item: the rater bootstrap) or ``"posterior"`` (the model's own posterior samples,
             ``sample_plausibility_``).
@@ -41,23 +45,35 @@ class RankingMethod:
         draws_per_fit: the most bootstrap draws stacked into one fit (each draw's items side by side); None: as
             many as fit in a few million elements. An optimiser whose steps slow down on large problems (L-BFGS)
             refits one draw at a time.
+        params: every hyper-parameter's declaration (with its default), in the order of the estimator's
+            ``__init__``, which reads them (``PARAMETERS``); for a class given as ``estimator_at``, its own by
+            default.
     """
 
     name: str
     label: str
     title: str
     colour: str
-    estimator: type[RankingAggregator]
+    estimator_at: str | type[RankingAggregator]
     samples: Literal["bootstrap", "posterior"] = "bootstrap"
     rater_model: bool = False
     default: bool = False
     summary: str = ""
     draws_per_fit: int | None = None
+    params: tuple[Option, ...] = ()
+
+    def __post_init__(self) -> None:
+        if not self.params and not isinstance(self.estimator_at, str):  # a class at hand declares its own
+            object.__setattr__(self, "params", self.estimator_at.declared_params())
 
     @property
-    def params(self) -> tuple[Option, ...]:
-        """Every hyper-parameter's declaration, in the order of the estimator's ``__init__``."""
-        return self.estimator.declared_params()
+    def estimator(self) -> type[RankingAggregator]:
+        """The estimator class (its module imported now, if it was not yet); ``estimator(**params)`` builds one."""
+        if not isinstance(self.estimator_at, str):
+            return self.estimator_at
+        module, _, name = self.estimator_at.partition(":")
+        cls: type[RankingAggregator] = getattr(importlib.import_module(module), name)
+        return cls
 
     def param(self, name: str) -> Option:
         """The declaration of the hyper-parameter ``name``; ``ValueError`` listing those that exist."""
@@ -69,7 +85,7 @@ class RankingMethod:
 
     def build(self, **params: Any) -> RankingAggregator:
         """A new, unfitted estimator with these hyper-parameters (the rest at their defaults)."""
-        names = self.estimator.parameter_names()
+        names = [option.name for option in self.params]
         for name in params:
             if name not in names:
                 raise ValueError(f"{self.name} has no parameter {name!r}; its parameters: "

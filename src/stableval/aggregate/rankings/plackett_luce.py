@@ -34,19 +34,13 @@ from typing import Any
 
 import numpy as np
 
-from stableval._options import Option
 from stableval.aggregate.rankings.base import RankingAggregator
 from stableval.aggregate.rankings.choices import ChoiceEvents, Slots, choice_events
-from stableval.aggregate.rankings.method import RankingMethod
+from stableval.aggregate.rankings.methods import PRIOR_SHAPE as PRIOR_SHAPE, SOLVERS, declared
 from stableval.data.rankings import Rankings
 
 __all__ = ["METHOD", "PRIOR_SHAPE", "PlackettLuce", "fit_strengths", "warm_start"]
 
-SOLVERS = ("mm", "ilsr")
-
-#: the Gamma prior shape of the Plackett–Luce models (shared by PL and Bayesian PL)
-PRIOR_SHAPE = Option("prior_shape", float, "Shape a of the Gamma(a, 1) prior on every option's strength (the pool of "
-                     "unnamed options included): a − 1 pseudo-choices won by each; 1 = maximum likelihood.", ge=1)
 
 
 def warm_start(start: RankingAggregator | None, slots: Slots, rankings: Rankings) -> np.ndarray | None:
@@ -160,6 +154,10 @@ def _ilsr(events: ChoiceEvents, slots: Slots, weights: np.ndarray, strength: np.
     return strength, iteration, converged
 
 
+#: the declaration this estimator reads (its hyper-parameters: :attr:`PlackettLuce.PARAMETERS`)
+METHOD = declared("pl")
+
+
 class PlackettLuce(RankingAggregator):
     """Plackett–Luce strengths of each item's options, by MM or I-LSR (see the module docstring).
 
@@ -172,13 +170,7 @@ class PlackettLuce(RankingAggregator):
     """
 
     pooled = True
-    PARAMETERS = (
-        PRIOR_SHAPE,
-        Option("solver", str, "mm: Hunter's minorise–maximise steps; ilsr: iterative Luce spectral ranking "
-               "(maximum likelihood, prior_shape 1).", choices=SOLVERS),
-        Option("max_iter", int, "Most iterations.", ge=1),
-        Option("tol", float, "Stop when no log strength moves more than this in one iteration.", gt=0),
-    )
+    PARAMETERS = METHOD.params
 
     def __init__(self, prior_shape: float = 2.0, solver: str = "mm", max_iter: int = 10_000,
                  tol: float = 1e-9) -> None:
@@ -195,10 +187,3 @@ class PlackettLuce(RankingAggregator):
 
     def summary(self) -> dict[str, Any]:
         return {"n_iter": int(self.n_iter_), "converged": bool(self.converged_)}
-
-
-METHOD = RankingMethod(name="pl", label="PL",
-                       title="Plackett–Luce, maximum a posteriori (Hunter 2004; Maystre & Grossglauser 2015)",
-                       colour="#1f77b4", estimator=PlackettLuce,
-                       summary="Each item's options get Plackett–Luce strengths (Gamma prior), fitted by MM or "
-                               "I-LSR; the strengths, normalised.")

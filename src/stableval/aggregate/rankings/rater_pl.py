@@ -35,10 +35,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from stableval._options import Option
 from stableval.aggregate.rankings.base import RankingAggregator
 from stableval.aggregate.rankings.choices import ChoiceEvents, Slots, choice_events
-from stableval.aggregate.rankings.method import RankingMethod
+from stableval.aggregate.rankings.methods import declared
 from stableval.data.rankings import Rankings
 
 __all__ = ["FLAG_BELOW", "METHOD", "RaterPlackettLuce", "fit_rater_rankings"]
@@ -48,6 +47,10 @@ FLAG_BELOW = 0.5
 
 #: z of the two-sided 95% interval of the reliabilities
 _Z95 = 1.959963984540054
+
+
+#: the declaration this estimator reads (its hyper-parameters: :attr:`RaterPlackettLuce.PARAMETERS`)
+METHOD = declared("rater-pl")
 
 
 class RaterPlackettLuce(RankingAggregator):
@@ -65,13 +68,7 @@ class RaterPlackettLuce(RankingAggregator):
     """
 
     pooled = True
-    PARAMETERS = (
-        Option("prior_scale", float, "Standard deviation of the Normal(0, σ²) prior on every option's score.", gt=0),
-        Option("reliability_shape", float, "Shape s of the Gamma(s, s) prior (mean 1) on every rater's "
-               "reliability; larger keeps the reliabilities nearer 1.", ge=1),
-        Option("max_iter", int, "Most L-BFGS iterations.", ge=1),
-        Option("tol", float, "L-BFGS tolerance (gradient and relative change of the objective).", gt=0),
-    )
+    PARAMETERS = METHOD.params
 
     def __init__(self, prior_scale: float = 2.0, reliability_shape: float = 2.0, max_iter: int = 2000,
                  tol: float = 1e-8) -> None:
@@ -209,10 +206,3 @@ def fit_rater_rankings(records: Iterable[tuple[Hashable, Hashable, Any]], *, opt
     ``params``: the hyper-parameters of :class:`RaterPlackettLuce`."""
     rankings = Rankings.from_records(records, options=None if options is None else list(options))
     return RaterPlackettLuce(**params).fit(rankings, start=previous)
-
-
-METHOD = RankingMethod(name="rater-pl", label="Rater-PL",
-                       title="Plackett–Luce with a reliability per rater (as Raman & Joachims 2014)",
-                       colour="#d62728", estimator=RaterPlackettLuce, rater_model=True, draws_per_fit=1,
-                       summary="Plackett–Luce scores per item and an inverse temperature per rater, so unreliable "
-                               "raters count less; by maximum a posteriori.")

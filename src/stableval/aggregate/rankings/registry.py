@@ -1,11 +1,12 @@
-"""The ranking method registry: every ranking aggregation method, declared once next to its estimator, listed here
-once — the sibling of :mod:`stableval.aggregate.registry` for partial rankings.
+"""The ranking method registry: every ranking aggregation method, declared once
+(:mod:`stableval.aggregate.rankings.methods`), by name — the sibling of :mod:`stableval.aggregate.registry` for
+partial rankings.
 
 ``stableval ddx --method`` and ``--compare-methods``, the DDx study (:mod:`stableval.studies.ddx`), ``stableval
 plot ddx-case --ranking-method``, ``nrp agree --aggregate`` and the docs tables read this list; none of them names
 a method in its code (the DDx bootstrap only takes a faster exact path for IRN's own class). To add a method,
-write its module in ``stableval/aggregate/rankings/`` (the estimator and its ``METHOD = RankingMethod(...)``)
-and add one line below.
+write its estimator module in ``stableval/aggregate/rankings/`` and its declaration in
+:mod:`stableval.aggregate.rankings.methods`. Reading the registry imports neither numpy nor pandas.
 
 >>> ranking_method_names()
 ('irn', 'borda', 'pl', 'bayes-pl', 'rater-pl')
@@ -17,12 +18,14 @@ and add one line below.
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from stableval.aggregate.rankings.base import RankingAggregator
 from stableval.aggregate.rankings.method import RankingMethod
+from stableval.aggregate.rankings.methods import RANKING_METHODS
+
+if TYPE_CHECKING:  # pragma: no cover
+    from stableval.aggregate.rankings.base import RankingAggregator
 
 __all__ = [
     "RANKING_MODULES",
@@ -37,21 +40,12 @@ __all__ = [
     "resolve_ranking_methods",
 ]
 
-#: the modules of ``stableval.aggregate.rankings`` that declare a method, in the order tables show them
-RANKING_MODULES: tuple[str, ...] = (
-    "irn",
-    "borda",
-    "plackett_luce",
-    "bayesian_pl",
-    "rater_pl",
-)
+#: name → method, in the order tables show them (:data:`stableval.aggregate.rankings.methods.RANKING_METHODS`)
+RANKING_REGISTRY: dict[str, RankingMethod] = {method.name: method for method in RANKING_METHODS}
 
-#: name → method
-RANKING_REGISTRY: dict[str, RankingMethod] = {
-    method.name: method
-    for method in (importlib.import_module(f"stableval.aggregate.rankings.{module}").METHOD
-                   for module in RANKING_MODULES)
-}
+#: the modules of ``stableval.aggregate.rankings`` that hold the registered estimators, in registry order
+RANKING_MODULES: tuple[str, ...] = tuple(str(method.estimator_at).partition(":")[0].rpartition(".")[2]
+                                         for method in RANKING_METHODS)
 
 
 def ranking_method_names() -> tuple[str, ...]:

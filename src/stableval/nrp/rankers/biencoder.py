@@ -17,7 +17,8 @@ from typing import Any
 
 import numpy as np
 
-from stableval.nrp.rankers import Ranker, ScoreCache, check_model_path, require_neural
+from stableval.nrp.rankers.base import Ranker, check_model_path, require_neural
+from stableval.nrp.rankers.cache import ScoreCache
 from stableval.nrp.rankers.inference import autocast, autocast_dtype, precision_name, resolve_device
 
 __all__ = ["BiEncoderRanker"]

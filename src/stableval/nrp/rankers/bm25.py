@@ -39,7 +39,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from stableval.errors import InputError
-from stableval.nrp.rankers import CollectionStatsRanker
+from stableval.nrp.rankers.base import CollectionStatsRanker
 
 __all__ = ["BM25_STATS", "BM25Ranker", "bm25_scores"]
 

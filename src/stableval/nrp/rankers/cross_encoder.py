@@ -15,7 +15,8 @@ from typing import Any
 
 import numpy as np
 
-from stableval.nrp.rankers import PointwiseRanker, ScoreCache, check_model_path, require_neural
+from stableval.nrp.rankers.base import PointwiseRanker, check_model_path, require_neural
+from stableval.nrp.rankers.cache import ScoreCache
 from stableval.nrp.rankers.inference import autocast_dtype, precision_name, resolve_device, run_batches, to_device
 
 __all__ = ["CrossEncoderRanker"]

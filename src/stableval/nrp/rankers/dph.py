@@ -27,7 +27,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from stableval.nrp.rankers import CollectionStatsRanker
+from stableval.nrp.rankers.base import CollectionStatsRanker
 from stableval.nrp.rankers.bm25 import _tokenize
 
 __all__ = ["DPHRanker", "dph_weights"]

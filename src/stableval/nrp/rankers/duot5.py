@@ -30,7 +30,9 @@ import numpy as np
 from scipy.special import expit
 
 from stableval.errors import InputError
-from stableval.nrp.rankers import RANKERS, Ranker, ScoreCache, check_model_path, make_ranker, require_neural
+from stableval.nrp.rankers.base import Ranker, check_model_path, require_neural
+from stableval.nrp.rankers.cache import ScoreCache
+from stableval.nrp.rankers.registry import RANKERS, make_ranker
 from stableval.nrp.rankers.t5 import T5Ranker
 
 __all__ = ["DuoT5Ranker", "PairScorer", "sym_sum"]

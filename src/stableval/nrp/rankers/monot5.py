@@ -14,7 +14,8 @@ from pathlib import Path
 
 import numpy as np
 
-from stableval.nrp.rankers import PointwiseRanker, ScoreCache, check_model_path, require_neural
+from stableval.nrp.rankers.base import PointwiseRanker, check_model_path, require_neural
+from stableval.nrp.rankers.cache import ScoreCache
 from stableval.nrp.rankers.t5 import T5Ranker
 
 __all__ = ["MonoT5Ranker"]

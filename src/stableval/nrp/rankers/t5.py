@@ -23,7 +23,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from stableval.errors import InputError
-from stableval.nrp.rankers import Ranker, ScoreCache
+from stableval.nrp.rankers.base import Ranker
+from stableval.nrp.rankers.cache import ScoreCache
 from stableval.nrp.rankers.inference import autocast_dtype, precision_name, resolve_device, run_batches, to_device
 
 if TYPE_CHECKING:  # pragma: no cover

@@ -21,7 +21,7 @@ from collections.abc import Sequence
 import numpy as np
 import scipy.sparse as sp
 
-from stableval.nrp.rankers import CollectionStatsRanker
+from stableval.nrp.rankers.base import CollectionStatsRanker
 from stableval.nrp.rankers.bm25 import _tokenize
 
 __all__ = ["TfidfRanker"]
