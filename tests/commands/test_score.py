@@ -584,6 +584,29 @@ def test_score_combine_ppi_side_by_side(judge_files: tuple[Path, Path], tmp_path
     np.testing.assert_allclose(csv.loc[api.index, "ppi_width"], api["ppi_width"], atol=1e-12)
 
 
+def test_score_combine_ppi_interval_kinds(judge_files: tuple[Path, Path], tmp_path: Path) -> None:
+    """Issue 30: ``--interval`` (declared once as ``INTERVAL``) reaches ``ppi_scores``: clt gives ppi_py's
+    intervals, the default is bootstrap-t; a kind not declared, or the flag without --combine ppi, is a usage
+    error."""
+    from stableval import ppi_scores
+    from stableval.data.raters import load_with_raters
+
+    ratings = _people_on_first(judge_files[0], tmp_path, 60)
+    args = ["score", str(ratings), "--combine", "ppi", "-B", "100", "-f", "json"]
+    loaded, info, _ = load_with_raters(ratings)
+    assert info is not None
+    for extra, kind in (([], "bootstrap-t"), (["--interval", "clt"], "clt"), (["--interval", "t"], "t")):
+        payload = json.loads(runner.invoke(app, [*args, *extra]).stdout)
+        assert payload["settings"]["interval"] == kind
+        api = ppi_scores(loaded.table, info, bootstrap=100, interval=kind).scores.set_index("agent")
+        for row in payload["ppi"]:
+            assert row["ppi_ci_low"] == pytest.approx(api.loc[row["agent"], "ppi_ci_low"], abs=1e-12)
+    output = clean_failure(runner.invoke(app, [*args, "--interval", "wald"]), 2)
+    assert "--interval" in output and "bootstrap-t, t, clt" in output
+    output = clean_failure(runner.invoke(app, ["score", str(ratings), "-B", "0", "--interval", "t"]), 2)
+    assert "--interval" in output and "--combine ppi" in output
+
+
 def test_score_combine_ppi_errors(judge_files: tuple[Path, Path], tmp_path: Path) -> None:
     """Issue 30: too few responses with both kinds of rating names the minimum; the kinds must be known; flags that
     do not apply are usage errors."""
