@@ -187,6 +187,15 @@ def test_interval_kinds_of_the_agent_scores() -> None:
         ppi_scores(table, info, "mv", interval="wald")
 
 
+def test_bootstrap_t_bound_of_nearly_constant_credits_is_the_credit_range() -> None:
+    """Issue 30: nine people-rated 1s and one 0 make a third of the replicates constant (t* = +∞): the lower
+    bootstrap-t bound is then the smallest credit seen, not −∞."""
+    people = np.array([1.0] * 9 + [0.0] + [np.nan] * 20)
+    judge = np.concatenate([np.full(10, 0.9), np.full(20, 0.8)])
+    row = ppi_agent_scores(people, judge, np.zeros(30, dtype=int), ["A"], bootstrap=200).scores.iloc[0]
+    assert row["people_ci_low"] == 0.0 and np.isfinite(row["people_ci_high"]) and row["people_ci_high"] > 0.9
+
+
 def test_report_footnotes_say_what_the_interval_is_and_where_the_numbers_are() -> None:
     """Issue 30: the HTML report's footnotes do not send readers to a JSON/CSV the report does not have; they name
     the interval and the Rank column's intervals."""

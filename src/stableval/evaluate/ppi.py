@@ -459,6 +459,8 @@ def ppi_agent_scores(people: np.ndarray, judge: np.ndarray, agent: np.ndarray, a
     tail = (1.0 - confidence) / 2.0
     per_rating = np.ones(len(people)) if people_judgments is None else np.asarray(people_judgments, dtype=float)
     has_people, has_judge = np.isfinite(people), np.isfinite(judge)
+    seen = np.concatenate([people[has_people], judge[has_judge]])
+    credit_range = (float(seen.min()), float(seen.max())) if seen.size else (0.0, 1.0)
     labelled, unlabelled = has_people & has_judge, has_judge & ~has_people
     n_agents = len(agents)
     n_both = np.bincount(agent[labelled], minlength=n_agents)
@@ -517,8 +519,8 @@ def ppi_agent_scores(people: np.ndarray, judge: np.ndarray, agent: np.ndarray, a
             studentised["ppi"][0][:, a], studentised["ppi"][1][:, a] = _ppi_replicates(
                 pair, rest_moments, y.size, rest.size, lam if rest.size else 0.0)
         if interval == "bootstrap-t":
-            human, machine, ppi = (_with_interval(est, *studentised[kind], a, confidence) for kind, est in
-                                   (("people", human), ("judge", machine), ("ppi", ppi)))
+            human, machine, ppi = (_with_interval(est, *studentised[kind], a, confidence, credit_range)
+                                   for kind, est in (("people", human), ("judge", machine), ("ppi", ppi)))
         rows.append({
             "agent": str(agents[a]), "people_responses": int(y_all.size), "judge_responses": int(f_all.size),
             "both": int(y.size), "judge_only": int(rest.size),
@@ -592,10 +594,13 @@ def _ppi_replicates(pair: np.ndarray, rest: np.ndarray, n: int, n_rest: int,
     return estimate, np.sqrt(spread + rectifier * (n / (n - 1)) / n)
 
 
-def _with_interval(est: MeanEstimate, estimates: np.ndarray, errors: np.ndarray, a: int,
-                   confidence: float) -> MeanEstimate:
-    """``est`` with the bootstrap-t interval of agent ``a``'s replicates."""
+def _with_interval(est: MeanEstimate, estimates: np.ndarray, errors: np.ndarray, a: int, confidence: float,
+                   credit_range: tuple[float, float]) -> MeanEstimate:
+    """``est`` with the bootstrap-t interval of agent ``a``'s replicates; a bound the bootstrap cannot set (more
+    than the tail's share of replicates with constant credits, an infinite t*) is the smallest or largest credit
+    seen."""
     low, high = studentised_interval(float(est.estimate), float(est.se), estimates[:, a], errors[:, a], confidence)
+    low, high = (low if np.isfinite(low) else credit_range[0]), (high if np.isfinite(high) else credit_range[1])
     return est._replace(low=np.asarray(low), high=np.asarray(high))
 
 
