@@ -81,9 +81,13 @@ __all__ = [
     "ppi_mean",
     "ppi_scores",
     "resampled_means",
+    "response_probabilities",
     "tuned_lambda",
 ]
 
+#: the columns that may hold a response's rating probability, in the order they are looked for (``plan`` writes
+#: ``p_active`` and ``p_random``)
+PROBABILITY_COLUMNS = ("probability", "p_active", "p_random")
 #: the fewest responses per agent that both people and judges must have rated (the rectifier's variance needs them)
 MIN_LABELLED = 10
 #: replicates × responses held at once by the bootstrap
@@ -286,6 +290,40 @@ def credits_by_kind(table: AnnotationTable, info: RaterInfo, method: str | Aggre
     )
 
 
+def response_probabilities(table: AnnotationTable, frame: pd.DataFrame, *, source: str = "<probabilities>"
+                           ) -> np.ndarray:
+    """(N,) the probability with which each response of ``table`` was to be rated by people, from a frame with
+    columns ``item``, ``agent`` and the first of :data:`PROBABILITY_COLUMNS` present (such as ``plan``'s items
+    table); NaN for responses it does not list.
+
+    >>> table = AnnotationTable.from_frame(pd.DataFrame({"item": ["q1", "q2"], "agent": "A", "rater": "r",
+    ...                                                  "label": [0, 1]}), levels=("0", "1"))
+    >>> response_probabilities(table, pd.DataFrame({"item": ["q2"], "agent": ["A"], "p_active": [0.25]})).tolist()
+    [nan, 0.25]
+    """
+    columns = {str(c).strip().lower(): c for c in frame.columns}
+    wanted = next((name for name in PROBABILITY_COLUMNS if name in columns), None)
+    if "item" not in columns or "agent" not in columns or wanted is None:
+        raise InputError("the rating-probability file needs columns item, agent and a probability", file=source,
+                         allowed="columns item, agent and one of " + ", ".join(PROBABILITY_COLUMNS))
+    values = pd.to_numeric(frame[columns[wanted]], errors="coerce").to_numpy(dtype=float)
+    bad = ~((values > 0) & (values <= 1))
+    if bad.any():
+        raise InputError(f"a rating probability is not in (0, 1] ({int(bad.sum()):,} row(s))", file=source,
+                         column=str(columns[wanted]), value=str(frame[columns[wanted]].iloc[int(np.argmax(bad))]),
+                         allowed="a number in (0, 1] on every row")
+    responses = pd.Series(np.arange(table.n_responses), index=pd.MultiIndex.from_arrays(
+        [np.asarray(table.items, dtype=str)[table.response_item], np.asarray(table.agents, dtype=str)[
+            table.response_agent]]))
+    wanted_keys = pd.MultiIndex.from_arrays([frame[columns["item"]].astype(str).str.strip().to_numpy(),
+                                             frame[columns["agent"]].astype(str).str.strip().to_numpy()])
+    position = responses.reindex(wanted_keys).to_numpy()
+    out = np.full(table.n_responses, np.nan)
+    known = np.isfinite(position)
+    out[position[known].astype(np.int64)] = values[known]
+    return out
+
+
 def _resolve(method: str | Aggregator | Chosen | None, params: Mapping[str, Any] | None) -> Chosen:
     method = primary_method(method_names()) if method is None else method
     named = {method.strip().lower(): dict(params or {})} if isinstance(method, str) and params else None
@@ -426,7 +464,8 @@ class PPIScores(Displayed):
 def ppi_agent_scores(people: np.ndarray, judge: np.ndarray, agent: np.ndarray, agents: Sequence[str], *,
                      people_judgments: np.ndarray | None = None, lam: float | None = None, bootstrap: int = 1000,
                      seed: int | None = 0, confidence: float = 0.95, min_labelled: int = MIN_LABELLED,
-                     interval: str = INTERVAL.default, source: str = "<credits>") -> PPIScores:
+                     interval: str = INTERVAL.default, probability: np.ndarray | None = None,
+                     source: str = "<credits>") -> PPIScores:
     """PPI++ scores of every agent from per-response credits (see the module docstring).
 
     Args:
@@ -442,6 +481,14 @@ def ppi_agent_scores(people: np.ndarray, judge: np.ndarray, agent: np.ndarray, a
         interval: how the score and difference intervals are computed (:data:`~stableval.evaluate.ppi_options.
             INTERVAL`): ``bootstrap-t`` (from the bootstrap's replicates, λ re-tuned on each; Student t when
             ``bootstrap`` is 0, with a note), ``t`` or ``clt``.
+        probability: (N,) the known probability with which each judged response was to be rated by people, when
+            they were chosen with unequal probabilities (an active selection such as ``plan``'s ``p_active``;
+            each response drawn independently). The PPI++ score is then the inverse-probability-weighted
+            estimate of active inference (Zrnic & Candès 2024, "Active statistical inference"): the mean over the
+            agent's judged responses of ``λ f + ξ (y − λ f) / π`` (ξ = 1 where people rated the response), and
+            the people-only score the Horvitz–Thompson mean of ``ξ y / π`` over the same responses; both unbiased
+            for the agent's mean people's credit, whatever the probabilities (each > 0), with intervals from the
+            per-response terms. ``None``: the people-rated responses are a simple random sample.
         source: the file named in errors.
 
     Responses only people rated count in the people-only score but not in PPI (which needs the judge's credit);
@@ -477,6 +524,16 @@ def ppi_agent_scores(people: np.ndarray, judge: np.ndarray, agent: np.ndarray, a
         interval = "t"
         notes.append("bootstrap-t intervals need the bootstrap; Student-t intervals shown")
     analytic = "clt" if interval == "clt" else "t"
+    if probability is not None:
+        probability = np.asarray(probability, dtype=float)
+        chosen = probability[labelled]
+        if probability.shape != people.shape or not ((chosen > 0) & (chosen <= 1)).all():
+            missing = int((~((chosen > 0) & (chosen <= 1))).sum()) if probability.shape == people.shape else -1
+            raise InputError("rating probabilities must be known, in (0, 1], for every response rated by people and "
+                             "judges" + (f" ({missing:,} without one)" if missing > 0 else ""), file=source,
+                             allowed="the probability with which each people-rated answer was chosen (the pilot's "
+                                     "answers too)")
+        notes.append("people-rated responses weighted by 1 / their rating probability (active inference)")
     people_only = int((has_people & ~has_judge).sum())
     if people_only:
         notes.append(f"{plural(people_only, 'response')} rated by people but by no judge count in the people-only "
@@ -502,9 +559,25 @@ def ppi_agent_scores(people: np.ndarray, judge: np.ndarray, agent: np.ndarray, a
         dfs["people"][a], dfs["judge"][a], dfs["ppi"][a] = y_all.size - 1, f_all.size - 1, y.size - 1
         weight = float(ppi.lam)
         rectifier = float((y - weight * f).mean())
+        if probability is not None:  # inverse-probability weights: each judged response is one term
+            rated = labelled[mine & has_judge]
+            chosen = np.where(rated, probability[mine & has_judge], 1.0)
+            y_judged = np.where(rated, people[mine & has_judge], 0.0)
+            gap = rated * (y_judged - weight * f_all) / chosen
+            terms = {"people": rated * y_judged / chosen, "ppi": weight * f_all + gap}
+            human = classical_mean(terms["people"], confidence, analytic)
+            ppi = classical_mean(terms["ppi"], confidence, analytic)._replace(lam=np.asarray(weight))
+            dfs["people"][a] = dfs["ppi"][a] = f_all.size - 1
+            rectifier = float(gap.mean())
         effective = float(human.se**2 * y_all.size / ppi.se**2) if ppi.se > 0 else float("inf")
         rated_per_response = float(per_rating[mine & has_people].mean()) if y_all.size else 1.0
-        if bootstrap:
+        if bootstrap and probability is not None:
+            rng = streams[a]
+            for kind, values in (("people", terms["people"]), ("judge", f_all), ("ppi", terms["ppi"])):
+                moments = resampled_means(rng, np.column_stack([values, values**2]), bootstrap)
+                reps[kind][:, a] = moments[:, 0]
+                studentised[kind][0][:, a], studentised[kind][1][:, a] = _mean_replicates(moments, values.size)
+        elif bootstrap:
             rng = streams[a]
             moments = resampled_means(rng, np.column_stack([y_all, y_all**2]), bootstrap)
             reps["people"][:, a] = moments[:, 0]
@@ -659,6 +732,7 @@ def ppi_scores(
     confidence: float = 0.95,
     min_labelled: int = MIN_LABELLED,
     interval: str = INTERVAL.default,
+    probability: np.ndarray | None = None,
 ) -> PPIScores:
     """People-only, judge-only and prediction-powered (PPI++) scores of every agent, side by side.
 
@@ -674,6 +748,8 @@ def ppi_scores(
         confidence: as :func:`ppi_agent_scores`.
         min_labelled: as :func:`ppi_agent_scores`.
         interval: as :func:`ppi_agent_scores` (bootstrap-t, t or clt).
+        probability: as :func:`ppi_agent_scores`: (N,) per response of ``table``, the probability people were to
+            rate it (known unequal probabilities, e.g. ``plan``'s active selection).
 
     >>> import pandas as pd
     >>> rng = np.random.default_rng(1)
@@ -693,7 +769,7 @@ def ppi_scores(
     result = ppi_agent_scores(credits.people, credits.judge, table.response_agent, [str(a) for a in table.agents],
                               people_judgments=credits.people_judgments, lam=lam, bootstrap=bootstrap, seed=seed,
                               confidence=confidence, min_labelled=min_labelled, interval=interval,
-                              source=table.source)
+                              probability=probability, source=table.source)
     settings = {**result.settings, "people_method": credits.people_method, "judge_method": credits.judge_method,
                 "people_raters": credits.people_raters, "judges": credits.judges}
     return PPIScores(scores=result.scores, differences=result.differences, win_probability=result.win_probability,
