@@ -338,22 +338,25 @@ class PPIScores(Displayed):
     Attributes:
         scores: one row per agent, best PPI score first: ``agent``; counts ``people_responses`` (rated by people),
             ``judge_responses`` (by judges), ``both`` (n, labelled) and ``judge_only`` (N, unlabelled); for each of
-            ``people``, ``judge`` and ``ppi``: ``_score``, ``_ci_low``, ``_ci_high`` (CLT), ``_width`` and
-            ``_boot_low``, ``_boot_high`` (percentile bootstrap; NaN without one); ``ppi_se``, ``lam`` (the PPI++
+            ``people``, ``judge`` and ``ppi``: ``_score``, ``_ci_low``, ``_ci_high`` (of the settings' ``interval``
+            kind), ``_width`` and ``_boot_low``, ``_boot_high`` (percentile bootstrap; NaN without one); ``ppi_se``
+            (with ``ddof=1`` unless the kind is clt), ``lam`` (the PPI++
             weight), ``rectifier`` (mean people − λ·judge credit on the responses both rated), ``width_ratio``
             (PPI width / people-only width), ``effective_people`` (people-rated responses the people-only score
             would need for the PPI standard error), ``people_saved`` (that minus the people-rated responses) and
             ``ratings_saved`` (the same in human judgments, at the mean judgments per rated response); ``rank``,
             ``rank_low``, ``rank_high`` (PPI, rank intervals from the bootstrap), ``people_rank``, ``judge_rank``.
         differences: one row per pair of agents (in leaderboard order, the better first): ``agent, other,
-            difference`` (PPI score difference), ``ci_low, ci_high`` (CLT), ``boot_low, boot_high`` (bootstrap),
+            difference`` (PPI score difference), ``ci_low, ci_high`` (the same kind), ``boot_low, boot_high``
+            (percentile bootstrap),
             ``p_beats`` (share of bootstrap replicates in which ``agent`` scores above ``other``, ties ½) and
             ``p_beats_normal`` (the normal approximation Φ(difference / se)).
         win_probability: agents × agents, P(row scores above column) over the bootstrap replicates.
         replicates: (B, A) bootstrap PPI scores (columns in ``agents`` order).
         agents: agent names in table order.
         dataset: counts of the table (empty for bare credits).
-        settings: methods, λ mode, bootstrap size, seed, confidence, the minimum of labelled responses.
+        settings: methods, λ mode, bootstrap size, seed, confidence, ``interval`` (the kind used), the minimum of
+            labelled responses.
         notes: what was left out and why.
     """
 
@@ -474,7 +477,7 @@ def ppi_agent_scores(people: np.ndarray, judge: np.ndarray, agent: np.ndarray, a
         agent: (N,) agent code 0..A-1 of each response; ``agents`` their names.
         people_judgments: (N,) human judgments per response (for the human judgments saved; default 1 each).
         lam: the power-tuning weight: ``None`` tunes it per agent (PPI++), 1 is plain PPI.
-        bootstrap: replicates of the percentile bootstrap (0 = CLT intervals only).
+        bootstrap: replicates of the bootstrap (0 = none: no percentile, bootstrap-t or rank intervals).
         seed: the bootstrap's seed.
         confidence: the intervals' level.
         min_labelled: the fewest responses per agent that both kinds must have rated.
