@@ -88,7 +88,7 @@ def hold_outs(data: Path, replicates: int, plan_replicates: int, keep: float = 0
     rows, plan_rows = [], []
     for replicate in range(replicates):
         kept = rng.random(len(answers)) < keep
-        result = ppi_agent_scores(np.where(kept, people, np.nan), judge, code, agents, bootstrap=0)
+        result = ppi_agent_scores(np.where(kept, people, np.nan), judge, code, agents, bootstrap=0, interval="clt")
         board = result.scores.set_index("agent").loc[agents]
         for estimator in ("people", "judge", "ppi"):
             score = board[f"{estimator}_score"]
@@ -116,7 +116,8 @@ def _plan_check(people: np.ndarray, judge: np.ndarray, code: np.ndarray, agents:
         pool = np.flatnonzero((code == a) & ~kept)
         revealed[rng.choice(pool, int(row["more_ppi"]), replace=False)] = True
         usable.append(a)
-    realised = ppi_agent_scores(np.where(revealed, people, np.nan), judge, code, agents, bootstrap=0).scores
+    realised = ppi_agent_scores(np.where(revealed, people, np.nan), judge, code, agents, bootstrap=0,
+                                interval="clt").scores
     realised = realised.set_index("agent")
     return [{"replicate": replicate, "agent": plan.loc[a, "agent"], "target": target,
              "predicted": plan.loc[a, "width_ppi_planned"],

@@ -69,6 +69,9 @@ def test_cli_report_shows_the_kinds_side_by_side(judge_files: tuple[Path, Path],
     assert "judge-gpt" in html
     ppi = html.split('<section id="ppi">')[1].split("</section>")[0]  # issue 30: the people/judge/PPI++ table
     assert "PPI++ [95% CI]" in ppi and "Width ratio" in ppi and "Angelopoulos" in ppi
+    # the report's footnotes say what the bracketed intervals are, not where the CLI's JSON/CSV puts them
+    assert "JSON/CSV" not in ppi and "The intervals in brackets are the 95% intervals" in ppi
+    assert "Student-t intervals" in ppi and "no rank intervals" in ppi
 
 
 EXAMPLE = stableval.example_path()

@@ -584,6 +584,62 @@ def test_score_combine_ppi_side_by_side(judge_files: tuple[Path, Path], tmp_path
     np.testing.assert_allclose(csv.loc[api.index, "ppi_width"], api["ppi_width"], atol=1e-12)
 
 
+def test_score_combine_ppi_interval_kinds(judge_files: tuple[Path, Path], tmp_path: Path) -> None:
+    """Issue 30: ``--interval`` (declared once as ``INTERVAL``) reaches ``ppi_scores``: clt gives ppi_py's
+    intervals, the default is bootstrap-t; a kind not declared, or the flag without --combine ppi, is a usage
+    error."""
+    from stableval import ppi_scores
+    from stableval.data.raters import load_with_raters
+
+    ratings = _people_on_first(judge_files[0], tmp_path, 60)
+    args = ["score", str(ratings), "--combine", "ppi", "-B", "100", "-f", "json"]
+    loaded, info, _ = load_with_raters(ratings)
+    assert info is not None
+    for extra, kind in (([], "bootstrap-t"), (["--interval", "clt"], "clt"), (["--interval", "t"], "t")):
+        payload = json.loads(runner.invoke(app, [*args, *extra]).stdout)
+        assert payload["settings"]["interval"] == kind
+        api = ppi_scores(loaded.table, info, bootstrap=100, interval=kind).scores.set_index("agent")
+        for row in payload["ppi"]:
+            assert row["ppi_ci_low"] == pytest.approx(api.loc[row["agent"], "ppi_ci_low"], abs=1e-12)
+    output = clean_failure(runner.invoke(app, [*args, "--interval", "wald"]), 2)
+    assert "--interval" in output and "bootstrap-t, t, clt" in output
+    output = clean_failure(runner.invoke(app, ["score", str(ratings), "-B", "0", "--interval", "t"]), 2)
+    assert "--interval" in output and "--combine ppi" in output
+
+
+def test_score_combine_ppi_rating_probabilities(judge_files: tuple[Path, Path], tmp_path: Path) -> None:
+    """Issue 30: ``--rating-probability FILE`` (item, agent, probability, or plan's p_active) weights the PPI++ and
+    people-only scores by 1 / probability, as the API does; an answer people rated without a probability is an
+    input error, and the flag needs --combine ppi."""
+    from stableval import ppi_scores
+    from stableval.data.raters import load_with_raters
+    from stableval.evaluate.ppi import response_probabilities
+
+    ratings = _people_on_first(judge_files[0], tmp_path, 60)
+    frame = pd.read_csv(ratings)
+    answers = frame[["item", "agent"]].drop_duplicates().assign(p_active=0.2)
+    path = tmp_path / "probabilities.csv"
+    answers.to_csv(path, index=False)
+    args = ["score", str(ratings), "--combine", "ppi", "-B", "0", "--interval", "clt", "-f", "json"]
+    result = runner.invoke(app, [*args, "--rating-probability", str(path)])
+    assert result.exit_code == 0, result.output
+    payload = json.loads(result.stdout)
+    loaded, info, _ = load_with_raters(ratings)
+    assert info is not None
+    weights = response_probabilities(loaded.table, answers)
+    api = ppi_scores(loaded.table, info, bootstrap=0, interval="clt", probability=weights).scores.set_index("agent")
+    plain = ppi_scores(loaded.table, info, bootstrap=0, interval="clt").scores.set_index("agent")
+    for row in payload["ppi"]:
+        assert row["ppi_score"] == pytest.approx(api.loc[row["agent"], "ppi_score"], abs=1e-12)
+        assert row["ppi_score"] != pytest.approx(plain.loc[row["agent"], "ppi_score"], abs=1e-6)
+    assert any("active inference" in note for note in payload["notes"])
+    answers.iloc[:5].to_csv(path, index=False)  # the first answers only: most people-rated ones lack a probability
+    output = clean_failure(runner.invoke(app, [*args, "--rating-probability", str(path)]), 1)
+    assert "rating probabilities must be known" in output
+    output = clean_failure(runner.invoke(app, ["score", str(ratings), "-B", "0", "--rating-probability", str(path)]), 2)
+    assert "--rating-probability" in output and "--combine ppi" in output
+
+
 def test_score_combine_ppi_errors(judge_files: tuple[Path, Path], tmp_path: Path) -> None:
     """Issue 30: too few responses with both kinds of rating names the minimum; the kinds must be known; flags that
     do not apply are usage errors."""

@@ -110,6 +110,160 @@ def test_resampled_means_match_the_counts() -> None:
     assert means.std() == pytest.approx(values.std() / np.sqrt(10), rel=0.05)
 
 
+# ====================================================================================== small-sample intervals
+def test_student_t_interval_hand_worked() -> None:
+    """Issue 30: the t interval of ppi_mean, worked by hand. Rectifier y − f = (−0.5, 0, 0): mean −1/6, variance
+    (ddof=1) 1/12; the judge is constant on the 6 unlabelled (0.8), so se = √(1/12 / 3) = 1/6; the estimate is
+    0.8 − 1/6; t with 2 degrees of freedom: 4.302653 → 0.633333 ± 0.717109. The CLT variant is unchanged."""
+    y, f, rest = np.array([0.0, 1.0, 1.0]), np.array([0.5, 1.0, 1.0]), np.full(6, 0.8)
+    est = ppi_mean(y, f, rest, lam=1.0, interval="t")
+    assert float(est.estimate) == pytest.approx(0.8 - 1 / 6, abs=1e-12)
+    assert float(est.se) == pytest.approx(1 / 6, abs=1e-12)
+    assert (float(est.low), float(est.high)) == (pytest.approx(-0.083775, abs=1e-6), pytest.approx(1.350442, abs=1e-6))
+    assert float(ppi_mean(y, f, rest, lam=1.0).se) == pytest.approx(0.1361, abs=1e-4)  # CLT: ddof=0, as ppi_py
+    with pytest.raises(ValueError, match="interval="):
+        ppi_mean(y, f, rest, interval="bootstrap-t")
+
+
+def test_classical_t_interval_equals_the_t_interval_of_intervals() -> None:
+    """Issue 30: people-only Student t = :func:`stableval.evaluate.intervals.t_interval` (an independent
+    implementation, itself checked against scipy)."""
+    from stableval.evaluate.intervals import t_interval
+
+    values = np.random.default_rng(3).integers(0, 3, 37) / 2
+    est, expected = classical_mean(values, 0.9, interval="t"), t_interval(values, 0.9)
+    assert (float(est.low), float(est.high)) == (pytest.approx(expected.low, abs=1e-12),
+                                                 pytest.approx(expected.high, abs=1e-12))
+
+
+def test_bootstrap_t_replicates_retune_lambda_on_each_resample() -> None:
+    """Issue 30: the bootstrap-t replicate estimates and standard errors, computed from resampled moments, equal
+    ppi_mean(..., interval="t") (λ re-tuned, or fixed) run on the explicitly resampled responses."""
+    from stableval.evaluate.ppi import _mean_replicates, _ppi_replicates
+
+    rng = np.random.default_rng(1)
+    y = rng.integers(0, 3, 30) / 2
+    f, rest = np.clip(y + rng.normal(0, 0.3, 30), 0, 1), rng.random(200)
+    draws = [(rng.integers(0, 30, 30), rng.integers(0, 200, 200)) for _ in range(6)]
+    pair = np.array([[y[i].mean(), f[i].mean(), (y[i] ** 2).mean(), (f[i] ** 2).mean(), (y[i] * f[i]).mean()]
+                     for i, _ in draws])
+    unlabelled = np.array([[rest[j].mean(), (rest[j] ** 2).mean()] for _, j in draws])
+    for lam in (None, 0.7):
+        estimates, errors = _ppi_replicates(pair, unlabelled, 30, 200, lam)
+        direct = [ppi_mean(y[i], f[i], rest[j], lam=lam, interval="t") for i, j in draws]
+        np.testing.assert_allclose(estimates, [float(d.estimate) for d in direct], atol=1e-12)
+        np.testing.assert_allclose(errors, [float(d.se) for d in direct], atol=1e-12)
+    means, errors = _mean_replicates(pair[:, [0, 2]], 30)
+    np.testing.assert_allclose(means, [y[i].mean() for i, _ in draws], atol=1e-12)
+    np.testing.assert_allclose(errors, [float(classical_mean(y[i], interval="t").se) for i, _ in draws], atol=1e-12)
+
+
+def test_interval_kinds_of_the_agent_scores() -> None:
+    """Issue 30: the default is bootstrap-t (recorded in the settings, footnote in words); without a bootstrap it
+    falls back to Student t with a note; t differences use Welch–Satterthwaite degrees of freedom; CLT intervals
+    are the narrowest."""
+    from scipy import stats
+
+    table, info = _judge_table()
+    default = ppi_scores(table, info, "mv", bootstrap=300)
+    assert default.settings["interval"] == "bootstrap-t" and "bootstrap-t intervals" in default.footnotes()[0]
+    board = default.scores
+    assert ((board["ppi_ci_low"] < board["ppi_score"]) & (board["ppi_score"] < board["ppi_ci_high"])).all()
+    fallback = ppi_scores(table, info, "mv", bootstrap=0)
+    t = ppi_scores(table, info, "mv", bootstrap=0, interval="t")
+    assert fallback.settings["interval"] == "t" and any("Student-t intervals shown" in n for n in fallback.notes)
+    assert np.allclose(fallback.scores["ppi_ci_low"], t.scores["ppi_ci_low"])
+    clt = ppi_scores(table, info, "mv", bootstrap=0, interval="clt")
+    assert (t.scores["ppi_width"] > clt.scores["ppi_width"]).all()
+    assert (t.scores["people_width"] > clt.scores["people_width"]).all()
+    row = t.differences.iloc[0]
+    scores = t.scores.set_index("agent")
+    se_a, se_b = scores.loc[row["agent"], "ppi_se"], scores.loc[row["other"], "ppi_se"]
+    df_a, df_b = scores.loc[row["agent"], "both"] - 1, scores.loc[row["other"], "both"] - 1
+    df = (se_a**2 + se_b**2) ** 2 / (se_a**4 / df_a + se_b**4 / df_b)
+    half = stats.t.ppf(0.975, df) * np.hypot(se_a, se_b)
+    assert row["ci_high"] - row["difference"] == pytest.approx(half, abs=1e-12)
+    with pytest.raises(ValueError, match="interval="):
+        ppi_scores(table, info, "mv", interval="wald")
+
+
+def test_bootstrap_t_bound_of_nearly_constant_credits_is_the_credit_range() -> None:
+    """Issue 30: nine people-rated 1s and one 0 make a third of the replicates constant (t* = +∞): the lower
+    bootstrap-t bound is then the smallest credit seen, not −∞."""
+    people = np.array([1.0] * 9 + [0.0] + [np.nan] * 20)
+    judge = np.concatenate([np.full(10, 0.9), np.full(20, 0.8)])
+    row = ppi_agent_scores(people, judge, np.zeros(30, dtype=int), ["A"], bootstrap=200).scores.iloc[0]
+    assert row["people_ci_low"] == 0.0 and np.isfinite(row["people_ci_high"]) and row["people_ci_high"] > 0.9
+
+
+def test_weighted_ppi_hand_worked_and_equal_to_active_mean() -> None:
+    """Issue 30: known unequal rating probabilities (Zrnic & Candès 2024). Four judged answers, f = (0.6, 0.4, 0.2,
+    0.5), people rated the 1st (y = 1, π = 0.8) and 3rd (y = 0, π = 0.25), λ = 1: terms λf + ξ(y − λf)/π =
+    (1.1, 0.4, −0.6, 0.5), mean 0.35, CLT se = sd(ddof=0) / 2 = 0.30516; people-only Horvitz–Thompson
+    (1/0.8 + 0 + 0 + 0) / 4 = 0.3125. The estimate and CLT interval equal ppi_plan.active_mean's."""
+    from stableval.evaluate.ppi_plan import active_mean
+
+    people, judge = np.array([1.0, np.nan, 0.0, np.nan]), np.array([0.6, 0.4, 0.2, 0.5])
+    probability = np.array([0.8, 0.2, 0.25, 0.5])
+    row = ppi_agent_scores(people, judge, np.zeros(4, dtype=int), ["A"], lam=1.0, bootstrap=0, min_labelled=2,
+                           interval="clt", probability=probability).scores.iloc[0]
+    assert row["ppi_score"] == pytest.approx(0.35, abs=1e-12) and row["people_score"] == pytest.approx(0.3125)
+    assert row["ppi_se"] == pytest.approx(np.sqrt(1.49 / 4) / 2, abs=1e-12)
+    estimate, low, high = active_mean(judge, people, probability, lam=1.0)
+    assert (row["ppi_score"], row["ppi_ci_low"], row["ppi_ci_high"]) == (pytest.approx(estimate, abs=1e-12),
+                                                                        pytest.approx(low, abs=1e-12),
+                                                                        pytest.approx(high, abs=1e-12))
+    with pytest.raises(InputError, match="rating probabilities"):
+        ppi_agent_scores(people, judge, np.zeros(4, dtype=int), ["A"], min_labelled=2,
+                         probability=np.array([0.0, 0.2, 0.25, 0.5]))
+
+
+def test_weighted_ppi_is_unbiased_and_covers_under_an_active_selection() -> None:
+    """Issue 30: people rate an answer with a probability that grows with the judge's credit (an active, unequal
+    selection; about 75 of 400 answers rated): the unweighted PPI++ score is biased upwards (measured +0.11), the
+    weighted one (λ = 1: exactly unbiased by design) is unbiased for the mean people's credit of all the agent's
+    answers, with λ tuned nearly so (measured +0.003), and the 95% intervals (Student t; bootstrap-t) cover
+    (measured 0.98 and 0.955: the per-answer variance is conservative for a fixed set of answers)."""
+    rng = np.random.default_rng(7)
+    truth_y = rng.integers(0, 3, 400) / 2
+    judge = np.clip(truth_y + 0.15 + rng.normal(0, 0.25, 400), 0, 1)
+    probability = np.clip(0.04 + 0.3 * judge**2, 0.04, 1.0)  # the better the judge thinks, the likelier rated
+    target = truth_y.mean()
+    agent = np.zeros(400, dtype=int)
+    exact, tuned, plain, covered, covered_boot = [], [], [], [], []
+    for draw in range(1000):
+        rated = rng.random(400) < probability
+        people = np.where(rated, truth_y, np.nan)
+        row = ppi_agent_scores(people, judge, agent, ["A"], bootstrap=0, interval="t", lam=1.0,
+                               probability=probability).scores.iloc[0]
+        exact.append(row["ppi_score"])
+        covered.append(row["ppi_ci_low"] <= target <= row["ppi_ci_high"])
+        tuned.append(ppi_agent_scores(people, judge, agent, ["A"], bootstrap=0,
+                                      probability=probability).scores.iloc[0]["ppi_score"])
+        plain.append(ppi_agent_scores(people, judge, agent, ["A"], bootstrap=0).scores.iloc[0]["ppi_score"])
+        if draw < 200:
+            boot = ppi_agent_scores(people, judge, agent, ["A"], bootstrap=200, seed=draw,
+                                    probability=probability).scores.iloc[0]
+            covered_boot.append(boot["ppi_ci_low"] <= target <= boot["ppi_ci_high"])
+    se = np.std(exact) / np.sqrt(len(exact))
+    assert abs(np.mean(exact) - target) < 3 * se and abs(np.mean(tuned) - target) < 0.006
+    assert np.mean(plain) - target > 0.08  # the plain estimate is biased by the selection
+    assert 0.93 <= np.mean(covered) <= 0.99 and 0.9 <= np.mean(covered_boot) <= 1.0
+
+
+def test_report_footnotes_say_what_the_interval_is_and_where_the_numbers_are() -> None:
+    """Issue 30: the HTML report's footnotes do not send readers to a JSON/CSV the report does not have; they name
+    the interval and the Rank column's intervals."""
+    table, info = _judge_table()
+    result = ppi_scores(table, info, "mv", bootstrap=200)
+    cli, report = " ".join(result.footnotes()), " ".join(result.footnotes(report=True))
+    assert "JSON/CSV" in cli and "JSON/CSV" not in report
+    assert "95% bootstrap-t intervals" in report and "The intervals in brackets are the 95% intervals" in report
+    assert "from the same 200 replicates" in report and "Rank column" in report and "rank interval" in report
+    bare = " ".join(ppi_scores(table, info, "mv", bootstrap=0, interval="clt").footnotes(report=True))
+    assert "CLT (normal) intervals" in bare and "no rank intervals" in bare
+
+
 # ====================================================================================== per agent
 def _judge_table(seed: int = 0, n_items: int = 200, keep_people: float = 0.3) -> tuple[AnnotationTable, RaterInfo]:
     """The planted-judge data of docs/diagnostics.md, people on only the first ``keep_people`` of the items."""
@@ -133,7 +287,7 @@ def test_people_only_equals_scoring_the_people_alone() -> None:
 def test_each_agent_equals_ppi_py() -> None:
     table, info = _judge_table()
     credits = credits_by_kind(table, info, "mv")
-    result = ppi_scores(table, info, "mv", bootstrap=0, confidence=0.9).scores.set_index("agent")
+    result = ppi_scores(table, info, "mv", bootstrap=0, confidence=0.9, interval="clt").scores.set_index("agent")
     for a, name in enumerate(table.agents):
         mine = table.response_agent == a
         both = mine & np.isfinite(credits.people) & np.isfinite(credits.judge)

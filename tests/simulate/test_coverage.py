@@ -22,7 +22,7 @@ def test_run_coverage_writes_the_table(tmp_path: Path) -> None:
     cells = default_cells(items=200)[:2]
     files = run_coverage(cells, 3, 0, tmp_path, bootstrap=50)
     assert [f.name for f in files] == ["coverage_trials.csv", "coverage.csv", "coverage.md"]
-    assert len(pd.read_csv(files[0])) == 2 * 3 * 3
+    assert len(pd.read_csv(files[0])) == 2 * 3 * 3 * 4  # cells × trials × interval kinds × (3 estimators + differences)
     text = files[2].read_text(encoding="utf-8")
     assert text.count("\n| unbiased judge") == 2 and "PPI++ rank-interval coverage" in text
     assert coverage_table(pd.read_csv(files[1])).splitlines()[0].startswith("| design")

@@ -46,3 +46,21 @@ def test_run_score_coverage_writes_the_table(tmp_path: Path) -> None:
     text = files[2].read_text(encoding="utf-8")
     assert text.count("\n| low noise") == len(default_methods()) and "rank-interval coverage" in text
     assert score_coverage_table(pd.read_csv(files[1])).splitlines()[0].startswith("| design")
+
+
+def test_refit_is_measured_beside_the_fixed_credits(tmp_path: Path) -> None:
+    """Issue 30: ``score --refit``'s intervals in the same study: each method twice (fixed credits, `` --refit``),
+    on the designs where the fixed-credit intervals under-cover; refit intervals are at least as wide."""
+    from stableval.simulate.score_coverage import default_refit_cells, run_refit_coverage
+
+    assert [c.name.split(":")[0] for c in default_refit_cells()] == ["base", "high noise", "mixed pool",
+                                                                    "1 rater per response"]
+    cells = [ScoreCoverageCell(c.name, c.config.replace(items=30)) for c in default_refit_cells()[:1]]
+    files = run_refit_coverage(cells, 2, 0, tmp_path, bootstrap=20)
+    assert [f.name for f in files] == ["score_refit_coverage_trials.csv", "score_refit_coverage.csv",
+                                       "score_refit_coverage.md"]
+    summary = pd.read_csv(files[1]).set_index("method")
+    labels = [method_label(m) for m in default_methods()]
+    assert list(summary.index) == [*labels, *(f"{label} --refit" for label in labels)]
+    assert summary.loc["STABLEVAL --refit", "width"] > summary.loc["STABLEVAL", "width"]
+    assert "--refit" in files[2].read_text(encoding="utf-8")

@@ -23,7 +23,12 @@ COVERAGE_TABLES: dict[str, str] = {
     "score": "how often the 95% score and rank intervals that `score` prints for every default method hold the "
              "simulated truth, as rater noise, raters per response and items per agent vary (score_coverage.md, "
              "score_coverage.csv)",
+    "score-refit": "the same for `score --refit` (every aggregation re-run on each bootstrap replicate) beside "
+                   "the fixed-credit intervals, on the designs where those under-cover (score_refit_coverage.md, "
+                   "score_refit_coverage.csv; slow: one fit of every method per replicate, so only when named)",
 }
+#: the tables ``ablate --metric coverage`` writes without ``--sweep``
+DEFAULT_COVERAGE_TABLES: tuple[str, ...] = ("ppi", "score")
 
 
 class AblateMetric(StrEnum):
@@ -61,7 +66,8 @@ def ablate(
                                         rich_help_panel=RUN_PANEL)] = True,
     metric: Annotated[AblateMetric, typer.Option(
         "--metric", help="ranking: the methods' MSE, ranking accuracy, Kendall tau and stability over the grid; "
-                         "coverage: two tables (--sweep NAME for one): "
+                         "coverage: the tables (--sweep NAME for one; default "
+                         + " and ".join(DEFAULT_COVERAGE_TABLES) + "): "
                          + "; ".join(f"{name}: {what}" for name, what in COVERAGE_TABLES.items()) + "; "
                          "ranking-recovery: how well each ranking aggregation (IRN, Borda, PL, Bayes-PL, Rater-PL) "
                          "recovers the planted true ranking from reliable, noisy and truncated partial-ranking "
@@ -92,8 +98,8 @@ def ablate(
             raise typer.BadParameter("--config defines the ranking grid and the coverage designs are fixed; --sweep "
                                      f"picks coverage tables: {', '.join(COVERAGE_TABLES)}",
                                      param_hint="--metric coverage")
-        _coverage(output, tables=sweep or list(COVERAGE_TABLES), trials=trials or 100, seed=seed or 0, jobs=jobs,
-                  scheduler=scheduler)
+        _coverage(output, tables=sweep or list(DEFAULT_COVERAGE_TABLES), trials=trials or 100, seed=seed or 0,
+                  jobs=jobs, scheduler=scheduler)
         return
     if metric is AblateMetric.RANKING_RECOVERY:
         if config is not None or sweep:
@@ -136,14 +142,21 @@ def ablate(
 
 def _coverage(output: Path, *, tables: list[str], trials: int, seed: int, jobs: int, scheduler: str | None) -> None:
     """``ablate --metric coverage``: the designs of :func:`stableval.simulate.coverage.default_cells` (``ppi``) and
-    of :func:`stableval.simulate.score_coverage.default_score_cells` (``score``)."""
+    of :func:`stableval.simulate.score_coverage.default_score_cells` (``score``) and
+    :func:`~stableval.simulate.score_coverage.default_refit_cells` (``score-refit``)."""
     from stableval.commands.output import say
     from stableval.parallel import make_executor
     from stableval.simulate.coverage import default_cells, run_coverage
-    from stableval.simulate.score_coverage import default_score_cells, run_score_coverage
+    from stableval.simulate.score_coverage import (
+        default_refit_cells,
+        default_score_cells,
+        run_refit_coverage,
+        run_score_coverage,
+    )
 
     runs: dict[str, tuple[Callable[[], Sequence[Any]], Callable[..., list[Path]]]] = {
-        "ppi": (default_cells, run_coverage), "score": (default_score_cells, run_score_coverage)}
+        "ppi": (default_cells, run_coverage), "score": (default_score_cells, run_score_coverage),
+        "score-refit": (default_refit_cells, run_refit_coverage)}
     files: list[Path] = []
     with bad_input_exits(), make_executor(jobs=jobs, scheduler=scheduler,
                                           preload=("stableval.simulate.coverage",

@@ -35,6 +35,7 @@ from stableval.commands.output import Output, OutputFormat, check_output_path, w
 from stableval.data.flags import CLI_FLAGS
 from stableval.data.importers.registry import IMPORTERS
 from stableval.data.options import DuplicatePolicy
+from stableval.evaluate.ppi_options import INTERVAL
 
 #: The ``--duplicates`` values: :class:`~stableval.data.options.DuplicatePolicy` (its earlier name here).
 Duplicates = DuplicatePolicy
@@ -638,6 +639,22 @@ CombineOpt = Annotated[Combine, typer.Option(
                       "one fit) or ppi (prediction-powered: the judges everywhere, their bias removed with the "
                       "people's ratings of the same answers; people-only, judge-only and PPI side by side; needs "
                       "the raters' kinds).", rich_help_panel="Raters")]
+
+
+def _interval_choice(value: str | None) -> str | None:
+    """``--interval``: one of :data:`~stableval.evaluate.ppi_options.INTERVAL`'s choices (a usage error otherwise)."""
+    if value is None:
+        return None
+    try:
+        return str(INTERVAL.from_text(value))
+    except ValueError:
+        raise typer.BadParameter(f"{value!r}; allowed: {', '.join(INTERVAL.choices or ())}",
+                                 param_hint=INTERVAL.cli) from None
+
+
+IntervalOpt = Annotated[str | None, typer.Option(
+    INTERVAL.cli, help=f"With --combine ppi: {INTERVAL.describe()}", callback=_interval_choice,
+    rich_help_panel="Raters", show_default=False)]
 LengthColOpt = Annotated[str | None, typer.Option(
     "--length-col", help="Column(s) holding the answer length (e.g. tokens), for the LLM judges' length bias: one "
                          "column for annotations, LEN_A,LEN_B for pairwise votes.", rich_help_panel="Raters",

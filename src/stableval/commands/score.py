@@ -15,6 +15,7 @@ from stableval.commands.common import (
     ConfidenceOpt,
     FileArg,
     GoldOpt,
+    IntervalOpt,
     MethodSelection,
     Output,
     OutputFormat,
@@ -62,6 +63,12 @@ def score(
     rater_info: RaterInfoOpt = None,
     raters: RatersOpt = RaterKinds.ALL,
     combine: CombineOpt = Combine.POOL,
+    interval: IntervalOpt = None,
+    rating_probability: Annotated[Path | None, typer.Option(
+        "--rating-probability", help="With --combine ppi: a file (columns item, agent and probability, or plan's "
+        "p_active) giving, for every answer people rated, the known probability it was chosen with; the PPI++ and "
+        "people-only scores are then weighted by its inverse (active inference), unbiased under an unequal "
+        "selection such as plan's active draw.", rich_help_panel="Raters", show_default=False)] = None,
 ) -> None:
     """Score every agent under MV, Dawid–Skene and STABLEVAL, with bootstrap CIs and rank intervals.
 
@@ -74,9 +81,14 @@ def score(
         _check_ppi(cluster, refit, raters, gold)
         with bad_input_exits():
             combined = ppi_result(file, inputs, methods, rater_info, bootstrap=bootstrap, seed=seed,
-                                  confidence=confidence)
+                                  confidence=confidence, interval=interval, probability=rating_probability)
         out.emit(combined)
         return
+    if interval is not None:
+        raise typer.BadParameter("only with --combine ppi (the other scores' intervals are percentile bootstrap "
+                                 "intervals)", param_hint="--interval")
+    if rating_probability is not None:
+        raise typer.BadParameter("only with --combine ppi", param_hint="--rating-probability")
     if cluster.dask:
         _check_dask_score(cluster, methods, refit, rater_info, raters)
     with bad_input_exits(), cluster.session() as dask:
@@ -111,13 +123,19 @@ def _check_ppi(cluster: ClusterChoice, refit: bool, raters: RaterKinds, gold: Pa
 
 
 def ppi_result(file: Path, inputs: InputOptions, methods: MethodSelection, rater_info: Path | None, *,
-               bootstrap: int, seed: int, confidence: float) -> Any:
+               bootstrap: int, seed: int, confidence: float, interval: str | None = None,
+               probability: Path | None = None) -> Any:
     """The prediction-powered scores of FILE (:func:`stableval.evaluate.ppi_scores`): the people's and the judges'
-    credit from the headline method of ``--method`` (STABLEVAL by default)."""
+    credit from the headline method of ``--method`` (STABLEVAL by default), intervals of the kind ``interval``
+    (default :data:`~stableval.evaluate.ppi_options.INTERVAL`'s), weighted by the rating probabilities of the file
+    ``probability`` (:func:`~stableval.evaluate.ppi.response_probabilities`) when given."""
     from stableval.aggregate.registry import primary_method
     from stableval.commands.common import read_rated_input
+    from stableval.data.files.read import read_table_file
     from stableval.errors import InputError
     from stableval.evaluate import ppi_scores
+    from stableval.evaluate.ppi import response_probabilities
+    from stableval.evaluate.ppi_options import INTERVAL
 
     loaded, info, _ = read_rated_input(file, inputs, rater_info)
     if info is None:
@@ -127,7 +145,10 @@ def ppi_result(file: Path, inputs: InputOptions, methods: MethodSelection, rater
     chosen = methods.chosen(seed=seed)
     headline = primary_method([c.key for c in chosen])
     method = next(c for c in chosen if c.key == headline)
-    return ppi_scores(loaded.table, info, method, bootstrap=bootstrap, seed=seed, confidence=confidence)
+    weights = (response_probabilities(loaded.table, read_table_file(probability), source=str(probability))
+               if probability is not None else None)
+    return ppi_scores(loaded.table, info, method, bootstrap=bootstrap, seed=seed, confidence=confidence,
+                      interval=interval or INTERVAL.default, probability=weights)
 
 
 def with_gold_accuracy(result: Any, table: Any, posteriors: dict[str, Any], path: Path) -> Appended:

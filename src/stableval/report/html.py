@@ -381,7 +381,7 @@ def _ppi(ctx: ReportContext) -> Section:
     except InputError as error:
         body = ctx.notes_html([str(error)])
     else:
-        body = table_html(result.display_frame()) + ctx.notes_html(result.footnotes())
+        body = table_html(result.display_frame()) + ctx.notes_html(result.footnotes(report=True))
     return Section("ppi", "People, judges and both (prediction-powered scores)", "Each agent's score from the "
                    "people only, from the LLM judges only, and from both (PPI++): the judges' score corrected by "
                    "how far they are from the people on the answers both rated. The combined interval stays honest "

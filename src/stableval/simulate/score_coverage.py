@@ -12,7 +12,10 @@ measured without a change here.
 The intervals resample the agents' responses with each method's fitted credits held fixed: they carry the
 sampling of responses, not the error of the consensus. Where the consensus is biased for the truth (noisy raters
 pulling a majority vote towards the middle level) the bias does not shrink with more responses while the interval
-does, so coverage falls as items grow; that is what the table shows.
+does, so coverage falls as items grow; that is what the table shows. ``refit=True`` measures ``score --refit``
+instead (every aggregation re-run on every replicate, so the rater model's uncertainty enters the interval; the
+method's label gets `` --refit``): :func:`run_refit_coverage` compares both on the designs of
+:func:`default_refit_cells`, where the fixed-credit intervals under-cover.
 
 >>> cell = ScoreCoverageCell("tiny", SimulationConfig(qualities=(0.7, 0.4), items=40, raters=6,
 ...                                                    labels_per_response=3))
@@ -35,8 +38,11 @@ import pandas as pd
 from stableval.simulate.simulator import SimulationConfig, simulate
 from stableval.simulate.study_runs import run_cells, write_study
 
-__all__ = ["ScoreCoverageCell", "default_score_cells", "run_score_coverage", "score_coverage_table",
-           "score_coverage_trials", "summarise_score_coverage"]
+__all__ = ["REFIT_BOOTSTRAP", "ScoreCoverageCell", "default_refit_cells", "default_score_cells", "run_refit_coverage",
+           "run_score_coverage", "score_coverage_table", "score_coverage_trials", "summarise_score_coverage"]
+
+#: bootstrap replicates per trial of the refit comparison (a refit costs one fit of every method per replicate)
+REFIT_BOOTSTRAP = 100
 
 
 @dataclass(frozen=True)
@@ -68,28 +74,43 @@ def default_score_cells() -> list[ScoreCoverageCell]:
     return [ScoreCoverageCell(name, base.replace(**change)) for name, change in changes.items()]
 
 
+def default_refit_cells() -> list[ScoreCoverageCell]:
+    """The designs of :func:`default_score_cells` where the fixed-credit intervals under-cover at 200 items per
+    agent (the base, high noise, the mixed pool and one rater per response): where ``score --refit`` could help.
+
+    >>> [cell.name.split(":")[0] for cell in default_refit_cells()]
+    ['base', 'high noise', 'mixed pool', '1 rater per response']
+    """
+    wanted = ("base", "high noise", "mixed pool", "1 rater per response")
+    return [cell for cell in default_score_cells() if cell.name.split(":")[0] in wanted]
+
+
 def score_coverage_trials(cell: ScoreCoverageCell, trials: int | Sequence[int], seed: int = 0, *,
                           methods: Sequence[str] | None = None, bootstrap: int = 1000,
-                          confidence: float = 0.95) -> pd.DataFrame:
+                          confidence: float = 0.95, refit: bool = False) -> pd.DataFrame:
     """One row per (trial, method, agent): ``cell, trial, method`` (its label), ``agent``, ``covered`` (1 if the
     score interval holds the true score), ``width`` (the interval's width), ``error`` (score − truth),
     ``rank_covered`` (1 if the rank interval holds the true rank) and ``ranking_covered`` (1 if every agent's rank
-    interval holds its true rank in this trial). ``methods``: default the registry's defaults."""
+    interval holds its true rank in this trial). ``methods``: default the registry's defaults; ``refit``: re-run
+    every aggregation on each replicate, as ``score --refit`` (the method labels get `` --refit``)."""
     from stableval.aggregate.registry import default_methods, method_label
     from stableval.evaluate.scores import competition_ranks, score_agents
 
     chosen = list(methods) if methods is not None else list(default_methods())
+    suffix = " --refit" if refit else ""
     parts = []
     for trial in (range(trials) if isinstance(trials, int) else trials):
         study = simulate(cell.config, np.random.SeedSequence([seed, trial]))
         truth = pd.Series(study.true_scores, index=list(cell.config.agent_names()))
-        result = score_agents(study.table(), methods=chosen, bootstrap=bootstrap, seed=trial, confidence=confidence)
+        result = score_agents(study.table(), methods=chosen, bootstrap=bootstrap, seed=trial, confidence=confidence,
+                              refit=refit)
         for key, board in result.scores.groupby("method", sort=False):
             true = truth.loc[board["agent"]].to_numpy()
             true_rank = competition_ranks(true)
             ranked = (board["rank_low"].to_numpy() <= true_rank) & (true_rank <= board["rank_high"].to_numpy())
             parts.append(pd.DataFrame({
-                "cell": cell.name, "trial": trial, "method": method_label(str(key)), "agent": board["agent"].to_numpy(),
+                "cell": cell.name, "trial": trial, "method": method_label(str(key)) + suffix,
+                "agent": board["agent"].to_numpy(),
                 "covered": ((board["ci_low"].to_numpy() <= true) & (true <= board["ci_high"].to_numpy())).astype(float),
                 "width": (board["ci_high"] - board["ci_low"]).to_numpy(), "error": board["score"].to_numpy() - true,
                 "rank_covered": ranked.astype(float), "ranking_covered": float(ranked.all())}))
@@ -133,18 +154,31 @@ def score_coverage_table(summary: pd.DataFrame) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _run_cell(task: tuple[ScoreCoverageCell, int, int, int]) -> pd.DataFrame:
-    cell, trials, seed, bootstrap = task
-    return score_coverage_trials(cell, trials, seed, bootstrap=bootstrap)
+def _run_cell(task: tuple[ScoreCoverageCell, int, int, int, bool]) -> pd.DataFrame:
+    cell, trials, seed, bootstrap, refit = task
+    return score_coverage_trials(cell, trials, seed, bootstrap=bootstrap, refit=refit)
 
 
 def run_score_coverage(cells: Sequence[ScoreCoverageCell], trials: int, seed: int, outdir: str | os.PathLike[str],
-                       *, bootstrap: int = 1000, executor: Any = None) -> list[Path]:
-    """Run ``trials`` trials of every cell (one task per cell on ``executor``, default serial) and write
-    ``score_coverage_trials.csv`` (every trial), ``score_coverage.csv`` (:func:`summarise_score_coverage`) and
-    ``score_coverage.md`` (:func:`score_coverage_table`) into ``outdir``; returns the files."""
-    frame = run_cells(_run_cell, [(cell, trials, seed, bootstrap) for cell in cells], executor)
+                       *, bootstrap: int = 1000, executor: Any = None, refit: Sequence[bool] = (False,),
+                       stem: str = "score_coverage") -> list[Path]:
+    """Run ``trials`` trials of every cell for each ``refit`` variant (one task per cell and variant on
+    ``executor``, default serial) and write ``STEM_trials.csv`` (every trial), ``STEM.csv``
+    (:func:`summarise_score_coverage`) and ``STEM.md`` (:func:`score_coverage_table`) into ``outdir``; returns the
+    files."""
+    tasks = [(cell, trials, seed, bootstrap, variant) for cell in cells for variant in refit]
+    frame = run_cells(_run_cell, tasks, executor)
     summary = summarise_score_coverage(frame)
-    return write_study(outdir, "score_coverage", frame, summary, (
+    how = " and ".join("refitting every method per replicate (--refit)" if variant else "over fixed credits"
+                       for variant in refit)
+    return write_study(outdir, stem, frame, summary, (
         f"# Coverage of `score`'s 95% intervals\n\n{trials:,} trials per design (seed {seed}), {bootstrap:,} "
-        "bootstrap replicates each.\n\n" + score_coverage_table(summary)))
+        f"bootstrap replicates each, {how}.\n\n" + score_coverage_table(summary)))
+
+
+def run_refit_coverage(cells: Sequence[ScoreCoverageCell], trials: int, seed: int, outdir: str | os.PathLike[str],
+                       *, bootstrap: int = REFIT_BOOTSTRAP, executor: Any = None) -> list[Path]:
+    """:func:`run_score_coverage` of ``cells`` with the fixed-credit and the refit bootstrap side by side, written
+    as ``score_refit_coverage_trials.csv``, ``score_refit_coverage.csv`` and ``score_refit_coverage.md``."""
+    return run_score_coverage(cells, trials, seed, outdir, bootstrap=bootstrap, executor=executor,
+                              refit=(False, True), stem="score_refit_coverage")
