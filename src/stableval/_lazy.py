@@ -21,7 +21,7 @@ from collections.abc import Callable, Mapping, MutableMapping
 from pathlib import Path
 from typing import Any
 
-__all__ = ["declared_exports", "lazy_package"]
+__all__ = ["declared_exports", "imported_class", "lazy_package"]
 
 
 def declared_exports(source: str) -> dict[str, str]:
@@ -65,3 +65,15 @@ def lazy_package(namespace: MutableMapping[str, Any]) -> tuple[Callable[[str], A
         return list(names)
 
     return __getattr__, __dir__, names
+
+
+def imported_class(at: str | type) -> Any:
+    """The class ``at`` names as ``"module:Class"`` (its module imported now, if it was not yet), or ``at`` itself.
+
+    >>> imported_class("collections:OrderedDict").__name__, imported_class(int)
+    ('OrderedDict', <class 'int'>)
+    """
+    if not isinstance(at, str):
+        return at
+    module, _, name = at.partition(":")
+    return getattr(importlib.import_module(module), name)

@@ -13,10 +13,10 @@ class when a method is built or fitted.
 
 from __future__ import annotations
 
-import importlib
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
+from stableval._lazy import imported_class
 from stableval._options import Option
 from stableval.errors import StableValError
 
@@ -84,10 +84,7 @@ class Method:
     @property
     def estimator(self) -> type[Aggregator]:
         """The estimator class (its module imported now, if it was not yet); ``estimator(**params)`` builds one."""
-        if not isinstance(self.estimator_at, str):
-            return self.estimator_at
-        module, _, name = self.estimator_at.partition(":")
-        cls: type[Aggregator] = getattr(importlib.import_module(module), name)
+        cls: type[Aggregator] = imported_class(self.estimator_at)
         return cls
 
     def implemented_by(self, cls: type) -> bool:

@@ -13,10 +13,10 @@ tables and the contract tests read the declarations from there — the ranking c
 
 from __future__ import annotations
 
-import importlib
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
+from stableval._lazy import imported_class
 from stableval._options import Option
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -69,10 +69,7 @@ class RankingMethod:
     @property
     def estimator(self) -> type[RankingAggregator]:
         """The estimator class (its module imported now, if it was not yet); ``estimator(**params)`` builds one."""
-        if not isinstance(self.estimator_at, str):
-            return self.estimator_at
-        module, _, name = self.estimator_at.partition(":")
-        cls: type[RankingAggregator] = getattr(importlib.import_module(module), name)
+        cls: type[RankingAggregator] = imported_class(self.estimator_at)
         return cls
 
     def param(self, name: str) -> Option:
