@@ -55,3 +55,25 @@ def test_csv_through_arrow_reads_what_pandas_reads(tmp_path: Path, name: str, su
         assert isinstance(coded, pd.DataFrame) and coded_attrs == plain_attrs
         shifted = name == "too many fields" or (name == "tab and NUL in fields" and suffix == ".tsv")
         assert coded.equals(plain.reset_index(drop=True) if shifted else plain)
+
+
+# ====================================================================================== rows → file lines
+@pytest.mark.parametrize(("text", "line"), [
+    ("agent,item,rater,label\nm,a,r1,1\nm,b,r1,zz\n", 3),
+    ("\n\nagent,item,rater,label\nm,a,r1,1\nm,b,r1,zz\n\n\n", 5),          # blank lines above and below
+    ("\r\nagent,item,rater,label\r\nm,a,r1,1\r\nm,b,r1,zz", 4),            # CRLF, no final newline
+    ("agent,item,rater,label\nm,a,r1,1\n\nm,b,r1,zz\n", None),             # a blank line between rows
+    ('agent,item,rater,label\n"m\n2",a,r1,1\nm,b,r1,zz\n', None),          # a value over two lines
+])
+def test_an_error_names_the_true_file_line_or_none(tmp_path: Path, text: str, line: int | None) -> None:
+    """Issue 26: rows of a file with blank lines above the header were named by the wrong line ("row 2 (line 3)"
+    for line 5); where rows and lines do not match one to one, the error names the row only."""
+    from stableval.data.annotations import read_annotations
+
+    path = tmp_path / "labels.csv"
+    path.write_bytes(text.encode())
+    with pytest.raises(InputError) as excinfo:
+        read_annotations(path, levels=["0", "1"])
+    message = str(excinfo.value)
+    assert "row 2" in message and "'zz'" in message, message
+    assert (f"row 2 (line {line})" in message) if line is not None else ("row 2 (line" not in message), message

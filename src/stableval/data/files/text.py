@@ -28,7 +28,35 @@ def read_text(path: Path, fmt: str, categorical: bool = False) -> pd.DataFrame:
     with ``categorical`` as categories where Arrow's reader applies (else the caller codes the text)."""
     sep = _sniff_separator(path) if fmt == "csv" else "\t"
     fast = _read_text_arrow(path, sep) if categorical else None
-    return fast if fast is not None else _read_text_table(path, sep, fmt)
+    frame = fast if fast is not None else _read_text_table(path, sep, fmt)
+    frame.attrs[LINE_OFFSET] = _first_row_line(path, len(frame))
+    return frame
+
+
+def _first_row_line(path: Path, rows: int) -> int | None:
+    """The file line of the header (so data row ``r`` is on line ``r`` + this), where every line below it holds one
+    data row: blank lines above the header and at the end are counted. None where lines and rows do not match
+    (blank lines between rows, a quoted value over several lines): errors then name rows only, never a wrong line.
+
+    A byte count at memory speed (C); the readers skip such lines silently, so it cannot be known otherwise.
+    """
+    newlines = 0
+    leading: int | None = None
+    tail = b""
+    with path.open("rb") as handle:
+        while chunk := handle.read(1 << 24):
+            if leading is None:
+                text = chunk.lstrip(b"\r\n")
+                if text:
+                    leading = chunk[:len(chunk) - len(text)].count(b"\n")
+            newlines += chunk.count(b"\n")
+            tail = (tail + chunk)[-4096:]
+    if leading is None:  # nothing but blank lines
+        return None
+    body = tail.rstrip(b"\r\n")
+    trailing = tail[len(body):].count(b"\n")        # blank lines at the end (and the last line's own newline)
+    lines = newlines - trailing + 1                  # lines up to the last non-blank one
+    return leading + 1 if lines == leading + 1 + rows else None
 
 
 # separators people use that stableval does not read: a header with one of them and no comma, semicolon or tab
@@ -84,10 +112,7 @@ def _read_text_arrow(path: Path, sep: str) -> pd.DataFrame | None:
         text: pd.DataFrame = part.to_pandas()
         return text.astype(str) if len(text.columns) else text
 
-    frame = categories_of(table, as_text)
-    if frame is not None:
-        frame.attrs[LINE_OFFSET] = 1
-    return frame
+    return categories_of(table, as_text)
 
 
 def _more_fields_than_header(path: Path, sep: str, fmt: str, n_names: int) -> InputError:
@@ -132,5 +157,4 @@ def _read_text_table(path: Path, sep: str, fmt: str) -> pd.DataFrame:
             raise InputError(f"unrecognised separator {other[0]!r}: the header is one column", file=str(path),
                              value=name if len(name) <= 80 else name[:77] + "...",
                              allowed="comma- or semicolon-separated .csv, or tab-separated .tsv")
-    frame.attrs[LINE_OFFSET] = 1
     return frame
